@@ -1,0 +1,58 @@
+"""faster-whisper (CTranslate2) on the bundled weights.
+
+Utterances up to 30 s are decoded in batches straight through CTranslate2's generate(), one encoder pass
+for the whole batch; longer audio goes through faster-whisper's own long-form transcribe()."""
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.asr import base, weights
+
+
+class FasterWhisper:
+    def __init__(self, model: str, options: base.Options):
+        import ctranslate2
+        from faster_whisper import WhisperModel
+        from faster_whisper.tokenizer import Tokenizer
+
+        self.name = f"faster-whisper:{model}"
+        self.options = options
+        path = weights.ct2_dir(model, options.models_dir)
+        self._files = [str(path / "model.bin")]
+        self.model = WhisperModel(str(path), device="cpu", compute_type=options.compute_type,
+                                  cpu_threads=options.threads)
+        language = options.language if self.model.model.is_multilingual else None
+        self.tokenizer = Tokenizer(self.model.hf_tokenizer, self.model.model.is_multilingual,
+                                   task="transcribe", language=language)
+        self.prompt = list(self.tokenizer.sot_sequence) + [self.tokenizer.no_timestamps]
+        self._storage = ctranslate2.StorageView.from_array
+
+    def files(self) -> list[str]:
+        return self._files
+
+    def features(self, audio: np.ndarray) -> np.ndarray:
+        padded = np.zeros(base.WINDOW_SAMPLES, dtype=np.float32)
+        padded[:len(audio)] = audio
+        return self.model.feature_extractor(padded)[:, :3000]
+
+    def _short(self, batch: list[np.ndarray]) -> list[str]:
+        feats = self._storage(np.ascontiguousarray(np.stack([self.features(a) for a in batch])))
+        sampling = {"sampling_temperature": self.options.temperature, "sampling_topk": 0} \
+            if self.options.temperature > 0 else {}
+        results = self.model.model.generate(
+            feats, [self.prompt] * len(batch), beam_size=self.options.beam_size, max_length=448,
+            suppress_blank=True, suppress_tokens=[-1], **sampling)
+        return [self.tokenizer.decode(r.sequences_ids[0]).strip() for r in results]
+
+    def _long(self, audio: np.ndarray) -> str:
+        segments, _ = self.model.transcribe(
+            audio, language=self.options.language, beam_size=self.options.beam_size,
+            temperature=self.options.temperature, without_timestamps=False,
+            condition_on_previous_text=self.options.condition_on_previous_text, vad_filter=False)
+        return " ".join(s.text.strip() for s in segments).strip()
+
+    def transcribe(self, batch: list[np.ndarray]) -> list[tuple[str, dict]]:
+        return base.run_batches(batch, self.options.batch_size, self._short, self._long)
+
+
+base.register("faster-whisper", FasterWhisper, weights.MODELS)

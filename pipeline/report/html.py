@@ -1,0 +1,97 @@
+"""report.html: one self-contained page (plots embedded, audio linked relative to the page)."""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+from pathlib import Path
+
+from pipeline.scoring.align import align_text
+
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
+th{background:#f0f0f0;cursor:pointer}.S{background:#ffe08a}.D{background:#ff9c9c;text-decoration:line-through}
+.I{background:#9cd3ff}.bad{color:#a00}img{max-width:100%;margin:.5em 0}.plots{display:flex;flex-wrap:wrap;gap:1em}
+code{font-size:12px}audio{height:28px;width:220px}
+"""
+SCRIPT = """
+function sortBy(th){const t=th.closest('table'),i=[...th.parentNode.children].indexOf(th),
+b=t.tBodies[0],rows=[...b.rows],asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':'0';
+rows.sort((x,y)=>{const a=x.cells[i].dataset.v??x.cells[i].innerText,c=y.cells[i].dataset.v??y.cells[i].innerText;
+const na=parseFloat(a),nc=parseFloat(c);const r=(!isNaN(na)&&!isNaN(nc))?na-nc:a.localeCompare(c);return asc?r:-r});
+rows.forEach(r=>b.appendChild(r))}
+function filterErrors(on){document.querySelectorAll('#utts tbody tr').forEach(r=>{
+r.style.display=(on&&r.dataset.errors==='0')?'none':''})}
+"""
+
+
+def _img(png: bytes | None, alt: str) -> str:
+    if not png:
+        return ""
+    return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+
+
+def coloured(ref: str, hyp: str) -> tuple[str, str]:
+    """Reference and hypothesis as HTML with substitutions, deletions and insertions marked."""
+    r_out, h_out = [], []
+    for op, r, h in align_text(ref, hyp).ops:
+        if op == "H":
+            r_out.append(html.escape(r))
+            h_out.append(html.escape(h))
+        elif op == "S":
+            r_out.append(f'<span class="S">{html.escape(r)}</span>')
+            h_out.append(f'<span class="S">{html.escape(h)}</span>')
+        elif op == "D":
+            r_out.append(f'<span class="D">{html.escape(r)}</span>')
+        else:
+            h_out.append(f'<span class="I">{html.escape(h)}</span>')
+    return " ".join(r_out), " ".join(h_out)
+
+
+def render(title: str, summary: list[dict], utterances: list[dict], plots: dict[str, bytes | None],
+           config: dict, versions: dict, links: dict[str, str], page_dir: Path) -> str:
+    head = ["voice", "asr", "condition", "n_utterances", "n_excluded", "micro_wer", "macro_wer", "ci95_low",
+            "ci95_high", "spearman_rho", "spearman_p", "spearman_n"]
+    summary_rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(s[h]))}</td>" for h in head) + "</tr>"
+                           for s in summary)
+    body = []
+    for u in utterances:
+        audio = ""
+        if u["audio_path"] and Path(u["audio_path"]).exists():
+            rel = os.path.relpath(Path(u["audio_path"]).resolve(), page_dir.resolve())
+            audio = f'<audio controls preload="none" src="{html.escape(Path(rel).as_posix())}"></audio>'
+        if u["status"] in ("ok", "empty_reference"):
+            ref, hyp = coloured(u["reference_normalized"], u["hypothesis_normalized"])
+        else:
+            ref, hyp = html.escape(u["reference"]), f'<span class="bad">{html.escape(u["error"])}</span>'
+        errors = str(u["errors"] if u["errors"] != "" else 1)
+        body.append(
+            f'<tr data-errors="{0 if errors == "0" else 1}"><td>{html.escape(u["id"])}</td>'
+            f'<td>{html.escape(u["voice"])}</td><td>{html.escape(u["asr"])}</td><td>{html.escape(u["condition"])}</td>'
+            f'<td>{audio}</td><td>{ref}</td><td>{hyp}</td><td data-v="{u["wer"]}">{u["wer"]}</td>'
+            f'<td data-v="{u["perplexity"]}">{u["perplexity"]}</td><td>{html.escape(u["status"])}</td></tr>')
+    link_html = " · ".join(f'<a href="{html.escape(href)}">{html.escape(name)}</a>' for name, href in links.items())
+    cols = ["id", "voice", "asr", "condition", "audio", "reference", "hypothesis", "WER", "perplexity", "status"]
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<link rel="icon" href="data:,"><style>{STYLE}</style></head><body>
+<h1>{html.escape(title)}</h1>
+<p>Files: {link_html}</p>
+<h2>Corpus figures</h2>
+<p>micro WER = Σ errors / Σ reference words (as sclite); macro WER = mean of per-sentence WER. CI: bootstrap
+95% over sentences. Spearman: perplexity vs WER. Normalizer: <code>{html.escape(config.get("score", {}).get("normalize", ""))}</code>.</p>
+<table><thead><tr>{"".join(f"<th>{h}</th>" for h in head)}</tr></thead><tbody>{summary_rows}</tbody></table>
+<div class="plots">{"".join(_img(png, name) for name, png in plots.items())}</div>
+<h2>Sentences</h2>
+<p><label><input type="checkbox" id="only-errors" onchange="filterErrors(this.checked)"> only sentences with
+errors</label> · click a header to sort · <span class="S">substitution</span> <span class="D">deletion</span>
+<span class="I">insertion</span></p>
+<table id="utts"><thead><tr>{"".join(f'<th onclick="sortBy(this)">{c}</th>' for c in cols)}</tr></thead>
+<tbody>{"".join(body)}</tbody></table>
+<h2>Config and versions</h2>
+<pre>{html.escape(json.dumps({"config": config, "versions": versions}, indent=2))}</pre>
+<script>{SCRIPT}</script>
+</body></html>
+"""

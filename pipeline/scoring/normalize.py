@@ -1,0 +1,60 @@
+"""Text normalizers for WER, as small composable functions. Which one ran is recorded with the results.
+
+- `none`: the words exactly as written (split on whitespace).
+- `basic` (the default): lowercase, punctuation stripped, apostrophes inside words kept ("o'er", "king's").
+- `whisper`: Whisper's EnglishTextNormalizer. It expands contractions ("'s" → " is", "'d" → " would")
+  and drops fillers ("um", "uh"), which rewrites Shakespeare: "king's crown" becomes "king is crown" and
+  "lour'd" becomes "lour would". That is why it is not the default here.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Callable
+
+Transform = Callable[[str], str]
+
+
+def lowercase(text: str) -> str:
+    return text.lower()
+
+
+def unicode_apostrophes(text: str) -> str:
+    return text.replace("\u2019", "'").replace("\u2018", "'")
+
+
+def strip_punctuation(text: str) -> str:
+    """Replace every punctuation or symbol character by a space, except apostrophes inside words."""
+    text = "".join(" " if unicodedata.category(c)[0] in "PS" and c != "'" else c for c in text)
+    return re.sub(r"(?<!\w)'|'(?!\w)", " ", text)  # quotes, not apostrophes
+
+
+def collapse_spaces(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def compose(*transforms: Transform) -> Transform:
+    def run(text: str) -> str:
+        for t in transforms:
+            text = t(text)
+        return text
+    return run
+
+
+def _whisper() -> Transform:
+    from whisper.normalizers import EnglishTextNormalizer
+
+    return compose(EnglishTextNormalizer(), collapse_spaces)
+
+
+NORMALIZERS: dict[str, Callable[[], Transform]] = {
+    "none": lambda: collapse_spaces,
+    "basic": lambda: compose(unicode_apostrophes, lowercase, strip_punctuation, collapse_spaces),
+    "whisper": _whisper,
+}
+
+
+def get(name: str) -> Transform:
+    if name not in NORMALIZERS:
+        raise ValueError(f"unknown normalizer {name!r}; allowed: {', '.join(NORMALIZERS)}")
+    return NORMALIZERS[name]()

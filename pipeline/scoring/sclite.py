@@ -1,0 +1,52 @@
+"""NIST sclite's formats: `trn` transcripts and pralign-style alignment text."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pipeline.scoring.align import Alignment
+
+TRN_LINE = re.compile(r"^(.*?)\s*\(([^()]+)\)\s*$")
+
+
+def trn_id(utterance_id: str) -> str:
+    """sclite ids read as speaker_utterance (`-i spu_id`); ours have no underscores inside."""
+    return utterance_id.replace("_", "-").replace(" ", "-")
+
+
+def write_trn(lines: list[tuple[str, str]]) -> str:
+    """`text (id)` lines from (id, text) pairs."""
+    return "".join(f"{text} ({trn_id(uid)})\n" for uid, text in lines)
+
+
+def is_trn(path: str | Path) -> bool:
+    lines = [line for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return bool(lines) and all(TRN_LINE.match(line) for line in lines)
+
+
+def read_trn(path: str | Path) -> list[tuple[str, str]]:
+    out = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        m = TRN_LINE.match(line)
+        if not m:
+            raise ValueError(f"{path} line {n}: not a trn line `text (id)`: {line[:80]!r}")
+        out.append((m.group(2).strip(), m.group(1).strip()))
+    return out
+
+
+def pralign(uid: str, a: Alignment) -> str:
+    """sclite pralign style: REF/HYP with errors upper-cased, *** for gaps, and an S/D/I line."""
+    ref, hyp, evals = [], [], []
+    for op, r, h in a.ops:
+        r_txt = "*" * max(len(h or ""), 3) if r is None else (r if op == "H" else r.upper())
+        h_txt = "*" * max(len(r or ""), 3) if h is None else (h if op == "H" else h.upper())
+        width = max(len(r_txt), len(h_txt))
+        ref.append(r_txt.ljust(width))
+        hyp.append(h_txt.ljust(width))
+        evals.append(("" if op == "H" else op).ljust(width))
+    wer = "n/a" if a.wer is None else f"{100 * a.wer:.1f}%"
+    return (f"id: ({uid})\n"
+            f"Scores: (#C #S #D #I) {a.hits} {a.substitutions} {a.deletions} {a.insertions}  WER {wer}\n"
+            f"REF:  {' '.join(ref)}\nHYP:  {' '.join(hyp)}\nEval: {' '.join(evals).rstrip()}\n")

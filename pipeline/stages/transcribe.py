@@ -1,0 +1,127 @@
+"""transcribe: wavs → hypotheses, for every ASR engine. Each transcript is cached as its own JSON, keyed by
+the audio's sha256 and the Whisper options, so a killed run loses at most the batch in flight."""
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from pathlib import Path
+
+from tqdm import tqdm
+
+from pipeline import audio, manifest, paths, store
+from pipeline.asr import base as asr
+from pipeline.asr.weights import record
+from pipeline.config import Config
+from pipeline.stages import synthesize
+
+log = logging.getLogger(__name__)
+COLUMNS = ["sentence_id", "voice", "condition", "asr", "audio_path", "audio_seconds", "tts_seconds",
+           "hypothesis", "asr_seconds", "status", "error"]
+
+
+def table_path(cfg: Config) -> Path:
+    return paths.run_dir(cfg) / "transcripts.csv"
+
+
+def options(cfg: Config) -> asr.Options:
+    s = cfg.speech
+    return asr.Options(language=s.language, beam_size=s.beam_size, temperature=s.temperature,
+                       condition_on_previous_text=s.condition_on_previous_text, compute_type=s.compute_type,
+                       batch_size=s.batch_size, threads=s.threads, models_dir=cfg.models_dir)
+
+
+def decoding_key(cfg: Config) -> dict:
+    o = asdict(options(cfg))
+    for how_fast_not_what in ("batch_size", "threads", "models_dir"):
+        o.pop(how_fast_not_what)
+    return o
+
+
+def key(cfg: Config) -> dict:
+    source = cfg.audio_manifest or str(synthesize.table_path(cfg))
+    return {"asr": cfg.speech.asr, "options": decoding_key(cfg), "input": store.sha256_file(source)}
+
+
+def outputs(cfg: Config) -> list:
+    return [table_path(cfg)]
+
+
+def items(cfg: Config) -> list[dict]:
+    """What to transcribe: the synthesis table's rows, or the audio manifest's."""
+    if cfg.audio_manifest:
+        return [{"sentence_id": r["id"], "voice": "", "condition": "clean", "audio_path": r["audio_path"],
+                 "audio_seconds": "", "tts_seconds": "", "status": "ok", "error": ""}
+                for r in manifest.read(cfg.audio_manifest)]
+    return synthesize.load(cfg)
+
+
+def cache_path(cfg: Config, engine: str, item: dict) -> Path:
+    parts = [paths.slug(engine), paths.slug(item["voice"] or "recordings"), paths.slug(item["condition"])]
+    return paths.run_dir(cfg).joinpath("transcripts", *parts, f"{item['sentence_id']}.json")
+
+
+def run(cfg: Config) -> dict:
+    todo = items(cfg)
+    opts, dkey = options(cfg), decoding_key(cfg)
+    rows, counts = [], {"ok": 0, "skipped": 0, "error": 0, "reused": 0}
+    for engine in cfg.speech.asr:
+        results: dict[int, dict] = {}
+        pending: list[tuple[int, str]] = []  # (index, item key)
+        for i, item in enumerate(todo):
+            if item["status"] != "ok":
+                results[i] = {"hypothesis": "", "asr_seconds": "", "status": item["status"], "error": item["error"]}
+                continue
+            try:
+                item_key = store.key_of([store.sha256_file(item["audio_path"]), engine, dkey])
+            except OSError:
+                item_key = ""
+            cached = cache_path(cfg, engine, item)
+            if item_key and cached.exists() and store.read_json(cached).get("key") == item_key:
+                results[i] = store.read_json(cached)
+                counts["reused"] += 1
+            else:
+                pending.append((i, item_key))
+        if pending:
+            results.update(transcribe_pending(cfg, engine, opts, todo, pending))
+        for i, item in enumerate(todo):
+            r = results[i]
+            counts[r["status"]] += 1
+            rows.append({**{k: item.get(k, "") for k in COLUMNS}, "asr": engine, "hypothesis": r["hypothesis"],
+                         "asr_seconds": r["asr_seconds"], "status": r["status"], "error": r["error"]})
+    store.write_csv(table_path(cfg), rows, COLUMNS)
+    return counts
+
+
+def transcribe_pending(cfg: Config, engine: str, opts: asr.Options, todo: list[dict],
+                       pending: list[tuple[int, str]]) -> dict[int, dict]:
+    results: dict[int, dict] = {}
+    try:
+        recognizer = asr.load(engine, opts)
+        record(cfg.models_dir, recognizer.files())
+    except Exception as e:  # missing weights or package: every row says so, other engines go on
+        log.error("%s cannot load: %s", engine, e)
+        return {i: {"hypothesis": "", "asr_seconds": "", "status": "error", "error": f"{engine}: {e}"}
+                for i, _ in pending}
+    bar = tqdm(total=len(pending), desc=f"transcribe {engine}", dynamic_ncols=True)
+    for start in range(0, len(pending), opts.batch_size):
+        chunk = pending[start:start + opts.batch_size]
+        arrays, ready = [], []
+        for i, item_key in chunk:
+            try:
+                arrays.append(audio.load_16k(todo[i]["audio_path"]))
+                ready.append((i, item_key))
+            except audio.BadAudio as e:
+                results[i] = {"hypothesis": "", "asr_seconds": "", "status": "error", "error": str(e)}
+        if arrays:
+            for (i, item_key), (text, details) in zip(ready, recognizer.transcribe(arrays)):
+                result = {"key": item_key, "hypothesis": text, "asr_seconds": round(details["asr_seconds"], 4),
+                          "status": "ok", "error": "", "mode": details.get("mode", "")}
+                store.write_json(cache_path(cfg, engine, todo[i]), result)
+                results[i] = result
+        bar.update(len(chunk))
+    bar.close()
+    return results
+
+
+def load(cfg: Config) -> list[dict]:
+    return store.read_csv(table_path(cfg))

@@ -1,0 +1,36 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def models_dir(tmp_path_factory) -> Path:
+    """One models/ for the whole session, so Whisper weights are assembled and converted once."""
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="session")
+def piper_speech():
+    """Three short utterances spoken by the default voice, at 16 kHz."""
+    from pipeline import audio
+    from pipeline.tts import base
+
+    voice = base.load("piper:joe")
+    texts = ["Now is the winter of our discontent made glorious summer by this sun of York.",
+             "To be, or not to be, that is the question.",
+             "My lord, I will go with you to the king tomorrow."]
+    out = []
+    for t in texts:
+        samples, sr = voice.synthesize(t)
+        out.append(audio.resample(samples, sr))
+    return texts, out
+
+
+def pytest_configure(config):
+    os.environ.setdefault("TQDM_DISABLE", "1")

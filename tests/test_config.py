@@ -1,0 +1,46 @@
+import pytest
+
+from pipeline import config
+from pipeline.cli import main
+from pipeline.config import ConfigError
+
+
+def test_defaults_are_pa6a():
+    c = config.Config()
+    assert (c.model.n_layer, c.model.n_head, c.model.n_embd, c.model.block_size) == (4, 4, 128, 64)
+    assert (c.train.batch_size, c.train.lr, c.train.max_iters, c.train.seed) == (12, 1e-3, 2000, 1337)
+    assert (c.sample.num_samples, c.sample.max_new_tokens, c.sample.temperature, c.sample.top_k) == (5, 100, 0.7, 200)
+
+
+def test_toml_round_trip(tmp_path):
+    c = config.load(overrides={"train.max_iters": 7, "speech.voices": "piper:joe,flite:slt"})
+    path = tmp_path / "run.toml"
+    path.write_text(config.to_toml(c))
+    again = config.load(path)
+    assert again == c and again.speech.voices == ["piper:joe", "flite:slt"]
+
+
+@pytest.mark.parametrize("overrides, words", [
+    ({"speech.voices": "piper:nobody"}, ["speech.voices", "piper:joe"]),
+    ({"speech.voices": "marble:x"}, ["speech.voices", "flite"]),
+    ({"speech.asr": "whisper:huge"}, ["speech.asr", "faster-whisper:base"]),
+    ({"speech.conditions": "noise:snr=loud"}, ["speech.conditions", "not a number"]),
+    ({"speech.conditions": "reverb"}, ["speech.conditions", "noise:snr"]),
+    ({"data.corpus": "/no/such/file.txt"}, ["data.corpus", "no such file"]),
+    ({"train.max_iters": "many"}, ["train.max_iters", "int"]),
+    ({"score.normalize": "fancy"}, ["score.normalize", "basic"]),
+    ({"trian.max_iters": 3}, ["trian", "train"]),
+])
+def test_bad_values_fail_before_any_work_naming_key_and_choices(overrides, words):
+    with pytest.raises(ConfigError) as err:
+        config.load(overrides=overrides)
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_cli_print_config_and_errors(capsys):
+    assert main(["--print-config", "--iters", "5", "--voices", "piper:joe,espeak:en-us"]) == 0
+    out = capsys.readouterr().out
+    assert "max_iters = 5" in out and '"espeak:en-us"' in out
+    assert main(["--print-config", "--conditions", "noise:snr=abc"]) == 2
+    assert "speech.conditions" in capsys.readouterr().err

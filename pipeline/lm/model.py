@@ -3,28 +3,16 @@ learned position embeddings and an unembedding tied to the token embedding."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from pipeline.config import GPTConfig
 from pipeline.lm.fused_loss import head_loss
 
 GPT2_VOCAB = 50257  # real GPT-2 BPE tokens; the embedding is padded past this for speed
 
-
-@dataclass
-class GPTConfig:
-    n_layer: int = 4
-    n_head: int = 4
-    n_embd: int = 128
-    block_size: int = 64
-    vocab_size: int = 50304  # GPT2_VOCAB padded to a multiple of 64
-    dropout: float = 0.0
-    bias: bool = True
-    post_ln: bool = False  # the lecture's H = LN(FFN(T3) + T3), T3 = LN(MHA(X) + X)
-    fast_attention: bool = False  # F.scaled_dot_product_attention instead of the explicit math
+__all__ = ["GPT", "GPTConfig", "GPT2_VOCAB", "attention", "causal_mask"]
 
 
 def causal_mask(t: int, device=None) -> torch.Tensor:

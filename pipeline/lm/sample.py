@@ -43,7 +43,9 @@ def split_sentences(sample: str, speaker_tags: str = "drop", min_words: int = 3)
       kept as the start of the next sentence.
     - Lines are joined, then split after '.', '!' or '?'.
     - Characters no voice can say (brackets, quotes, '*', '_') are removed; whitespace is collapsed.
-    - The last piece is dropped when it lacks final punctuation: sampling stopped mid-sentence there.
+    - The last piece is dropped when it lacks final punctuation (sampling stopped mid-sentence there),
+      unless it is the only piece: an undertrained model may never end a sentence, and its text is still
+      worth speaking.
     - Pieces with fewer than min_words words are dropped.
     """
     kept_lines = []
@@ -54,6 +56,6 @@ def split_sentences(sample: str, speaker_tags: str = "drop", min_words: int = 3)
     text = " ".join(line for line in kept_lines if line)
     text = re.sub(r"\s+", " ", UNSPEAKABLE.sub(" ", text)).strip()
     pieces = [p.strip() for p in SENTENCE_END.split(text) if p.strip()]
-    if pieces and not pieces[-1].endswith((".", "!", "?")):
+    if len(pieces) > 1 and not pieces[-1].endswith((".", "!", "?")):
         pieces = pieces[:-1]
     return [p for p in pieces if len(re.findall(r"[A-Za-z]+", p)) >= min_words]

@@ -1,7 +1,7 @@
 """Text normalizers for WER, as small composable functions. Which one ran is recorded with the results.
 
 - `none`: the words exactly as written (split on whitespace).
-- `basic` (the default): lowercase, punctuation stripped, apostrophes inside words kept ("o'er", "king's").
+- `basic` (the default): lowercase, punctuation stripped, apostrophes of words kept ("o'er", "king's", "'tis").
 - `whisper`: Whisper's EnglishTextNormalizer. It expands contractions ("'s" → " is", "'d" → " would")
   and drops fillers ("um", "uh"), which rewrites Shakespeare: "king's crown" becomes "king is crown" and
   "lour'd" becomes "lour would". That is why it is not the default here.
@@ -24,9 +24,11 @@ def unicode_apostrophes(text: str) -> str:
 
 
 def strip_punctuation(text: str) -> str:
-    """Replace every punctuation or symbol character by a space, except apostrophes inside words."""
+    """Replace every punctuation or symbol character by a space, but keep apostrophes that belong to words:
+    "king's", "'tis", "o'er", "lovers'". Single quotes around a word and lone apostrophes go."""
     text = "".join(" " if unicodedata.category(c)[0] in "PS" and c != "'" else c for c in text)
-    return re.sub(r"(?<!\w)'|'(?!\w)", " ", text)  # quotes, not apostrophes
+    text = re.sub(r"(?<!\w)'(\w[\w']*?)'(?!\w)", r"\1", text)
+    return re.sub(r"(?<!\w)'(?!\w)", " ", text)
 
 
 def collapse_spaces(text: str) -> str:

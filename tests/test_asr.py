@@ -1,0 +1,66 @@
+import numpy as np
+import pytest
+
+from pipeline.asr import base, weights
+from pipeline.scoring.align import align_text
+from pipeline.scoring.normalize import get
+
+
+def wer(ref: str, hyp: str) -> float:
+    n = get("basic")
+    return align_text(n(ref), n(hyp)).wer
+
+
+@pytest.mark.parametrize("model", ["tiny.en", "base"])
+def test_converted_openai_whisper_equals_faster_whisper_float32(models_dir, piper_speech, model):
+    texts, speech = piper_speech
+    opts = base.Options(compute_type="float32", models_dir=str(models_dir))
+    fw = [t for t, _ in base.load(f"faster-whisper:{model}", opts).transcribe(speech)]
+    ow = [t for t, _ in base.load(f"openai-whisper:{model}", opts).transcribe(speech)]
+    assert fw == ow
+    # real recognition, not just agreement: the quotes come back nearly word for word
+    assert wer(texts[1], fw[1]) <= 0.2 and wer(texts[2], fw[2]) <= 0.2
+
+
+def test_conversion_is_cached_and_hash_checked(models_dir):
+    path = weights.openai_checkpoint("tiny.en", models_dir)
+    stamp = path.stat().st_mtime_ns
+    assert weights.openai_checkpoint("tiny.en", models_dir).stat().st_mtime_ns == stamp
+    path.write_bytes(path.read_bytes()[:-10])  # a torn or tampered file is converted again
+    assert weights.openai_checkpoint("tiny.en", models_dir).stat().st_mtime_ns != stamp
+    import torch
+    ckpt = torch.load(path, weights_only=True)
+    assert ckpt["dims"]["n_text_layer"] == 4 and ckpt["dims"]["n_vocab"] == 51864
+
+
+def test_ct2_reader_sees_fused_qkv_and_zero_key_bias(models_dir):
+    variables, aliases = weights.read_ct2(weights.ct2_dir("tiny.en", models_dir) / "model.bin")
+    qkv = variables["encoder/layer_0/self_attention/linear_0/bias"]
+    assert qkv.shape == (3 * 384,)
+    assert not np.any(qkv[384:768])
+    assert aliases == {"decoder/projection/weight": "decoder/embeddings/weight"}
+
+
+def test_audio_longer_than_thirty_seconds_is_transcribed_in_full(models_dir, piper_speech):
+    texts, speech = piper_speech
+    gap = np.zeros(16000 * 4, dtype=np.float32)
+    long = np.concatenate([speech[1], gap] * 6 + [speech[2]])  # ~45 s
+    assert len(long) > 30 * 16000
+    r = base.load("faster-whisper:tiny.en", base.Options(models_dir=str(models_dir)))
+    (text, details), = r.transcribe([long])
+    assert details["mode"] == "long-form"
+    assert text.lower().count("question") >= 5 and "tomorrow" in text.lower()
+
+
+def test_batched_and_single_decoding_agree(models_dir, piper_speech):
+    _, speech = piper_speech
+    r = base.load("faster-whisper:tiny.en", base.Options(models_dir=str(models_dir), batch_size=8))
+    batched = [t for t, _ in r.transcribe(speech)]
+    single = [r.transcribe([s])[0][0] for s in speech]
+    assert batched == single
+
+
+def test_unknown_engine_lists_the_available_ones():
+    from pipeline.config import ConfigError
+    with pytest.raises(ConfigError, match="faster-whisper:tiny.en"):
+        base.check_name("faster-whisper:large-v3")

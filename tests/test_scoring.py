@@ -1,0 +1,109 @@
+import random
+import shutil
+import subprocess
+
+import jiwer
+import pytest
+
+from pipeline.scoring import sclite
+from pipeline.scoring.align import align_text
+from pipeline.scoring.evaluate import evaluate
+from pipeline.scoring.normalize import get
+from pipeline.scoring.stats import corpus_wer, spearman
+
+SCLITE = "/usr/lib/sctk/bin/sclite"
+
+
+def test_seed_example_is_eight_errors_without_filler_removal():
+    a = align_text("Um I left this phone upstairs last night", "My sister her phone it stores less nine")
+    assert (a.substitutions, a.deletions, a.insertions, a.errors, a.hits) == (6, 1, 1, 8, 1)
+    assert a.wer == 1.0
+
+
+def test_one_deletion_in_five_words_is_twenty_percent():
+    a = align_text("I am very tired today", "I am tired today")
+    assert (a.deletions, a.wer) == (1, 0.2)
+
+
+def test_insertions_can_push_wer_past_one_hundred_percent():
+    a = align_text("hello world", "hello there big world again")
+    assert (a.ref_words, a.insertions, a.wer) == (2, 3, 1.5)
+
+
+def test_error_count_equals_jiwer_process_words_on_random_pairs():
+    rng = random.Random(0)
+    vocab = "a b c d e the king lord".split()
+    for _ in range(300):
+        ref = " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 9)))
+        hyp = " ".join(rng.choice(vocab) for _ in range(rng.randint(0, 9)))
+        out = jiwer.process_words(ref, hyp) if hyp else None
+        ours = align_text(ref, hyp)
+        expected = (out.substitutions + out.deletions + out.insertions) if out else len(ref.split())
+        assert ours.errors <= expected * 4 / 3 and ours.errors >= expected  # sclite weights never beat edit distance
+        assert ours.hits + ours.substitutions + ours.deletions == ours.ref_words
+
+
+@pytest.mark.skipif(not shutil.os.path.exists(SCLITE), reason="needs Debian sctk")
+def test_counts_equal_nist_sclite(tmp_path):
+    rng = random.Random(1)
+    vocab = "a b c d e the king lord my sister phone".split()
+    pairs = []
+    for i in range(60):
+        ref = " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 10)))
+        hyp = " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 10)))
+        pairs.append((f"spk_u{i:03d}", ref, hyp))
+    pairs.append(("spk_seed", "um i left this phone upstairs last night", "my sister her phone it stores less nine"))
+    (tmp_path / "ref.trn").write_text(sclite.write_trn([(u, r) for u, r, _ in pairs]).replace("spk-", "spk_"))
+    (tmp_path / "hyp.trn").write_text(sclite.write_trn([(u, h) for u, _, h in pairs]).replace("spk-", "spk_"))
+    proc = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", "-o", "pralign",
+                           "stdout"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    scores = {}
+    current = None
+    for line in proc.stdout.splitlines():
+        if line.startswith("id: ("):
+            current = line[5:-1].replace("spk-", "spk_")
+        elif line.startswith("Scores:") and current:
+            scores[current] = tuple(int(x) for x in line.split(")")[1].split())
+    assert len(scores) == len(pairs)
+    for uid, ref, hyp in pairs:
+        a = align_text(ref, hyp)
+        assert scores[uid] == (a.hits, a.substitutions, a.deletions, a.insertions), uid
+
+
+def test_normalizers():
+    assert get("none")("Now, King's  men!") == "Now, King's men!"
+    assert get("basic")("Now, King’s men! 'Tis \"well\" 'quoted' o'er lovers' ' -") == \
+        "now king's men 'tis well quoted o'er lovers'"
+    whisper = get("whisper")
+    assert whisper("Um, the king's crown") == "the king is crown"  # why it is not the default for Shakespeare
+    assert whisper("I'd go") == "i would go"
+
+
+def test_empty_reference_is_flagged_and_kept_out_of_the_corpus_figure():
+    rows = [{"sentence_id": "a", "reference": "the king", "hypothesis": "the thing", "status": "ok"},
+            {"sentence_id": "b", "reference": "...", "hypothesis": "uh", "status": "ok"}]
+    r = evaluate(rows, "basic", n_boot=0)
+    assert r.utterances[1]["status"] == "empty_reference" and r.utterances[1]["wer"] == ""
+    assert r.summary[0]["micro_wer"] == 0.5 and r.summary[0]["n_excluded"] == 1
+
+
+def test_micro_macro_and_bootstrap():
+    c = corpus_wer([1, 0, 3], [2, 8, 10], n_boot=500, seed=0)
+    assert c.micro_wer == pytest.approx(4 / 20)
+    assert c.macro_wer == pytest.approx((0.5 + 0 + 0.3) / 3)
+    assert c.ci_low <= c.micro_wer <= c.ci_high
+    assert corpus_wer([1, 0, 3], [2, 8, 10], n_boot=500, seed=0) == c  # seeded
+
+
+def test_spearman_with_n_and_p():
+    s = spearman([1, 2, 3, 4, 5], [0.1, 0.2, 0.3, 0.5, 0.4])
+    assert s.n == 5 and s.rho == pytest.approx(0.9) and 0 < s.p < 0.1
+    assert spearman([1, 2], [1, 2]).rho is None  # too few to say anything
+
+
+def test_pralign_marks_errors_and_gaps():
+    text = sclite.pralign("u1", align_text("i am very tired today", "i am tired today too"))
+    lines = text.splitlines()
+    assert lines[1] == "Scores: (#C #S #D #I) 4 0 1 1  WER 40.0%"
+    assert "VERY" in lines[2] and "****" in lines[3] and "TOO" in lines[3]
+    assert lines[4].split() == ["Eval:", "D", "I"]

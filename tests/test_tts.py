@@ -1,0 +1,65 @@
+import numpy as np
+import pytest
+
+from pipeline.tts import base
+from pipeline.tts.base import UnspeakableText
+
+
+@pytest.fixture(scope="module")
+def joe():
+    return base.load("piper:joe")
+
+
+def test_piper_speaks_at_its_native_rate_deterministically(joe):
+    a, sr = joe.synthesize("To be, or not to be, that is the question.")
+    b, _ = joe.synthesize("To be, or not to be, that is the question.")
+    assert sr == 22050 and a.dtype == np.float32
+    assert 1.5 < len(a) / sr < 5.0
+    assert np.array_equal(a, b)  # noise off: bit-identical
+    assert 0.1 < np.abs(a).max() <= 1.0
+
+
+def test_piper_voice_noise_is_an_option():
+    noisy = base.load("piper:joe", {"voice_noise": True})
+    a, _ = noisy.synthesize("My lord, I will go.")
+    b, _ = noisy.synthesize("My lord, I will go.")
+    assert not np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t", "...!?", "— —"])
+def test_empty_and_punctuation_only_text_is_refused_clearly(joe, text):
+    with pytest.raises(UnspeakableText, match="nothing to speak"):
+        joe.synthesize(text)
+
+
+def test_digits_and_non_ascii_are_spoken(joe):
+    a, sr = joe.synthesize("In 1599, Cæsar’s ghost walked — naïvely.")
+    assert len(a) / sr > 1.0
+
+
+def test_long_unpunctuated_text_is_chunked():
+    text = " ".join(["and the king rode forth"] * 80)  # 1,900+ characters, no punctuation
+    pieces = base.chunks(text)
+    assert len(pieces) >= 6 and max(len(p) for p in pieces) <= 300
+    assert " ".join(pieces) == text
+
+
+@pytest.mark.parametrize("name", ["flite:slt", "flite:awb", "espeak:en-us"])
+def test_command_line_voices_speak(name):
+    voice = base.load(name)
+    audio, sr = voice.synthesize("The quality of mercy is not strained.")
+    assert sr in (8000, 16000, 22050)
+    assert 1.0 < len(audio) / sr < 6.0
+    assert np.abs(audio).max() > 0.05
+
+
+def test_missing_binary_says_how_to_install(monkeypatch):
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(base.VoiceUnavailable, match="apt-get install flite"):
+        base.load("flite:slt")
+
+
+def test_registry_lists_every_family():
+    assert {"piper", "flite", "espeak"} <= set(base.families())

@@ -227,4 +227,4 @@ def test_unwritable_results_directory_gives_a_clear_message(tmp_path, models_dir
     proc = cli(tmp_path, "--sentences", str(sentences), *TINY, "--set", f"results_dir={target}", models=models_dir,
                check=False)
     assert proc.returncode == 4
-    assert "writable" in proc.stderr and "pipeline-results" in proc.stderr or "ro" in proc.stderr
+    assert "writable" in proc.stderr and Path(target).name in proc.stderr

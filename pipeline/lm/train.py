@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from pipeline import store
 from pipeline.config import TrainConfig
+from pipeline.progress import bar as progress_bar
 from pipeline.lm.model import GPT, GPTConfig
 
 LOG_COLUMNS = ["iter", "lr", "loss", "eval_train", "eval_val", "ms_per_iter"]
@@ -127,8 +127,8 @@ def train(train_data: np.ndarray, val_data: np.ndarray, model_cfg: GPTConfig, cf
             log_rows = [r for r in store.read_csv(log_path) if int(r["iter"]) < start]
     splits = {"train": train_data, "val": val_data}
     model.train()
-    bar = tqdm(range(start, cfg.max_iters), initial=start, total=cfg.max_iters, desc="train",
-               disable=not progress, dynamic_ncols=True)
+    bar = progress_bar(range(start, cfg.max_iters), initial=start, total=cfg.max_iters, desc="train",
+                       disable=not progress)
     t_last = time.perf_counter()
     for it in bar:
         lr = lr_at(it, cfg)

@@ -8,9 +8,7 @@ import logging
 import time
 from pathlib import Path
 
-from tqdm import tqdm
-
-from pipeline import audio, conditions, paths, store
+from pipeline import audio, conditions, paths, progress, store
 from pipeline.asr.weights import record
 from pipeline.config import Config
 from pipeline.stages import sample
@@ -80,7 +78,7 @@ def run(cfg: Config) -> dict:
         except tts.VoiceUnavailable as e:
             log.error("%s", e)
             voice = None
-        for s in tqdm(sentences, desc=f"synthesize {voice_name}", dynamic_ncols=True):
+        for s in progress.bar(sentences, desc=f"synthesize {voice_name}"):
             clean = wav_path(cfg, voice_name, "clean", s["sentence_id"])
             item_key = store.key_of([s["text"], voice_name, cfg.speech.voice_noise])
             sidecar = clean.with_suffix(".json")

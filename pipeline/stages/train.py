@@ -18,14 +18,14 @@ def outputs(cfg: Config) -> list:
     return [paths.lm_dir(cfg) / "train.json"]
 
 
-def run(cfg: Config, progress: bool = True) -> dict:
+def run(cfg: Config) -> dict:
     out = paths.lm_dir(cfg)
     done = out / "train.json"
     if done.exists():
         return store.read_json(done)
     train_ids, val_ids = prepare.load(cfg)
     meta = {"data": paths.corpus_identity(cfg)}
-    summary = train(train_ids, val_ids, cfg.model, cfg.train, out, meta=meta, progress=progress)
+    summary = train(train_ids, val_ids, cfg.model, cfg.train, out, meta=meta)
     loss_curve(out / "loss_log.csv", out / "loss_curve.png")
     summary.update(model=asdict(cfg.model), train=asdict(cfg.train), data=meta["data"],
                    checkpoint=str(out / "ckpt.pt"))

@@ -6,9 +6,7 @@ import logging
 from dataclasses import asdict
 from pathlib import Path
 
-from tqdm import tqdm
-
-from pipeline import audio, manifest, paths, store
+from pipeline import audio, manifest, paths, progress, store
 from pipeline.asr import base as asr
 from pipeline.asr.weights import record
 from pipeline.config import Config
@@ -102,7 +100,7 @@ def transcribe_pending(cfg: Config, engine: str, opts: asr.Options, todo: list[d
         log.error("%s cannot load: %s", engine, e)
         return {i: {"hypothesis": "", "asr_seconds": "", "status": "error", "error": f"{engine}: {e}"}
                 for i, _ in pending}
-    bar = tqdm(total=len(pending), desc=f"transcribe {engine}", dynamic_ncols=True)
+    bar = progress.bar(total=len(pending), desc=f"transcribe {engine}")
     for start in range(0, len(pending), opts.batch_size):
         chunk = pending[start:start + opts.batch_size]
         arrays, ready = [], []

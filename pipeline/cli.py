@@ -17,6 +17,7 @@ FLAG_KEYS = {
     "voices": "speech.voices", "asr": "speech.asr", "conditions": "speech.conditions",
     "beam_size": "speech.beam_size", "compute_type": "speech.compute_type", "language": "speech.language",
     "normalize": "score.normalize",
+    "executor": "executor.kind", "ray_address": "executor.address",
 }
 
 
@@ -53,6 +54,8 @@ def run_parser() -> argparse.ArgumentParser:
     g.add_argument("--compute-type", choices=["int8", "float32"], help="faster-whisper compute type")
     g.add_argument("--language", help="Whisper language (default en)")
     g.add_argument("--normalize", choices=["none", "basic", "whisper"], help="text normalization for WER")
+    g.add_argument("--executor", choices=["local", "ray"], help="where synthesis and transcription run (default local)")
+    g.add_argument("--ray-address", help="Ray cluster to join: 'auto' or host:port (default: start a local instance)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any config key, e.g. --set train.eval_interval=50 (repeatable)")
     return p

@@ -85,6 +85,15 @@ class ScoreConfig:
 
 
 @dataclass
+class ExecutorConfig:
+    kind: str = "local"  # "local" or "ray"
+    address: str = ""  # Ray: "" starts a local instance, "auto" joins a running cluster, or host:port
+    actors: int = 0  # Ray actors per stage and backend; 0: cluster CPUs / cpus_per_actor
+    cpus_per_actor: float = 1.0
+    num_cpus: int = 0  # CPUs of a local Ray instance started here; 0: all
+
+
+@dataclass
 class Config:
     run: str = "default"
     models_dir: str = "models"
@@ -98,6 +107,7 @@ class Config:
     sample: SampleConfig = field(default_factory=SampleConfig)
     speech: SpeechConfig = field(default_factory=SpeechConfig)
     score: ScoreConfig = field(default_factory=ScoreConfig)
+    executor: ExecutorConfig = field(default_factory=ExecutorConfig)
 
     @property
     def run_dir(self) -> Path:
@@ -168,6 +178,7 @@ CHOICES = {
     "sample.speaker_tags": ("drop", "keep"),
     "speech.compute_type": ("int8", "float32"),
     "score.normalize": ("none", "basic", "whisper"),
+    "executor.kind": ("local", "ray"),
 }
 
 
@@ -200,6 +211,13 @@ def validate(cfg: Config) -> None:
         raise ConfigError("data.train_bin and data.val_bin go together; set both or neither")
     if not cfg.run or "/" in cfg.run or cfg.run.startswith("."):
         raise ConfigError(f"run = {cfg.run!r}: use a plain name such as 'default' or 'noise-test'")
+    if cfg.executor.kind == "ray":
+        from importlib.util import find_spec
+
+        if find_spec("ray") is None:
+            raise ConfigError("executor.kind = 'ray' needs Ray, an optional extra: pip install -e '.[ray]'")
+    if cfg.executor.cpus_per_actor <= 0:
+        raise ConfigError(f"executor.cpus_per_actor = {cfg.executor.cpus_per_actor} must be > 0")
     _validate_speech(cfg)
 
 

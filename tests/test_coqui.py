@@ -31,7 +31,7 @@ def tiny_vits(tmp_path_factory):
                                       eos="<EOS>", bos="<BOS>", blank="<BLNK>",
                                       characters_class="TTS.tts.utils.text.characters.Graphemes")
     cfg.audio.sample_rate = 16000
-    model = Vits.init_from_config(cfg)
+    model = Vits(cfg)
     out = tmp_path_factory.mktemp("vits")
     torch.save({"model": model.state_dict()}, out / "model.pth")
     cfg.save_json(str(out / "config.json"))

@@ -6,10 +6,11 @@ import logging
 from dataclasses import asdict
 from pathlib import Path
 
-from pipeline import audio, manifest, paths, progress, store
+from pipeline import audio, executor, manifest, paths, progress, store
 from pipeline.asr import base as asr
 from pipeline.asr.weights import record
 from pipeline.config import Config
+from pipeline.workers import Listener
 from pipeline.stages import synthesize
 
 log = logging.getLogger(__name__)
@@ -62,62 +63,75 @@ def run(cfg: Config) -> dict:
     todo = items(cfg)
     opts, dkey = options(cfg), decoding_key(cfg)
     rows, counts = [], {"ok": 0, "skipped": 0, "error": 0, "reused": 0}
-    for engine in cfg.speech.asr:
-        results: dict[int, dict] = {}
-        pending: list[tuple[int, str]] = []  # (index, item key)
-        for i, item in enumerate(todo):
-            if item["status"] != "ok":
-                results[i] = {"hypothesis": "", "asr_seconds": "", "status": item["status"], "error": item["error"]}
-                continue
-            try:
-                item_key = store.key_of([store.sha256_file(item["audio_path"]), engine, dkey])
-            except OSError:
-                item_key = ""
-            cached = cache_path(cfg, engine, item)
-            if item_key and cached.exists() and store.read_json(cached).get("key") == item_key:
-                results[i] = store.read_json(cached)
-                counts["reused"] += 1
-            else:
-                pending.append((i, item_key))
-        if pending:
-            results.update(transcribe_pending(cfg, engine, opts, todo, pending))
-        for i, item in enumerate(todo):
-            r = results[i]
-            counts[r["status"]] += 1
-            rows.append({**{k: item.get(k, "") for k in COLUMNS}, "asr": engine, "hypothesis": r["hypothesis"],
-                         "asr_seconds": r["asr_seconds"], "status": r["status"], "error": r["error"]})
+    pool = executor.make(cfg)
+    try:
+        for engine in cfg.speech.asr:
+            transcribe_engine(cfg, pool, engine, opts, dkey, todo, rows, counts)
+    finally:
+        pool.close()
     store.write_csv(table_path(cfg), rows, COLUMNS)
     return counts
 
 
-def transcribe_pending(cfg: Config, engine: str, opts: asr.Options, todo: list[dict],
-                       pending: list[tuple[int, str]]) -> dict[int, dict]:
+def transcribe_engine(cfg: Config, pool, engine: str, opts: asr.Options, dkey: dict, todo: list[dict],
+                      rows: list[dict], counts: dict) -> None:
+    """Rows for one engine: cached transcripts are reused, the rest transcribed."""
     results: dict[int, dict] = {}
-    try:
-        recognizer = asr.load(engine, opts)
-        record(cfg.models_dir, recognizer.files())
-    except Exception as e:  # missing weights or package: every row says so, other engines go on
-        log.error("%s cannot load: %s", engine, e)
-        return {i: {"hypothesis": "", "asr_seconds": "", "status": "error", "error": f"{engine}: {e}"}
-                for i, _ in pending}
+    pending: list[tuple[int, str]] = []  # (index, item key)
+    for i, item in enumerate(todo):
+        if item["status"] != "ok":
+            results[i] = {"hypothesis": "", "asr_seconds": "", "status": item["status"], "error": item["error"]}
+            continue
+        try:
+            item_key = store.key_of([store.sha256_file(item["audio_path"]), engine, dkey])
+        except OSError:
+            item_key = ""
+        cached = cache_path(cfg, engine, item)
+        if item_key and cached.exists() and store.read_json(cached).get("key") == item_key:
+            results[i] = store.read_json(cached)
+            counts["reused"] += 1
+        else:
+            pending.append((i, item_key))
+    if pending:
+        results.update(transcribe_pending(cfg, pool, engine, opts, todo, pending))
+    for i, item in enumerate(todo):
+        r = results[i]
+        counts[r["status"]] += 1
+        rows.append({**{k: item.get(k, "") for k in COLUMNS}, "asr": engine, "hypothesis": r["hypothesis"],
+                     "asr_seconds": r["asr_seconds"], "status": r["status"], "error": r["error"]})
+
+
+def transcribe_pending(cfg: Config, pool, engine: str, opts: asr.Options, todo: list[dict],
+                       pending: list[tuple[int, str]]) -> dict[int, dict]:
+    """Transcribe the pending items batch by batch; each result is cached as it arrives."""
+    results: dict[int, dict] = {}
+    chunks = [pending[k:k + opts.batch_size] for k in range(0, len(pending), opts.batch_size)]
+
+    def jobs():  # audio is read only when a worker is free for it: memory stays flat
+        for chunk in chunks:
+            arrays, ready = [], []
+            for i, item_key in chunk:
+                try:
+                    arrays.append(audio.load_16k(todo[i]["audio_path"]))
+                    ready.append((i, item_key))
+                except audio.BadAudio as e:
+                    results[i] = {"hypothesis": "", "asr_seconds": "", "status": "error", "error": str(e)}
+            yield ready, arrays
+
     bar = progress.bar(total=len(pending), desc=f"transcribe {engine}")
-    for start in range(0, len(pending), opts.batch_size):
-        chunk = pending[start:start + opts.batch_size]
-        arrays, ready = [], []
-        for i, item_key in chunk:
-            try:
-                arrays.append(audio.load_16k(todo[i]["audio_path"]))
-                ready.append((i, item_key))
-            except audio.BadAudio as e:
-                results[i] = {"hypothesis": "", "asr_seconds": "", "status": "error", "error": str(e)}
-        if arrays:
-            for (i, item_key), (text, details) in zip(ready, recognizer.transcribe(arrays)):
-                result = {"key": item_key, "hypothesis": text, "asr_seconds": round(details["asr_seconds"], 4),
-                          "status": "ok", "error": "", "mode": details.get("mode", "")}
+    for ready, outcome in pool.map(Listener, (engine, opts), "transcribe", jobs(), len(chunks)):
+        for (i, item_key), result in zip(ready, outcome):
+            result = {"key": item_key, **result}
+            if result["status"] == "ok":
                 store.write_json(cache_path(cfg, engine, todo[i]), result)
-                results[i] = result
-        bar.update(len(chunk))
+            results[i] = result
+        bar.update(len(ready))
     bar.close()
+    if pool.files:
+        record(cfg.models_dir, pool.files)
+    failed = [r["error"] for r in results.values() if r["status"] == "error"]
+    if failed and len(failed) == len(pending):
+        log.error("%s: %s", engine, failed[0])
     return results
 
 

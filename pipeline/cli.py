@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import sys
 
@@ -105,8 +106,16 @@ def main(argv: list[str] | None = None) -> int:
     except runner.RunLocked as e:
         print(f"error: {e}", file=sys.stderr)
         return 3
+    except (runner.MissingInput, ConfigError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     except OSError as e:
         logging.getLogger("pipeline").error("%s", e)
-        print(f"error: {e}. Check free disk space and that {e.filename or 'the output directory'} is writable.",
-              file=sys.stderr)
+        if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM):
+            where = e.filename or "the output directory"
+            print(f"error: cannot write {where} ({e.strerror}). Free some disk space or make it writable "
+                  "(or pick other --set results_dir/audio_dir/models_dir); files already written are complete, "
+                  "and a rerun continues from them.", file=sys.stderr)
+        else:
+            print(f"error: {e}", file=sys.stderr)
         return 4

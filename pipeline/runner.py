@@ -36,6 +36,10 @@ class RunLocked(RuntimeError):
     pass
 
 
+class MissingInput(RuntimeError):
+    """A stage's input file does not exist: an earlier stage has not run."""
+
+
 def select(cfg: Config, stages: list[str] | None = None, start: str | None = None) -> list[str]:
     """The stages this run executes, in order."""
     chosen = list(STAGES)
@@ -112,7 +116,12 @@ def stage_module(name: str):
 
 def stale(cfg: Config, name: str, state_dir: Path) -> tuple[bool, str]:
     mod = stage_module(name)
-    key = store.key_of(mod.key(cfg))
+    try:
+        key = store.key_of(mod.key(cfg))
+    except FileNotFoundError as e:
+        earlier = STAGES[max(STAGES.index(name) - 1, 0)]
+        raise MissingInput(f"stage {name} needs {e.filename}, which does not exist yet; run the stages before it "
+                           f"(e.g. --from {earlier}, or no --stages at all)") from None
     state = state_dir / f"{name}.json"
     if not state.exists() or store.read_json(state).get("key") != key:
         return True, key
@@ -132,7 +141,7 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
                                "bootstrap": cfg.score.seed})
         timings = manifest.setdefault("stage_seconds", {})
         results: dict = manifest.setdefault("stage_results", {})
-        failed = 0
+        files: dict = manifest.setdefault("files", {})
         for name in select(cfg, stages, start):
             is_stale, key = stale(cfg, name, state_dir)
             if not (is_stale or force):
@@ -142,23 +151,10 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
             t0 = time.perf_counter()
             result = stage_module(name).run(cfg) or {}
             timings[name] = round(time.perf_counter() - t0, 3)
+            files.update(result.pop("files", {}))
             results[name] = result
             store.write_json(state_dir / f"{name}.json", {"key": key})
             store.write_json(manifest_path, manifest)
             log.info("%s: done in %.1f s", name, timings[name])
-        failed = results.get("score", {}).get("failed", 0) if "score" in results else 0
-        manifest["files"] = model_files(cfg)
-        store.write_json(manifest_path, manifest)
-        return 1 if failed else 0
-
-
-def model_files(cfg: Config) -> dict:
-    """sha256 of the model and voice files this run used."""
-    files = {}
-    ckpt = paths.lm_dir(cfg) / "ckpt.pt"
-    if ckpt.exists():
-        files[str(ckpt)] = store.sha256_file(ckpt)
-    weights_record = Path(cfg.models_dir) / "weights.json"
-    if weights_record.exists():  # written by the speech backends as they load their files
-        files.update(store.read_json(weights_record))
-    return files
+        # the exit code covers every row of the run, also those scored by an earlier invocation
+        return 1 if results.get("score", {}).get("failed", 0) else 0

@@ -77,3 +77,23 @@ def sha256_text(text: str) -> str:
 def key_of(obj: Any) -> str:
     """A short, stable hash of any JSON-able value (config fields, input hashes)."""
     return sha256_text(json.dumps(obj, sort_keys=True, default=str))[:16]
+
+
+def file_hashes(models_dir: str | Path, files: list[str | Path]) -> dict[str, str]:
+    """{path: sha256} of the files a run used, for its manifest.
+
+    Hashes are cached in models/hashes.json by path, size and mtime: a 145 MB model is hashed once."""
+    cache_path = Path(models_dir) / "hashes.json"
+    cache = read_json(cache_path) if cache_path.exists() else {}
+    out, changed = {}, False
+    for f in files:
+        st = Path(f).stat()
+        stamp = f"{st.st_size}:{st.st_mtime_ns}"
+        entry = cache.get(str(f))
+        if not entry or entry["stamp"] != stamp:
+            entry = cache[str(f)] = {"stamp": stamp, "sha256": sha256_file(f)}
+            changed = True
+        out[str(f)] = entry["sha256"]
+    if changed:
+        write_json(cache_path, cache)
+    return out

@@ -228,3 +228,10 @@ def test_unwritable_results_directory_gives_a_clear_message(tmp_path, models_dir
                check=False)
     assert proc.returncode == 4
     assert "writable" in proc.stderr and Path(target).name in proc.stderr
+
+
+def test_a_later_stage_alone_on_a_fresh_run_says_what_to_run_first(tmp_path, models_dir):
+    sentences = write_sentences(tmp_path / "s.txt")
+    proc = cli(tmp_path, "--sentences", str(sentences), "--stages", "report", models=models_dir, check=False)
+    assert proc.returncode == 2
+    assert "stage report needs" in proc.stderr and "utterances.csv" in proc.stderr

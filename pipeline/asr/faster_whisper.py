@@ -1,7 +1,8 @@
 """faster-whisper (CTranslate2) on the bundled weights.
 
-Utterances up to 30 s are decoded in batches straight through CTranslate2's generate(), one encoder pass
-for the whole batch; longer audio goes through faster-whisper's own long-form transcribe()."""
+Utterances up to 30 s go straight through CTranslate2's generate(), batched: by default packed several to a
+window with timestamps (base.run_packed), or one per window with `speech.pack = false`. Longer audio goes
+through faster-whisper's own long-form transcribe()."""
 from __future__ import annotations
 
 import numpy as np
@@ -25,6 +26,7 @@ class FasterWhisper:
         self.tokenizer = Tokenizer(self.model.hf_tokenizer, self.model.model.is_multilingual,
                                    task="transcribe", language=language)
         self.prompt = list(self.tokenizer.sot_sequence) + [self.tokenizer.no_timestamps]
+        self.timestamp_prompt = list(self.tokenizer.sot_sequence)
         self._storage = ctranslate2.StorageView.from_array
 
     def files(self) -> list[str]:
@@ -35,14 +37,37 @@ class FasterWhisper:
         padded[:len(audio)] = audio
         return self.model.feature_extractor(padded)[:, :3000]
 
-    def _short(self, batch: list[np.ndarray]) -> list[str]:
+    def _generate(self, batch: list[np.ndarray], prompt: list[int], **kwargs) -> list[list[int]]:
         feats = self._storage(np.ascontiguousarray(np.stack([self.features(a) for a in batch])))
         sampling = {"sampling_temperature": self.options.temperature, "sampling_topk": 0} \
             if self.options.temperature > 0 else {}
         results = self.model.model.generate(
-            feats, [self.prompt] * len(batch), beam_size=self.options.beam_size, max_length=448,
-            suppress_blank=True, suppress_tokens=[-1], **sampling)
-        return [self.tokenizer.decode(r.sequences_ids[0]).strip() for r in results]
+            feats, [prompt] * len(batch), beam_size=self.options.beam_size, max_length=448,
+            suppress_blank=True, suppress_tokens=[-1], **sampling, **kwargs)
+        return [r.sequences_ids[0] for r in results]
+
+    def _short(self, batch: list[np.ndarray]) -> list[str]:
+        return [self.tokenizer.decode(ids).strip() for ids in self._generate(batch, self.prompt)]
+
+    def _segments(self, windows: list[np.ndarray]) -> list[list[base.Segment]]:
+        """Decode with timestamps; every timestamp token closes the text before it."""
+        begin = self.tokenizer.timestamp_begin
+        out = []
+        for ids in self._generate(windows, self.timestamp_prompt, max_initial_timestamp_index=50):
+            segments, text, start = [], [], 0.0
+            for t in ids:
+                if t >= begin:
+                    stamp = (t - begin) * 0.02
+                    if text:
+                        segments.append((start, stamp, self.tokenizer.decode(text)))
+                        text = []
+                    start = stamp
+                else:
+                    text.append(t)
+            if text:
+                segments.append((start, 30.0, self.tokenizer.decode(text)))
+            out.append(segments)
+        return out
 
     def _long(self, audio: np.ndarray) -> str:
         segments, _ = self.model.transcribe(
@@ -52,7 +77,9 @@ class FasterWhisper:
         return " ".join(s.text.strip() for s in segments).strip()
 
     def transcribe(self, batch: list[np.ndarray]) -> list[tuple[str, dict]]:
-        return base.run_batches(batch, self.options.batch_size, self._short, self._long)
+        if self.options.pack:
+            return base.run_packed(batch, self._segments, self._short, self._long)
+        return base.run_batches(batch, base.UTTERANCES_PER_BATCH, self._short, self._long)
 
 
 base.register("faster-whisper", FasterWhisper, weights.MODELS)

@@ -48,7 +48,7 @@ class OpenAIWhisper:
         return result["text"].strip()
 
     def transcribe(self, batch: list[np.ndarray]) -> list[tuple[str, dict]]:
-        return base.run_batches(batch, self.options.batch_size, self._short, self._long)
+        return base.run_batches(batch, base.UTTERANCES_PER_BATCH, self._short, self._long)
 
 
 base.register("openai-whisper", OpenAIWhisper, weights.MODELS)

@@ -9,7 +9,6 @@ of self-attention is split (the key has no bias in Whisper; CTranslate2 stores z
 k/v of cross-attention likewise."""
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import struct
@@ -188,21 +187,3 @@ def openai_checkpoint(model: str, models_dir: str | Path = "models") -> Path:
         torch.save({"dims": dims, "model_state_dict": state}, tmp)
     store.write_json(record, {"source": str(src), "source_sha256": src_sha, "sha256": store.sha256_file(out)})
     return out
-
-
-def record(models_dir: str | Path, files: list[str | Path]) -> None:
-    """Add files and their sha256 to models/weights.json, which the run manifest copies."""
-    path = Path(models_dir) / "weights.json"
-    known = store.read_json(path) if path.exists() else {}
-    changed = False
-    for f in files:
-        key = str(f)
-        if key not in known:
-            known[key] = store.sha256_file(f)
-            changed = True
-    if changed:
-        store.write_json(path, known)
-
-
-def config_of(model_dir: Path) -> dict:
-    return json.loads((model_dir / "config.json").read_text())

@@ -8,7 +8,6 @@ import logging
 from pathlib import Path
 
 from pipeline import audio, conditions, executor, paths, progress, store
-from pipeline.asr.weights import record
 from pipeline.config import Config
 from pipeline.stages import sample
 from pipeline.workers import Speaker
@@ -54,11 +53,12 @@ def condition_one(cfg: Config, condition: conditions.Condition, clean_wav: Path,
 def run(cfg: Config) -> dict:
     sentences = sample.load(cfg)
     conds = [conditions.parse(c) for c in cfg.speech.conditions]
-    rows, counts = [], {"ok": 0, "skipped": 0, "error": 0, "reused": 0}
+    rows, counts, files = [], {"ok": 0, "skipped": 0, "error": 0, "reused": 0}, {}
     pool = executor.make(cfg)
     try:
         for voice_name in cfg.speech.voices:
-            metas = speak_all(cfg, pool, voice_name, sentences, counts)
+            pool.files = []
+            metas = speak_all(cfg, pool, voice_name, sentences, counts, files)
             for s in sentences:
                 meta = metas[s["sentence_id"]]
                 counts[meta["status"]] += 1
@@ -78,10 +78,11 @@ def run(cfg: Config) -> dict:
     finally:
         pool.close()
     store.write_csv(table_path(cfg), rows, COLUMNS)
-    return counts
+    return {**counts, "files": files}
 
 
-def speak_all(cfg: Config, pool, voice_name: str, sentences: list[dict], counts: dict) -> dict[str, dict]:
+def speak_all(cfg: Config, pool, voice_name: str, sentences: list[dict], counts: dict,
+              files: dict) -> dict[str, dict]:
     """Each sentence's metadata, from its sidecar when cached, else spoken now and written to disk.
 
     The sidecar is written after the wav, so a sidecar means a complete wav. Errors are not cached: the
@@ -109,8 +110,7 @@ def speak_all(cfg: Config, pool, voice_name: str, sentences: list[dict], counts:
         metas[sentence_id] = meta
         bar.update(1)
     bar.close()
-    if jobs and pool.files:
-        record(cfg.models_dir, pool.files)
+    files.update(store.file_hashes(cfg.models_dir, pool.files))
     if jobs and metas[jobs[0][0][0]]["status"] == "error" and all(metas[k[0]]["status"] == "error" for k, _ in jobs):
         log.error("%s: %s", voice_name, metas[jobs[0][0][0]]["error"])
     return metas

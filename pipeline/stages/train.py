@@ -22,7 +22,7 @@ def run(cfg: Config) -> dict:
     out = paths.lm_dir(cfg)
     done = out / "train.json"
     if done.exists():
-        return store.read_json(done)
+        return {**store.read_json(done), "files": store.file_hashes(cfg.models_dir, [out / "ckpt.pt"])}
     train_ids, val_ids = prepare.load(cfg)
     meta = {"data": paths.corpus_identity(cfg)}
     summary = train(train_ids, val_ids, cfg.model, cfg.train, out, meta=meta)
@@ -30,4 +30,4 @@ def run(cfg: Config) -> dict:
     summary.update(model=asdict(cfg.model), train=asdict(cfg.train), data=meta["data"],
                    checkpoint=str(out / "ckpt.pt"))
     store.write_json(done, summary)
-    return summary
+    return {**summary, "files": store.file_hashes(cfg.models_dir, [out / "ckpt.pt"])}

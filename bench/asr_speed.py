@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import ROOT, shakespeare_lines
+from common import ROOT, shakespeare_lines, write_report
 
 MODELS = ROOT / "models"
 VARIANTS = ["openai-whisper transcribe()", "openai-whisper batched", "faster-whisper transcribe() int8",
@@ -114,12 +114,8 @@ def main() -> None:
         same = sum(a == b for a, b in zip(r["texts"], base["texts"]))
         lines.append(f"| {r['variant']} | {r['throughput']:.1f} | {r['throughput'] / base['throughput']:.2f} | "
                      f"{r['wer']:.3f} | {same}/{len(texts)} | {r['load_s']:.1f} | {r['peak_rss_mb']:.0f} |")
-    out_dir = ROOT / "bench" / "out"
-    out_dir.mkdir(exist_ok=True)
-    (out_dir / "asr_speed.md").write_text("\n".join(lines) + "\n")
-    (out_dir / "asr_speed.json").write_text(json.dumps({"tts_rtf": tts_wall / spoken, "speech_s": spoken,
-                                                        "sentences": texts, "results": results}, indent=1))
-    print("\n".join(lines))
+    write_report("asr_speed", lines, {"tts_rtf": tts_wall / spoken, "speech_s": spoken, "sentences": texts,
+                                      "results": results})
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from common import ROOT, shakespeare_lines
+from common import ROOT, shakespeare_lines, write_report
 
 from pipeline import store
 
@@ -108,10 +108,7 @@ def main() -> None:
         for nodes in (1, 4, 16):
             t = fixed + startup + items * (t_tts + t_asr) / (nodes * 8)
             lines_out.append(f"| {items:,} | {nodes} × 8 | {t / 60:.0f} min |")
-    out = ROOT / "bench" / "out"
-    out.mkdir(exist_ok=True)
-    (out / "ray_overhead.md").write_text("\n".join(lines_out) + "\n")
-    print("\n".join(lines_out))
+    write_report("ray_overhead", lines_out)
 
 
 if __name__ == "__main__":

@@ -10,9 +10,8 @@ import argparse
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from common import ROOT, write_report
 
 
 def timed(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
@@ -39,10 +38,7 @@ def main() -> None:
              *[f"| rerun {i + 1} (all 7 stages up to date) | {s:.2f} |" for i, s in enumerate(reruns)],
              f"| importing torch, matplotlib, scipy alone | {imports:.2f} |", "",
              f"Goal: ≤ 30 s. Best rerun {min(reruns):.2f} s."]
-    out = ROOT / "bench" / "out"
-    out.mkdir(exist_ok=True)
-    (out / "rerun.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_report("rerun", lines)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, shakespeare_lines
+from common import ROOT, shakespeare_lines, write_report
 
 
 def main() -> None:
@@ -50,10 +50,7 @@ def main() -> None:
         lines.append(f"| {n} | {wall:.0f} | {wall / n:.3f} | {speech:.0f} | {rss:.0f} |")
     lines += ["", "RUSAGE_CHILDREN's ru_maxrss is the largest child so far: an unchanged value for a larger N means "
               "that run used no more memory than a smaller one."]
-    out = ROOT / "bench" / "out"
-    out.mkdir(exist_ok=True)
-    (out / "scale.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_report("scale", lines)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from common import ROOT, write_report
+
 TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 SHARED = ROOT.parent / "shared" / "data" / "tinyshakespeare.txt"
 
@@ -126,12 +126,7 @@ def main() -> None:
         diff = max(abs(a - b) for a, b in zip(r["losses"], base["losses"]))
         lines.append(f"| {r['variant']} | {r['ms_per_iter']:.0f} | {r['ms_per_iter'] / base['ms_per_iter']:.2f} | "
                      f"{rate:.0f} | {100 * rate / peak:.0f}% | {r['loss_last50']:.3f} | {diff:.4f} |")
-    out_dir = ROOT / "bench" / "out"
-    out_dir.mkdir(exist_ok=True)
-    (out_dir / "train_speed.md").write_text("\n".join(lines) + "\n")
-    (out_dir / "train_speed.json").write_text(json.dumps({"peaks_gflops": peaks, "step_gflop": gflop,
-                                                          "results": results}, indent=1))
-    print("\n".join(lines))
+    write_report("train_speed", lines, {"peaks_gflops": peaks, "step_gflop": gflop, "results": results})
 
 
 if __name__ == "__main__":

@@ -235,3 +235,11 @@ def test_a_later_stage_alone_on_a_fresh_run_says_what_to_run_first(tmp_path, mod
     proc = cli(tmp_path, "--sentences", str(sentences), "--stages", "report", models=models_dir, check=False)
     assert proc.returncode == 2
     assert "stage report needs" in proc.stderr and "utterances.csv" in proc.stderr
+
+
+def test_user_sentences_get_perplexity_from_the_trained_model(default_run, models_dir, tmp_path):
+    sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:2])
+    cli(tmp_path, "--sentences", str(sentences), *SMALL_LM, *TINY, models=models_dir)
+    rows = store.read_csv(tmp_path / "results" / "default" / "sentences.csv")
+    assert [r["sentence_id"] for r in rows] == ["l0001", "l0002"]
+    assert all(float(r["perplexity"]) > 1 and int(r["lm_tokens"]) > 5 for r in rows)

@@ -64,3 +64,20 @@ def test_bf16_precision_trains_too(tmp_path):
     train_ids, val_ids = data()
     summary = train(train_ids, val_ids, SMALL, cfg(max_iters=10, precision="bf16"), tmp_path, progress=False)
     assert np.isfinite(summary["final_val"]) and summary["final_val"] < 10.9
+
+
+def test_pa6a_token_files_are_a_corpus_too(tmp_path):
+    from pipeline import config
+    from pipeline.stages import prepare
+
+    train_ids, val_ids = data()
+    train_ids.tofile(tmp_path / "train.bin")
+    val_ids.tofile(tmp_path / "val.bin")
+    cfg = config.load(overrides={"data.train_bin": str(tmp_path / "train.bin"),
+                                 "data.val_bin": str(tmp_path / "val.bin"), "models_dir": str(tmp_path / "models")})
+    meta = prepare.run(cfg)
+    assert (meta["train_tokens"], meta["val_tokens"]) == (len(train_ids), len(val_ids))
+    loaded_train, loaded_val = prepare.load(cfg)
+    assert np.array_equal(loaded_train, train_ids) and np.array_equal(loaded_val, val_ids)
+    with pytest.raises(config.ConfigError, match="go together"):
+        config.load(overrides={"data.train_bin": str(tmp_path / "train.bin")})

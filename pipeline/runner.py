@@ -140,7 +140,7 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
                                "bootstrap": cfg.score.seed})
         timings = manifest.setdefault("stage_seconds", {})
         results: dict = manifest.setdefault("stage_results", {})
-        files: dict = manifest.setdefault("files", {})
+        stage_files: dict = manifest.setdefault("stage_files", {})
         for name in select(cfg, stages, start):
             is_stale, key = stale(cfg, name, state_dir)
             if not (is_stale or force):
@@ -150,10 +150,13 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
             t0 = time.perf_counter()
             result = stage_module(name).run(cfg) or {}
             timings[name] = round(time.perf_counter() - t0, 3)
-            files.update(result.pop("files", {}))
+            # A rerun replaces what the stage used before; one that only reused cached items loaded no model.
+            stage_files[name] = result.pop("files", {}) or stage_files.get(name, {})
             results[name] = result
             store.write_json(state_dir / f"{name}.json", {"key": key})
             store.write_json(manifest_path, manifest)
             log.info("%s: done in %.1f s", name, timings[name])
+        manifest["files"] = {path: sha for name in STAGES for path, sha in stage_files.get(name, {}).items()}
+        store.write_json(manifest_path, manifest)
         # the exit code covers every row of the run, also those scored by an earlier invocation
         return 1 if results.get("score", {}).get("failed", 0) else 0

@@ -51,11 +51,14 @@ class RayExecutor:
             raise ConfigError(f"executor.kind = 'ray' needs Ray: {RAY_INSTALL}") from None
         self.ray, self.cfg = ray, cfg
         self.files: list[str] = []
-        address = cfg.executor.address or None
-        if not ray.is_initialized():
-            ray.init(address=address, num_cpus=None if address else (cfg.executor.num_cpus or None),
-                     include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
         self.nodes: Counter = Counter()
+
+    def _connect(self) -> None:
+        """Start or join Ray only when there is work: a fully cached stage costs no Ray start-up."""
+        if not self.ray.is_initialized():
+            address = self.cfg.executor.address or None
+            self.ray.init(address=address, num_cpus=None if address else (self.cfg.executor.num_cpus or None),
+                          include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
 
     def actors(self) -> int:
         if self.cfg.executor.actors:
@@ -67,6 +70,7 @@ class RayExecutor:
             count: int) -> Iterator[tuple[Any, Any]]:
         if not count:
             return
+        self._connect()
         ray = self.ray
         remote = ray.remote(worker_cls).options(num_cpus=self.cfg.executor.cpus_per_actor, max_restarts=-1,
                                                 max_task_retries=-1)

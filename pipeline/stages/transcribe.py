@@ -88,8 +88,9 @@ def transcribe_engine(cfg: Config, pool, engine: str, opts: asr.Options, dkey: d
         except OSError:
             item_key = ""
         cached = cache_path(cfg, engine, item)
-        if item_key and cached.exists() and store.read_json(cached).get("key") == item_key:
-            results[i] = store.read_json(cached)
+        previous = store.read_json(cached) if item_key and cached.exists() else {}
+        if previous.get("key") == item_key and item_key:
+            results[i] = previous
             counts["reused"] += 1
         else:
             pending.append((i, item_key))

@@ -82,7 +82,7 @@ def load(name: str, options: Options) -> Recognizer:
     return _ENGINES[engine][0](model, options)
 
 
-def batches(items: list, sizes: list[int], batch_size: int) -> list[list[int]]:
+def batches(sizes: list[int], batch_size: int) -> list[list[int]]:
     """Index batches of short items (≤ 30 s) sorted by length, so padding wastes little; long items alone."""
     short = sorted((i for i, n in enumerate(sizes) if n <= WINDOW_SAMPLES), key=lambda i: sizes[i])
     out = [short[k:k + batch_size] for k in range(0, len(short), batch_size)]
@@ -97,7 +97,7 @@ def run_batches(batch: list[np.ndarray], batch_size: int, short: Callable[[list[
     Each item's asr_seconds is its batch's wall time shared out by audio length."""
     out: list[tuple[str, dict] | None] = [None] * len(batch)
     sizes = [len(a) for a in batch]
-    for idx in batches(batch, sizes, batch_size):
+    for idx in batches(sizes, batch_size):
         t0 = time.perf_counter()
         if sizes[idx[0]] > WINDOW_SAMPLES:
             texts, mode = [long(batch[idx[0]])], "long-form"
@@ -183,8 +183,7 @@ def run_packed(batch: list[np.ndarray], segments: Callable[[list[np.ndarray]], l
                  else run_batches([batch[i] for i in retry], UTTERANCES_PER_BATCH, short, long))
         for i, (text, details) in zip(retry, again):
             out[i] = (text, {**details, "mode": f"{details['mode']}-retry"})
-    for i, n in enumerate(sizes):
-        if n > WINDOW_SAMPLES:
-            t0 = time.perf_counter()
-            out[i] = (long(batch[i]), {"asr_seconds": time.perf_counter() - t0, "mode": "long-form", "batch": 1})
+    long_ids = [i for i, n in enumerate(sizes) if n > WINDOW_SAMPLES]
+    for i, result in zip(long_ids, run_batches([batch[i] for i in long_ids], 1, short, long)):
+        out[i] = result
     return out

@@ -84,8 +84,9 @@ def evaluate(rows: list[dict], normalizer: str = "basic", n_boot: int = 1000, se
                             "ref_words": c.ref_words, "errors": c.errors, "micro_wer": _fmt(c.micro_wer),
                             "macro_wer": _fmt(c.macro_wer), "ci95_low": _fmt(c.ci_low), "ci95_high": _fmt(c.ci_high),
                             "spearman_n": rho.n, "spearman_rho": _fmt(rho.rho), "spearman_p": _fmt(rho.p, 6)})
+        scored_ids = {u["id"] for u in scored}
         pairs = Counter((e["reference_word"], e["hypothesis_word"]) for e in out.events
-                        if e["type"] == "substitution" and e["id"] in {u["id"] for u in scored})
+                        if e["type"] == "substitution" and e["id"] in scored_ids)
         for (r, h), count in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
             out.confusions.append({"voice": voice, "asr": engine, "condition": condition,
                                    "reference_word": r, "hypothesis_word": h, "count": count})

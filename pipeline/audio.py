@@ -10,6 +10,8 @@ import soxr
 from pipeline import store
 
 WHISPER_RATE = 16000
+LEVEL_FRAME_S = 0.03
+FLOOR_DBFS = -120.0  # digital silence: a finite number for CSV and JSON instead of -inf
 
 
 class BadAudio(ValueError):
@@ -52,3 +54,14 @@ def write_wav(path: str | Path, audio: np.ndarray, sr: int) -> None:
 
 def duration(audio: np.ndarray, sr: int) -> float:
     return len(audio) / sr
+
+
+def level_dbfs(audio: np.ndarray, sr: int = WHISPER_RATE) -> float:
+    """RMS level of the loudest 30 ms frame, in dB relative to full scale: how loud the speech in the audio
+    gets, whatever its length. Digital silence gives FLOOR_DBFS."""
+    frame = max(1, int(sr * LEVEL_FRAME_S))
+    x = np.asarray(audio, dtype=np.float64)
+    n = len(x) // frame
+    frames = x[:n * frame].reshape(n, frame) if n else x[None]
+    peak = float(np.sqrt(np.max(np.mean(np.square(frames), axis=1)))) if len(x) else 0.0
+    return round(max(FLOOR_DBFS, 20 * np.log10(peak)) if peak > 0 else FLOOR_DBFS, 2)

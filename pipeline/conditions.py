@@ -1,4 +1,6 @@
-"""Acoustic conditions applied to clean speech: `clean`, `noise:snr=<dB>`, `speed:<factor>`."""
+"""Acoustic conditions applied to clean speech: `clean`, `noise:snr=<dB>`, `speed:<factor>`, and the null
+condition `silence`: digital silence as long as the clean audio, which measures what an engine invents when
+nobody speaks."""
 from __future__ import annotations
 
 import re
@@ -9,12 +11,13 @@ import numpy as np
 
 from pipeline.config import ConfigError
 
-ALLOWED = "clean, noise:snr=<dB> (e.g. noise:snr=10), speed:<factor> (e.g. speed:0.9)"
+SILENCE = "silence"
+ALLOWED = "clean, silence, noise:snr=<dB> (e.g. noise:snr=10), speed:<factor> (e.g. speed:0.9)"
 
 
 @dataclass(frozen=True)
 class Condition:
-    kind: str  # clean | noise | speed
+    kind: str  # clean | silence | noise | speed
     value: float = 0.0
 
     @property
@@ -23,13 +26,13 @@ class Condition:
             return f"noise:snr={self.value:g}"
         if self.kind == "speed":
             return f"speed:{self.value:g}"
-        return "clean"
+        return self.kind
 
 
 def parse(text: str) -> Condition:
     text = text.strip()
-    if text == "clean":
-        return Condition("clean")
+    if text in ("clean", SILENCE):
+        return Condition(text)
     m = re.fullmatch(r"noise:snr=(.+)", text)
     if m:
         try:
@@ -83,4 +86,6 @@ def apply(condition: Condition, audio: np.ndarray, sr: int, seed: int) -> np.nda
         return add_noise(audio, condition.value, np.random.default_rng(seed))
     if condition.kind == "speed":
         return change_speed(audio, sr, condition.value)
+    if condition.kind == SILENCE:
+        return np.zeros_like(audio, dtype=np.float32)
     return audio

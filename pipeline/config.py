@@ -71,8 +71,7 @@ class SpeechConfig:
     temperature: float = 0.0
     condition_on_previous_text: bool = False
     compute_type: str = "int8"  # faster-whisper: int8 or float32
-    batch_size: int = 32  # utterances handed to a recognizer at once (decoded as one batch, or packed)
-    pack: bool = True  # faster-whisper: pack short utterances several to a 30 s window (faster; see README)
+    batch_size: int = 32  # utterances handed to a worker per call; each is still decoded alone
     voice_noise: bool = False  # Piper's own noise; off keeps synthesis bit-identical
     threads: int = 0
     seed: int = 1337  # for noise conditions

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -68,6 +69,18 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def sha256_stat(path: str | Path) -> str:
+    """sha256_file, hashed once per process for each (path, size, mtime) seen: a stage key and the per-item
+    keys read the same audio files."""
+    st = os.stat(path)
+    return _sha256_at(str(path), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=None)
+def _sha256_at(path: str, size: int, mtime_ns: int) -> str:
+    return sha256_file(path)
 
 
 def sha256_text(text: str) -> str:

@@ -37,15 +37,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_local_ray_instance_gives_the_local_executors_csvs(tmp_path, models_dir):
+def test_ray_with_one_or_two_actors_gives_the_local_executors_csvs(tmp_path, models_dir):
     sentences = write_sentences(tmp_path / "s.txt")
-    for name, extra in (("local", []), ("ray", ["--executor", "ray", "--set", "executor.num_cpus=2"])):
+    engines = ["--asr", "faster-whisper:tiny.en,openai-whisper:tiny.en"]
+    runs = {"local": [], "ray1": ["--executor", "ray", "--set", "executor.num_cpus=2", "--set", "executor.actors=1"],
+            "ray2": ["--executor", "ray", "--set", "executor.num_cpus=2", "--set", "executor.actors=2"]}
+    for name, extra in runs.items():
         (tmp_path / name).mkdir()
-        cli(tmp_path / name, "--sentences", str(sentences), *TINY, "--conditions", "clean,noise:snr=10",
+        cli(tmp_path / name, "--sentences", str(sentences), *engines, "--conditions", "clean,noise:snr=10",
             "--set", "speech.batch_size=2", *extra, models=models_dir)
-    same_results(tmp_path / "local" / "results" / "default", tmp_path / "ray" / "results" / "default")
+    local = tmp_path / "local" / "results" / "default"
+    assert len(store.read_csv(local / "utterances.csv")) == 2 * 2 * len(SENTENCES)
     wavs = lambda root: {p.relative_to(root): p.read_bytes() for p in (root / "audio").rglob("*.wav")}  # noqa: E731
-    assert wavs(tmp_path / "local") == wavs(tmp_path / "ray")
+    for name in ("ray1", "ray2"):
+        same_results(local, tmp_path / name / "results" / "default")
+        assert wavs(tmp_path / "local") == wavs(tmp_path / name)
+    two = tmp_path / "ray2" / "results" / "default"
+    assert len({store.read_json(p)["pid"] for p in (two / "transcripts").rglob("*.json")}) >= 2
 
 
 def test_a_ray_run_resumes_from_a_local_one(tmp_path, models_dir):

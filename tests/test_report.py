@@ -50,6 +50,7 @@ def test_report_loads_without_console_errors_and_its_audio_exists(report, tmp_pa
     for src in sources:
         assert (report.parent / unquote(src)).resolve().is_file(), src
     assert dom.count('<img alt="') >= 2 and "only sentences with" in dom
+    assert '<select id="only-flag"' in dom and '<option value="silent_audio">' in dom
     assert 'class="S"' in dom or 'class="D"' in dom or 'class="I"' in dom or "WER" in dom
 
 

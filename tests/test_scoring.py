@@ -107,3 +107,34 @@ def test_pralign_marks_errors_and_gaps():
     assert lines[1] == "Scores: (#C #S #D #I) 4 0 1 1  WER 40.0%"
     assert "VERY" in lines[2] and "****" in lines[3] and "TOO" in lines[3]
     assert lines[4].split() == ["Eval:", "D", "I"]
+
+
+def test_health_flags_on_cases_known_by_construction():
+    from pipeline.scoring.flags import compression_ratio, flags, longest_repeat
+
+    ref = "to be or not to be that is the question"
+    assert flags(ref, ref, -12.0) == []
+    assert flags(ref, ref, -80.0) == ["silent_audio"]
+    assert flags(ref, "", -12.0) == ["empty_hypothesis"]
+    assert flags("", "", -120.0, speech_expected=False) == []  # the silence condition: the right outcome
+    loop = ref + " the question" * 6
+    assert longest_repeat(loop.split()) == 7 and "repetition" in flags(ref, loop, -12.0)
+    assert compression_ratio("thank you " * 40) > 2.4 and "repetition" in flags("", "thank you " * 40, None)
+    # a repetition the reference has too is the text, not a loop
+    tomorrow = "tomorrow and tomorrow and tomorrow and tomorrow creeps in this petty pace"
+    assert longest_repeat(tomorrow.split()) == 3 and flags(tomorrow, tomorrow, -12.0) == []
+    assert "runaway_insertions" in flags("two words", "one two three four five six seven eight nine ten", -12.0)
+    assert "runaway_insertions" not in flags("two words", "one two three four five six seven eight nine", -12.0)
+
+
+def test_level_is_the_loudest_frame_in_dbfs():
+    import numpy as np
+
+    from pipeline.audio import FLOOR_DBFS, level_dbfs
+
+    t = np.arange(16000) / 16000
+    tone = (0.5 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
+    assert level_dbfs(tone) == pytest.approx(20 * np.log10(0.5 / np.sqrt(2)), abs=0.05)
+    assert level_dbfs(np.zeros(16000, np.float32)) == FLOOR_DBFS
+    quiet_then_loud = np.concatenate([tone * 0.001, tone])  # the loudest part counts, not the average
+    assert level_dbfs(quiet_then_loud) == pytest.approx(level_dbfs(tone), abs=0.05)

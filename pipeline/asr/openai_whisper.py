@@ -1,6 +1,7 @@
 """openai-whisper on a checkpoint converted from the bundled CTranslate2 weights (see weights.py).
 
-Short utterances are decoded in batches with whisper.decode; longer audio with whisper's transcribe()."""
+An utterance up to 30 s is decoded alone with whisper.decode on its padded window; longer audio with whisper's
+transcribe() and the same options."""
 from __future__ import annotations
 
 import numpy as np
@@ -31,14 +32,14 @@ class OpenAIWhisper:
     def files(self) -> list[str]:
         return self._files
 
-    def _short(self, batch: list[np.ndarray]) -> list[str]:
+    def _short(self, audio: np.ndarray) -> str:
         import torch
 
         w = self.whisper
-        mel = torch.stack([w.log_mel_spectrogram(w.pad_or_trim(torch.from_numpy(a))) for a in batch])
+        mel = w.log_mel_spectrogram(w.pad_or_trim(torch.from_numpy(audio)))
         with torch.inference_mode():
-            results = w.decode(self.model, mel, self.decode_options)
-        return [r.text.strip() for r in results]
+            result = w.decode(self.model, mel, self.decode_options)
+        return result.text.strip()
 
     def _long(self, audio: np.ndarray) -> str:
         result = self.model.transcribe(
@@ -47,8 +48,10 @@ class OpenAIWhisper:
             condition_on_previous_text=self.options.condition_on_previous_text)
         return result["text"].strip()
 
-    def transcribe(self, batch: list[np.ndarray]) -> list[tuple[str, dict]]:
-        return base.run_batches(batch, base.UTTERANCES_PER_BATCH, self._short, self._long)
+    def transcribe(self, arrays: list[np.ndarray]) -> list[tuple[str, dict]]:
+        import torch
+
+        return base.decode_each(arrays, self._short, self._long, reseed=lambda: torch.manual_seed(base.SAMPLING_SEED))
 
 
 base.register("openai-whisper", OpenAIWhisper, weights.MODELS)

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from pipeline.scoring.align import align_text
+from pipeline.scoring.flags import NAMES as FLAGS
 
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
@@ -22,8 +23,10 @@ b=t.tBodies[0],rows=[...b.rows],asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':
 rows.sort((x,y)=>{const a=x.cells[i].dataset.v??x.cells[i].innerText,c=y.cells[i].dataset.v??y.cells[i].innerText;
 const na=parseFloat(a),nc=parseFloat(c);const r=(!isNaN(na)&&!isNaN(nc))?na-nc:a.localeCompare(c);return asc?r:-r});
 rows.forEach(r=>b.appendChild(r))}
-function filterErrors(on){document.querySelectorAll('#utts tbody tr').forEach(r=>{
-r.style.display=(on&&r.dataset.errors==='0')?'none':''})}
+function filterRows(){const errs=document.getElementById('only-errors').checked,
+flag=document.getElementById('only-flag').value;document.querySelectorAll('#utts tbody tr').forEach(r=>{
+const hide=(errs&&r.dataset.errors==='0')||(flag==='any'&&!r.dataset.flags)||
+(flag&&flag!=='any'&&!r.dataset.flags.split(';').includes(flag));r.style.display=hide?'none':''})}
 """
 
 
@@ -53,7 +56,7 @@ def coloured(ref: str, hyp: str) -> tuple[str, str]:
 def render(title: str, summary: list[dict], utterances: list[dict], plots: dict[str, bytes | None],
            config: dict, versions: dict, links: dict[str, str], page_dir: Path) -> str:
     head = ["voice", "asr", "condition", "n_utterances", "n_excluded", "micro_wer", "macro_wer", "ci95_low",
-            "ci95_high", "spearman_rho", "spearman_p", "spearman_n"]
+            "ci95_high", "spearman_rho", "spearman_p", "spearman_n", "flagged", "hallucination_wpm"]
     summary_rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(s[h]))}</td>" for h in head) + "</tr>"
                            for s in summary)
     body = []
@@ -68,12 +71,16 @@ def render(title: str, summary: list[dict], utterances: list[dict], plots: dict[
             ref, hyp = html.escape(u["reference"]), f'<span class="bad">{html.escape(u["error"])}</span>'
         errors = str(u["errors"] if u["errors"] != "" else 1)
         body.append(
-            f'<tr data-errors="{0 if errors == "0" else 1}"><td>{html.escape(u["id"])}</td>'
+            f'<tr data-errors="{0 if errors == "0" else 1}" data-flags="{html.escape(u["flags"])}">'
+            f'<td>{html.escape(u["id"])}</td>'
             f'<td>{html.escape(u["voice"])}</td><td>{html.escape(u["asr"])}</td><td>{html.escape(u["condition"])}</td>'
             f'<td>{audio}</td><td>{ref}</td><td>{hyp}</td><td data-v="{u["wer"]}">{u["wer"]}</td>'
-            f'<td data-v="{u["perplexity"]}">{u["perplexity"]}</td><td>{html.escape(u["status"])}</td></tr>')
+            f'<td data-v="{u["perplexity"]}">{u["perplexity"]}</td><td>{html.escape(u["status"])}</td>'
+            f'<td class="bad">{html.escape(u["flags"].replace(";", " "))}</td></tr>')
     link_html = " · ".join(f'<a href="{html.escape(href)}">{html.escape(name)}</a>' for name, href in links.items())
-    cols = ["id", "voice", "asr", "condition", "audio", "reference", "hypothesis", "WER", "perplexity", "status"]
+    cols = ["id", "voice", "asr", "condition", "audio", "reference", "hypothesis", "WER", "perplexity", "status",
+            "flags"]
+    flag_options = "".join(f'<option value="{f}">{f}</option>' for f in FLAGS)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <link rel="icon" href="data:,"><style>{STYLE}</style></head><body>
@@ -85,8 +92,9 @@ def render(title: str, summary: list[dict], utterances: list[dict], plots: dict[
 <table><thead><tr>{"".join(f"<th>{h}</th>" for h in head)}</tr></thead><tbody>{summary_rows}</tbody></table>
 <div class="plots">{"".join(_img(png, name) for name, png in plots.items())}</div>
 <h2>Sentences</h2>
-<p><label><input type="checkbox" id="only-errors" onchange="filterErrors(this.checked)"> only sentences with
-errors</label> · click a header to sort · <span class="S">substitution</span> <span class="D">deletion</span>
+<p><label><input type="checkbox" id="only-errors" onchange="filterRows()"> only sentences with
+errors</label> · <label>flags <select id="only-flag" onchange="filterRows()"><option value="">all rows</option>
+<option value="any">any flag</option>{flag_options}</select></label> · click a header to sort · <span class="S">substitution</span> <span class="D">deletion</span>
 <span class="I">insertion</span></p>
 <table id="utts"><thead><tr>{"".join(f'<th onclick="sortBy(this)">{c}</th>' for c in cols)}</tr></thead>
 <tbody>{"".join(body)}</tbody></table>

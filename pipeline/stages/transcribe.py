@@ -1,5 +1,7 @@
 """transcribe: wavs → hypotheses, for every ASR engine. Each transcript is cached as its own JSON, keyed by
-the audio's sha256 and the Whisper options, so a killed run loses at most the batch in flight."""
+exactly what determines it: the audio's sha256, the engine and the decoding options. Batch size and threads
+are left out because they cannot change a transcript (each utterance is decoded alone; tests/test_invariance.py).
+A killed run loses at most the batch in flight."""
 from __future__ import annotations
 
 import logging
@@ -14,7 +16,7 @@ from pipeline.stages import synthesize
 
 log = logging.getLogger(__name__)
 COLUMNS = ["sentence_id", "voice", "condition", "asr", "audio_path", "audio_seconds", "tts_seconds",
-           "hypothesis", "asr_seconds", "status", "error"]
+           "hypothesis", "asr_seconds", "status", "error", "audio_sha256", "level_dbfs"]
 
 
 def table_path(cfg: Config) -> Path:
@@ -25,19 +27,30 @@ def options(cfg: Config) -> asr.Options:
     s = cfg.speech
     return asr.Options(language=s.language, beam_size=s.beam_size, temperature=s.temperature,
                        condition_on_previous_text=s.condition_on_previous_text, compute_type=s.compute_type,
-                       batch_size=s.batch_size, pack=s.pack, threads=s.threads, models_dir=cfg.models_dir)
+                       threads=s.threads, models_dir=cfg.models_dir)
 
 
 def decoding_key(cfg: Config) -> dict:
     o = asdict(options(cfg))
-    for how_fast_not_what in ("batch_size", "threads", "models_dir"):
+    for how_fast_not_what in ("threads", "models_dir"):
         o.pop(how_fast_not_what)
     return o
 
 
+def audio_hash(path: str) -> str:
+    """The sha256 of the audio, or "" when it cannot be read (its row records why)."""
+    try:
+        return store.sha256_stat(path)
+    except OSError:
+        return ""
+
+
 def key(cfg: Config) -> dict:
+    """The audio itself, not only the table naming it: a recording replaced in place is heard again."""
     source = cfg.audio_manifest or str(synthesize.table_path(cfg))
-    return {"asr": cfg.speech.asr, "options": decoding_key(cfg), "input": store.sha256_file(source)}
+    heard = [audio_hash(i["audio_path"]) for i in items(cfg) if i["status"] == "ok"]
+    return {"asr": cfg.speech.asr, "options": decoding_key(cfg), "input": store.sha256_file(source),
+            "audio": store.key_of(heard)}
 
 
 def outputs(cfg: Config) -> list:
@@ -83,10 +96,8 @@ def transcribe_engine(cfg: Config, pool, engine: str, opts: asr.Options, dkey: d
         if item["status"] != "ok":
             results[i] = {"hypothesis": "", "asr_seconds": "", "status": item["status"], "error": item["error"]}
             continue
-        try:
-            item_key = store.key_of([store.sha256_file(item["audio_path"]), engine, dkey])
-        except OSError:
-            item_key = ""
+        sha = audio_hash(item["audio_path"])
+        item_key = store.key_of([sha, engine, dkey]) if sha else ""
         cached = cache_path(cfg, engine, item)
         previous = store.read_json(cached) if item_key and cached.exists() else {}
         if previous.get("key") == item_key and item_key:
@@ -99,31 +110,38 @@ def transcribe_engine(cfg: Config, pool, engine: str, opts: asr.Options, dkey: d
     for i, item in enumerate(todo):
         r = results[i]
         counts[r["status"]] += 1
+        heard = {k: r[k] for k in ("audio_sha256", "level_dbfs", "audio_seconds") if r.get(k, "") != ""}
         rows.append({**{k: item.get(k, "") for k in COLUMNS}, "asr": engine, "hypothesis": r["hypothesis"],
-                     "asr_seconds": r["asr_seconds"], "status": r["status"], "error": r["error"]})
+                     "asr_seconds": r["asr_seconds"], "status": r["status"], "error": r["error"], **heard})
 
 
 def transcribe_pending(cfg: Config, pool, engine: str, opts: asr.Options, todo: list[dict],
                        pending: list[tuple[int, str]]) -> dict[int, dict]:
     """Transcribe the pending items batch by batch; each result is cached as it arrives."""
     results: dict[int, dict] = {}
-    chunks = [pending[k:k + opts.batch_size] for k in range(0, len(pending), opts.batch_size)]
+    size = cfg.speech.batch_size
+    chunks = [pending[k:k + size] for k in range(0, len(pending), size)]
 
     def jobs():  # audio is read only when a worker is free for it: memory stays flat
         for chunk in chunks:
             arrays, ready = [], []
             for i, item_key in chunk:
+                path = todo[i]["audio_path"]
                 try:
-                    arrays.append(audio.load_16k(todo[i]["audio_path"]))
-                    ready.append((i, item_key))
+                    samples = audio.load_16k(path)
                 except audio.BadAudio as e:
                     results[i] = {"hypothesis": "", "asr_seconds": "", "status": "error", "error": str(e)}
+                    continue
+                arrays.append(samples)
+                ready.append((i, {"key": item_key, "audio_sha256": audio_hash(path),
+                                  "audio_seconds": round(len(samples) / audio.WHISPER_RATE, 4),
+                                  "level_dbfs": audio.level_dbfs(samples)}))
             yield ready, arrays
 
     bar = progress.bar(total=len(pending), desc=f"transcribe {engine}")
     for ready, outcome in pool.map(Listener, (engine, opts), "transcribe", jobs(), len(chunks)):
-        for (i, item_key), result in zip(ready, outcome):
-            result = {"key": item_key, **result}
+        for (i, heard), result in zip(ready, outcome):
+            result = {**heard, **result}
             if result["status"] == "ok":
                 store.write_json(cache_path(cfg, engine, todo[i]), result)
             results[i] = result

@@ -1,0 +1,121 @@
+"""An utterance's transcript depends on its own audio, the engine and the decoding options, and on nothing else:
+not on the utterances next to it, batch size, order, threads, the executor or the number of actors."""
+import random
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from pipeline import store
+from pipeline.asr import base
+from tests.test_pipeline import SENTENCES, cli, ran
+
+ENGINES = ["faster-whisper:tiny.en", "openai-whisper:tiny.en"]
+
+
+@pytest.fixture(scope="module")
+def speech():
+    """Six spoken lines of different lengths and, among them, two seconds of digital silence."""
+    from pipeline import audio
+    from pipeline.tts import base as tts
+
+    voice = tts.load("piper:joe")
+    arrays = [audio.resample(*voice.synthesize(text)) for text in SENTENCES]
+    arrays.insert(3, np.zeros(2 * audio.WHISPER_RATE, dtype=np.float32))
+    return arrays
+
+
+def texts(recognizer, arrays) -> list[str]:
+    return [t for t, _ in recognizer.transcribe(arrays)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_batch_size_order_and_threads_do_not_change_a_transcript(models_dir, speech, engine):
+    one = base.load(engine, base.Options(threads=1, models_dir=str(models_dir)))
+    alone = [texts(one, [a])[0] for a in speech]
+    assert sum(bool(t) for t in alone) >= 6  # real transcripts, not empty strings agreeing with each other
+    for size in (4, 32):
+        assert sum((texts(one, speech[k:k + size]) for k in range(0, len(speech), size)), []) == alone
+    order = list(range(len(speech)))
+    random.Random(7).shuffle(order)
+    shuffled = texts(one, [speech[i] for i in order])
+    assert [shuffled[order.index(i)] for i in range(len(speech))] == alone
+    two = base.load(engine, base.Options(threads=2, models_dir=str(models_dir)))
+    assert texts(two, speech) == alone
+
+
+def write_manifest(tmp_path, speech, rows) -> str:
+    """rows: (id, index into `speech` or None for silence, reference)."""
+    lines = ["id\taudio\treference"]
+    for uid, index, reference in rows:
+        samples = np.zeros(2 * 16000, np.float32) if index is None else speech[index]
+        sf.write(tmp_path / f"{uid}.wav", samples, 16000)
+        lines.append(f"{uid}\t{uid}.wav\t{reference}")
+    path = tmp_path / "m.tsv"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def hypotheses(run) -> dict[tuple, str]:
+    return {(r["sentence_id"], r["asr"]): r["hypothesis"] for r in store.read_csv(run / "utterances.csv")}
+
+
+def test_the_pipelines_batch_size_changes_no_hypothesis(tmp_path, models_dir, speech):
+    manifest = write_manifest(tmp_path, speech, [(f"u{i}", i, SENTENCES[min(i, 5)]) for i in range(len(speech))])
+    runs = {}
+    for size in (1, 4, 32):
+        cli(tmp_path, "--audio-manifest", manifest, "--asr", ",".join(ENGINES), "--run", f"b{size}",
+            "--set", f"speech.batch_size={size}", models=models_dir)
+        runs[size] = tmp_path / "results" / f"b{size}"
+    assert len(hypotheses(runs[1])) == 2 * len(speech)
+    assert hypotheses(runs[1]) == hypotheses(runs[4]) == hypotheses(runs[32])
+    assert (runs[1] / "hyp.trn").read_bytes() == (runs[32] / "hyp.trn").read_bytes()
+
+
+def test_silence_between_two_recordings_is_not_scored_as_speech(tmp_path, models_dir, speech):
+    line = SENTENCES[1]
+    manifest = write_manifest(tmp_path, speech, [("a", 1, line), ("quiet", None, line), ("b", 1, line)])
+    cli(tmp_path, "--audio-manifest", manifest, "--asr", "faster-whisper:tiny.en", models=models_dir, check=False)
+    rows = {r["sentence_id"]: r for r in store.read_csv(tmp_path / "results" / "default" / "utterances.csv")}
+    assert float(rows["a"]["wer"]) <= 0.2 and rows["a"]["hypothesis"] == rows["b"]["hypothesis"]
+    quiet = rows["quiet"]
+    assert float(quiet["wer"]) >= 0.5 and "silent_audio" in quiet["flags"].split(";")
+    assert float(quiet["level_dbfs"]) < -100 and float(rows["a"]["level_dbfs"]) > -30
+    summary = store.read_csv(tmp_path / "results" / "default" / "summary.csv")
+    assert summary[0]["flagged"] == "1" and summary[0]["silent_audio"] == "1"
+
+
+def test_a_recording_replaced_in_place_is_transcribed_again(tmp_path, models_dir, speech):
+    manifest = write_manifest(tmp_path, speech, [("a", 0, SENTENCES[0]), ("b", 1, SENTENCES[1])])
+    cli(tmp_path, "--audio-manifest", manifest, "--asr", "faster-whisper:tiny.en", models=models_dir)
+    run = tmp_path / "results" / "default"
+    before = {r["sentence_id"]: r for r in store.read_csv(run / "utterances.csv")}
+    assert before["a"]["audio_sha256"] == store.sha256_file(tmp_path / "a.wav")
+    sf.write(tmp_path / "a.wav", speech[2], 16000)  # same name, same manifest, new speech
+    proc = cli(tmp_path, "--audio-manifest", manifest, "--asr", "faster-whisper:tiny.en", models=models_dir)
+    assert "transcribe" in ran(proc)
+    after = {r["sentence_id"]: r for r in store.read_csv(run / "utterances.csv")}
+    assert after["a"]["audio_sha256"] == store.sha256_file(tmp_path / "a.wav") != before["a"]["audio_sha256"]
+    assert "lord" in after["a"]["hypothesis"].lower() and after["b"]["hypothesis"] == before["b"]["hypothesis"]
+    manifest_json = store.read_json(run / "manifest.json")
+    assert manifest_json["stage_results"]["transcribe"]["reused"] == 1  # b was not heard again
+
+
+def test_the_silence_condition_reports_a_hallucination_rate(tmp_path, models_dir):
+    from tests.test_pipeline import write_sentences
+
+    sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:3])
+    proc = cli(tmp_path, "--sentences", str(sentences), "--asr", "faster-whisper:tiny.en",
+               "--conditions", "clean,silence", models=models_dir)
+    run = tmp_path / "results" / "default"
+    rows = [r for r in store.read_csv(run / "utterances.csv") if r["condition"] == "silence"]
+    assert len(rows) == 3 and all(r["reference"] == "" and r["wer"] == "" and r["status"] == "ok" for r in rows)
+    assert all(float(r["level_dbfs"]) < -100 and "silent_audio" not in r["flags"] for r in rows)
+    assert all(int(r["insertions"]) == len(r["hypothesis_normalized"].split()) for r in rows)
+    summary = {s["condition"]: s for s in store.read_csv(run / "summary.csv")}
+    words = sum(len(r["hypothesis_normalized"].split()) for r in rows)
+    minutes = sum(float(r["audio_seconds"]) for r in rows) / 60
+    assert float(summary["silence"]["hallucination_wpm"]) == pytest.approx(words / minutes, abs=0.01)
+    assert summary["silence"]["micro_wer"] == "" and summary["clean"]["hallucination_wpm"] == ""
+    assert float(summary["clean"]["micro_wer"]) < 0.3
+    assert "words/min" in proc.stdout

@@ -91,6 +91,7 @@ class ExecutorConfig:
     actors: int = 0  # Ray actors per stage and backend; 0: cluster CPUs / cpus_per_actor
     cpus_per_actor: float = 1.0
     num_cpus: int = 0  # CPUs of a local Ray instance started here; 0: all
+    allow_insecure: bool = False  # join a cluster without token authentication (see pipeline/ray_auth.py)
 
 
 @dataclass

@@ -138,6 +138,12 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
         manifest.update(config=asdict(cfg), versions=versions(), git_commit=git_commit(),
                         seeds={"train": cfg.train.seed, "sample": cfg.sample.seed, "speech": cfg.speech.seed,
                                "bootstrap": cfg.score.seed})
+        if cfg.executor.kind == "ray":  # before any work: a cluster open to anyone is refused here
+            from pipeline import ray_auth
+
+            manifest["executor"] = ray_auth.check(cfg)
+        else:
+            manifest["executor"] = {"kind": cfg.executor.kind}
         timings = manifest.setdefault("stage_seconds", {})
         results: dict = manifest.setdefault("stage_results", {})
         stage_files: dict = manifest.setdefault("stage_files", {})

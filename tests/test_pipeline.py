@@ -25,8 +25,8 @@ SENTENCES = ["Now is the winter of our discontent.", "To be, or not to be, that 
              "Friends, Romans, countrymen, lend me your ears.", "All the world's a stage."]
 
 
-def cli(cwd: Path, *args, models: Path, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TQDM_DISABLE": "1"}
+def cli(cwd: Path, *args, models: Path, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**(os.environ if env is None else env), "TQDM_DISABLE": "1"}
     proc = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", *args],
                           cwd=cwd, capture_output=True, text=True, env=env)
     if check:

@@ -54,6 +54,9 @@ def test_ray_with_one_or_two_actors_gives_the_local_executors_csvs(tmp_path, mod
         assert wavs(tmp_path / "local") == wavs(tmp_path / name)
     two = tmp_path / "ray2" / "results" / "default"
     assert len({store.read_json(p)["pid"] for p in (two / "transcripts").rglob("*.json")}) >= 2
+    security = store.read_json(two / "manifest.json")["executor"]  # a local instance keeps Ray's default
+    assert security["address"] == "local instance"
+    assert security["auth_mode"] == os.environ.get("RAY_AUTH_MODE", "token").lower()
 
 
 def test_a_ray_run_resumes_from_a_local_one(tmp_path, models_dir):
@@ -67,35 +70,6 @@ def test_a_ray_run_resumes_from_a_local_one(tmp_path, models_dir):
     assert manifest["stage_results"]["synthesize"]["reused"] == 4
     assert manifest["stage_results"]["transcribe"]["reused"] == 4
     assert proc.returncode == 0
-
-
-@pytest.fixture
-def two_node_cluster(monkeypatch):
-    port = free_port()
-    common = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--disable-usage-stats"]
-    # A short temp dir (Ray's Unix sockets live there, and socket paths are limited to 107 bytes), and no token
-    # auth: a loopback-only test cluster, and a token left in ~/.ray by another cluster would not match.
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
-    env = {**os.environ, "RAY_TMPDIR": tempfile.mkdtemp(prefix="ray", dir="/tmp")}
-    subprocess.run([RAY, "start", "--head", "--port", str(port), "--include-dashboard", "false", *common],
-                   check=True, capture_output=True, env=env)
-    try:
-        subprocess.run([RAY, "start", "--address", f"127.0.0.1:{port}", *common], check=True, capture_output=True,
-                       env=env)
-        yield f"127.0.0.1:{port}"
-    finally:
-        subprocess.run([RAY, "stop", "--force"], capture_output=True, env=env)
-
-
-def test_two_node_cluster_shares_the_work(tmp_path, models_dir, two_node_cluster):
-    sentences = write_sentences(tmp_path / "s.txt")
-    cli(tmp_path, "--sentences", str(sentences), *TINY, "--set", "speech.batch_size=1", "--executor", "ray",
-        "--ray-address", two_node_cluster, models=models_dir)
-    run = tmp_path / "results" / "default"
-    rows = store.read_csv(run / "utterances.csv")
-    assert len(rows) == len(SENTENCES) and all(r["status"] == "ok" for r in rows)
-    assert len(nodes_used(run)) == 2
-    assert "items per node" in (run / "run.log").read_text()
 
 
 def test_a_killed_worker_is_restarted_and_nothing_is_lost_or_duplicated(tmp_path, models_dir):
@@ -128,3 +102,95 @@ def test_without_ray_the_message_says_how_to_install(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=Path(__file__).parents[1])
     assert proc.returncode == 2 and "pip install -e '.[ray]'" in proc.stderr
+
+
+def start_cluster(env: dict) -> tuple[str, dict]:
+    """Two nodes on loopback, one CPU each, started as the README's recipe says (auth from `env`, never argv)."""
+    port = free_port()
+    # A short temp dir: Ray's Unix sockets live there, and socket paths are limited to 107 bytes.
+    env = {**env, "RAY_TMPDIR": tempfile.mkdtemp(prefix="ray", dir="/tmp")}
+    common = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--disable-usage-stats"]
+    subprocess.run([RAY, "start", "--head", "--port", str(port), "--include-dashboard", "false", *common],
+                   check=True, capture_output=True, env=env)
+    subprocess.run([RAY, "start", "--address", f"127.0.0.1:{port}", *common], check=True, capture_output=True,
+                   env=env)
+    return f"127.0.0.1:{port}", env
+
+
+def stop_cluster(env: dict) -> None:
+    subprocess.run([RAY, "stop", "--force"], capture_output=True, env=env)
+
+
+@pytest.fixture(scope="module")
+def token_cluster(tmp_path_factory):
+    """A cluster with token authentication on; yields its address and a driver environment holding the token."""
+    home = tmp_path_factory.mktemp("home")  # the nodes' and the driver's ~, so no token of the user's is used
+    env = {**os.environ, "HOME": str(home), "RAY_AUTH_MODE": "token"}
+    env.pop("RAY_AUTH_TOKEN", None)
+    env.pop("RAY_AUTH_TOKEN_PATH", None)
+    subprocess.run([RAY, "get-auth-token", "--generate"], check=True, capture_output=True, env=env)
+    assert (home / ".ray" / "auth_token").stat().st_size >= 32
+    address, env = start_cluster(env)
+    try:
+        yield address, env
+    finally:
+        stop_cluster(env)
+
+
+@pytest.fixture(scope="module")
+def open_cluster():
+    """A cluster started without token authentication: what the pipeline must refuse by default."""
+    address, env = start_cluster({**os.environ, "RAY_AUTH_MODE": "disabled"})
+    try:
+        yield address, env
+    finally:
+        stop_cluster(env)
+
+
+def test_two_node_cluster_with_token_auth_shares_the_work(tmp_path, models_dir, token_cluster):
+    address, env = token_cluster
+    sentences = write_sentences(tmp_path / "s.txt")
+    cli(tmp_path, "--sentences", str(sentences), *TINY, "--set", "speech.batch_size=1", "--executor", "ray",
+        "--ray-address", address, models=models_dir, env=env)
+    run = tmp_path / "results" / "default"
+    rows = store.read_csv(run / "utterances.csv")
+    assert len(rows) == len(SENTENCES) and all(r["status"] == "ok" for r in rows)
+    assert len(nodes_used(run)) == 2
+    assert "items per node" in (run / "run.log").read_text()
+    security = store.read_json(run / "manifest.json")["executor"]
+    assert security["auth_mode"] == "token" and security["allow_insecure"] is False
+
+
+@pytest.mark.parametrize("driver", ["no token", "wrong token", "token mode off"])
+def test_a_driver_without_the_clusters_token_is_refused_clearly(tmp_path, models_dir, token_cluster, driver):
+    address, env = token_cluster
+    if driver == "no token":
+        env = {**env, "HOME": str(tmp_path)}
+    elif driver == "wrong token":
+        (tmp_path / "token").write_text("0" * 32)
+        env = {**env, "RAY_AUTH_TOKEN_PATH": str(tmp_path / "token")}
+    else:
+        env = {k: v for k, v in env.items() if k != "RAY_AUTH_MODE"}
+    sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:1])
+    proc = cli(tmp_path, "--sentences", str(sentences), *TINY, "--executor", "ray", "--ray-address", address,
+               models=models_dir, env=env, check=False)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and address in proc.stderr
+    assert ("RAY_AUTH_MODE=token" if driver == "token mode off" else "auth_token") in proc.stderr
+    assert not (tmp_path / "audio").exists()  # refused before any work
+
+
+def test_a_cluster_without_auth_is_refused_unless_allowed(tmp_path, models_dir, open_cluster):
+    address, env = open_cluster
+    sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:2])
+    args = ["--sentences", str(sentences), *TINY, "--executor", "ray", "--ray-address", address]
+    proc = cli(tmp_path, *args, models=models_dir, env=env, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "no token authentication" in proc.stderr and "run any code" in proc.stderr
+    assert "RAY_AUTH_MODE=token" in proc.stderr and "executor.allow_insecure=true" in proc.stderr
+    assert not (tmp_path / "audio").exists()
+    cli(tmp_path, *args, "--set", "executor.allow_insecure=true", models=models_dir, env=env)
+    run = tmp_path / "results" / "default"
+    assert all(r["status"] == "ok" for r in store.read_csv(run / "utterances.csv"))
+    security = store.read_json(run / "manifest.json")["executor"]
+    assert security["auth_mode"] == "disabled" and security["allow_insecure"] is True

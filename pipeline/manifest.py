@@ -4,12 +4,14 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from pipeline.inputs import InputError, read_text
+
 ID = ("id", "utt_id", "utterance_id", "sentence_id")
 AUDIO = ("audio", "audio_path", "path", "wav", "file")
 TEXT = ("reference", "text", "ref", "transcript", "sentence")
 
 
-class ManifestError(ValueError):
+class ManifestError(InputError):
     pass
 
 
@@ -18,19 +20,21 @@ def _column(header: list[str], names: tuple[str, ...], what: str, path: Path) ->
     for name in names:
         if name in lowered:
             return lowered[name]
-    raise ManifestError(f"{path}: no {what} column; name one of {', '.join(names)} (found: {', '.join(header)})")
+    raise ManifestError(f"--audio-manifest {path}: no {what} column; name one of {', '.join(names)} "
+                        f"(found: {', '.join(header)})")
 
 
 def read(path: str | Path) -> list[dict]:
     """Rows of {id, audio_path, reference}. Relative audio paths are taken from the manifest's folder.
     Missing audio is not an error here: the transcribe stage records it on that row."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_text(path, "--audio-manifest")
     first = text.splitlines()[0] if text.strip() else ""
     delimiter = "\t" if "\t" in first or path.suffix.lower() == ".tsv" else ","
     reader = csv.DictReader(text.splitlines(), delimiter=delimiter)
     if not reader.fieldnames:
-        raise ManifestError(f"{path}: empty manifest; expected a header with id, audio and reference columns")
+        raise ManifestError(f"--audio-manifest {path}: empty manifest; expected a header with id, audio and "
+                            "reference columns")
     cid = _column(reader.fieldnames, ID, "id", path)
     caudio = _column(reader.fieldnames, AUDIO, "audio path", path)
     ctext = _column(reader.fieldnames, TEXT, "reference text", path)
@@ -38,9 +42,9 @@ def read(path: str | Path) -> list[dict]:
     for n, row in enumerate(reader, 2):
         uid = (row.get(cid) or "").strip()
         if not uid:
-            raise ManifestError(f"{path} line {n}: empty id")
+            raise ManifestError(f"--audio-manifest {path} line {n}: empty id; give every row an id")
         if uid in seen:
-            raise ManifestError(f"{path} line {n}: duplicate id {uid!r}")
+            raise ManifestError(f"--audio-manifest {path} line {n}: duplicate id {uid!r}; ids must be unique")
         seen.add(uid)
         audio = Path((row.get(caudio) or "").strip()).expanduser()
         if not audio.is_absolute():

@@ -1,7 +1,8 @@
 """Stage order, staleness, the run lock and the manifest.
 
 A stage is a module with `key(cfg)` (what determines its output), `outputs(cfg)` and `run(cfg)`.
-The runner skips a stage whose recorded key is unchanged and whose outputs all exist. Stages that do
+The runner skips a stage whose recorded key is unchanged and whose outputs are on disk exactly as the stage
+left them (their sha256 is recorded): a file truncated or edited since makes the stage run again. Stages that do
 per-item work (synthesis, transcription) also cache each item, so a rerun after a kill redoes only
 the item that was in flight."""
 from __future__ import annotations
@@ -121,10 +122,18 @@ def stale(cfg: Config, name: str, state_dir: Path) -> tuple[bool, str]:
         earlier = STAGES[max(STAGES.index(name) - 1, 0)]
         raise MissingInput(f"stage {name} needs {e.filename}, which does not exist yet; run the stages before it "
                            f"(e.g. --from {earlier}, or no --stages at all)") from None
-    state = state_dir / f"{name}.json"
-    if not state.exists() or store.read_json(state).get("key") != key:
+    recorded = store.read_json_or_empty(state_dir / f"{name}.json")
+    if recorded.get("key") != key:
         return True, key
-    return not all(Path(p).exists() for p in mod.outputs(cfg)), key
+    written = recorded.get("outputs", {})
+    return any(written.get(str(p)) != output_hash(p) for p in mod.outputs(cfg)), key
+
+
+def output_hash(path) -> str | None:
+    try:
+        return store.sha256_stat(path)
+    except OSError:
+        return None
 
 
 def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, force: bool = False) -> int:
@@ -159,7 +168,8 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
             # A rerun replaces what the stage used before; one that only reused cached items loaded no model.
             stage_files[name] = result.pop("files", {}) or stage_files.get(name, {})
             results[name] = result
-            store.write_json(state_dir / f"{name}.json", {"key": key})
+            outputs = {str(p): output_hash(p) for p in stage_module(name).outputs(cfg)}
+            store.write_json(state_dir / f"{name}.json", {"key": key, "outputs": outputs})
             store.write_json(manifest_path, manifest)
             log.info("%s: done in %.1f s", name, timings[name])
         manifest["files"] = {path: sha for name in STAGES for path, sha in stage_files.get(name, {}).items()}

@@ -3,39 +3,32 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from pipeline.inputs import InputError, read_text
 from pipeline.scoring import sclite
 from pipeline.scoring.evaluate import evaluate, summary_table, write
 
 
-class InputError(ValueError):
-    pass
-
-
-def read_lines(path: str) -> tuple[list[tuple[str, str]], bool]:
-    """(id, text) pairs and whether the file was trn. Plain files get ids by line number."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{path}: no such file")
-    if sclite.is_trn(p):
-        return sclite.read_trn(p), True
-    lines = p.read_text(encoding="utf-8").splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return [(f"line{n:05d}", text.strip()) for n, text in enumerate(lines, 1)], False
+def read_lines(path: str, flag: str) -> tuple[list[tuple[str, str]], bool]:
+    """(id, text) pairs and whether the file was trn. Plain files get ids by line number, and every line is an
+    utterance, empty ones too: an engine that heard nothing wrote an empty line."""
+    text = read_text(path, flag)
+    if sclite.is_trn(text):
+        return sclite.read_trn(text), True
+    return [(f"line{n:05d}", line.strip()) for n, line in enumerate(text.splitlines(), 1)], False
 
 
 def pair(ref_path: str, hyp_path: str) -> list[dict]:
-    refs, ref_trn = read_lines(ref_path)
-    hyps, hyp_trn = read_lines(hyp_path)
+    refs, ref_trn = read_lines(ref_path, "--ref")
+    hyps, hyp_trn = read_lines(hyp_path, "--hyp")
     if ref_trn != hyp_trn:
         raise InputError(f"{ref_path} and {hyp_path}: one is a trn file and the other is not; give both as trn "
                          "(`text (id)` lines) or both as one utterance per line")
     if ref_trn:
         ref_ids, hyp_ids = dict(refs), dict(hyps)
-        if len(ref_ids) != len(refs) or len(hyp_ids) != len(hyps):
-            raise InputError("duplicate utterance ids in a trn file")
+        for flag, path, pairs, ids in (("--ref", ref_path, refs, ref_ids), ("--hyp", hyp_path, hyps, hyp_ids)):
+            if len(ids) != len(pairs):
+                raise InputError(f"{flag} {path}: the same utterance id twice; ids in a trn file must be unique")
         missing, extra = sorted(set(ref_ids) - set(hyp_ids)), sorted(set(hyp_ids) - set(ref_ids))
         if missing or extra:
             raise InputError(f"ids do not match: {len(missing)} only in {ref_path} (e.g. {missing[:3]}), "
@@ -43,8 +36,8 @@ def pair(ref_path: str, hyp_path: str) -> list[dict]:
         return [{"sentence_id": uid, "reference": text, "hypothesis": hyp_ids[uid], "status": "ok"}
                 for uid, text in refs]
     if len(refs) != len(hyps):
-        raise InputError(f"{ref_path} has {len(refs)} lines but {hyp_path} has {len(hyps)}; "
-                         "they must pair line by line (or use trn files with ids)")
+        raise InputError(f"--ref {ref_path} has {len(refs)} lines but --hyp {hyp_path} has {len(hyps)}; they pair "
+                         "line by line, empty lines included (or use trn files with ids)")
     return [{"sentence_id": uid, "reference": r, "hypothesis": h, "status": "ok"}
             for (uid, r), (_, h) in zip(refs, hyps)]
 
@@ -60,11 +53,16 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     try:
         rows = pair(args.ref, args.hyp)
-    except (InputError, ValueError) as e:
+    except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     results = evaluate(rows, args.normalize, args.bootstrap)
-    write(results, args.out)
+    try:
+        write(results, args.out)
+    except OSError as e:
+        print(f"error: cannot write --out {args.out} ({e.strerror}); free some space or pick another directory",
+              file=sys.stderr)
+        return 4
     print(summary_table(results))
     print(f"results in {args.out}/")
     return 0

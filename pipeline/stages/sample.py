@@ -5,12 +5,12 @@ import logging
 from dataclasses import asdict
 from pathlib import Path
 
-from pipeline import manifest, paths, store
+from pipeline import inputs, manifest, paths, store
 from pipeline.config import Config
 from pipeline.lm import tokenizer
 from pipeline.lm.perplexity import perplexity
 from pipeline.lm.sample import REFERENCE_SENTENCES, generate, split_sentences
-from pipeline.lm.train import load_model
+from pipeline.lm.train import finished, load_model
 
 log = logging.getLogger(__name__)
 COLUMNS = ["sentence_id", "sample", "text", "lm_tokens", "perplexity"]
@@ -27,14 +27,6 @@ def score(model, text: str, start_ids: list[int]) -> tuple[int, float | str]:
     return len(ids), round(perplexity(model, ids, context=start_ids), 4)
 
 
-def read_user_sentences(path: str) -> list[str]:
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    kept = [line.strip() for line in lines if line.strip()]
-    if len(kept) < len(lines):
-        log.info("%s: skipped %d blank lines", path, len(lines) - len(kept))
-    return kept
-
-
 def key(cfg: Config) -> dict:
     ckpt = paths.lm_dir(cfg) / "ckpt.pt"
     return {"sample": asdict(cfg.sample), "lm": str(paths.lm_dir(cfg)) if ckpt.exists() else None,
@@ -49,16 +41,16 @@ def outputs(cfg: Config) -> list:
 def run(cfg: Config) -> dict:
     out = paths.run_dir(cfg)
     ckpt = paths.lm_dir(cfg) / "ckpt.pt"
-    model = load_model(ckpt) if ckpt.exists() else None
+    model = load_model(ckpt) if finished(paths.lm_dir(cfg)) else None
     start_ids = tokenizer.encode(cfg.sample.start)  # perplexity is conditioned on the sampling prompt
     if cfg.audio_manifest:
         rows = [{"sentence_id": r["id"], "sample": "", "text": r["reference"]}
                 for r in manifest.read(cfg.audio_manifest)]
     elif cfg.sentences:
         rows = [{"sentence_id": f"l{i:04d}", "sample": "", "text": text}
-                for i, text in enumerate(read_user_sentences(cfg.sentences), 1)]
+                for i, text in enumerate(inputs.sentences(cfg.sentences), 1)]
     elif model is None:
-        raise FileNotFoundError(f"no trained model at {ckpt}; run the train stage first")
+        raise FileNotFoundError(f"no intact trained model at {ckpt}; run the train stage first")
     else:
         s = cfg.sample
         samples = generate(model, s.start, s.num_samples, s.max_new_tokens, s.temperature, s.top_k, s.seed)
@@ -67,7 +59,7 @@ def run(cfg: Config) -> dict:
                 for k, sample in enumerate(samples)
                 for j, text in enumerate(split_sentences(sample, s.speaker_tags, s.min_words))]
     if model is None:
-        log.warning("no trained model at %s: perplexity is left empty", ckpt)
+        log.warning("no intact trained model at %s: perplexity is left empty", ckpt)
     for row in rows:
         row["lm_tokens"], row["perplexity"] = score(model, row["text"], start_ids)
     store.write_csv(sentences_path(cfg), rows, COLUMNS)

@@ -1,7 +1,8 @@
 """synthesize: sentences → one wav per (sentence, voice, condition) under audio/<run>/.
 
-Each wav has a JSON sidecar with its text hash, duration, synthesis time and status. A wav whose sidecar
-matches the current text and settings is reused, so a killed run redoes only the item in flight."""
+Each wav has a JSON sidecar with its key (text and settings), the wav's sha256 and size, duration, synthesis time
+and status. A wav is reused only when its sidecar matches the current text and settings and the wav on disk
+still has the recorded sha256, so a killed run redoes only the item in flight and a torn wav is made again."""
 from __future__ import annotations
 
 import logging
@@ -27,7 +28,10 @@ def key(cfg: Config) -> dict:
 
 
 def outputs(cfg: Config) -> list:
-    return [table_path(cfg)]
+    """The table and every wav it names: a wav damaged after the run makes the stage run again."""
+    table = table_path(cfg)
+    wavs = dict.fromkeys(r["audio_path"] for r in store.read_csv(table) if r["audio_path"]) if table.exists() else {}
+    return [table, *wavs]
 
 
 def wav_path(cfg: Config, voice: str, condition: str, sentence_id: str) -> Path:
@@ -35,12 +39,17 @@ def wav_path(cfg: Config, voice: str, condition: str, sentence_id: str) -> Path:
 
 
 def cached(sidecar: Path, wav: Path, item_key: str) -> dict | None:
-    if not sidecar.exists():
+    meta = store.read_record(sidecar)
+    if meta.get("key") != item_key:
         return None
-    meta = store.read_json(sidecar)
-    if meta.get("key") != item_key or (meta["status"] == "ok" and not wav.exists()):
+    if meta["status"] == "ok" and (not wav.exists() or meta.get("wav_sha256") != store.sha256_stat(wav)):
         return None
     return meta
+
+
+def written(wav: Path) -> dict:
+    """What a sidecar records of its wav, so that a torn or replaced file is not taken as done."""
+    return {"wav_sha256": store.sha256_stat(wav), "wav_bytes": wav.stat().st_size}
 
 
 def condition_one(cfg: Config, condition: conditions.Condition, clean_wav: Path, out_wav: Path,
@@ -70,7 +79,7 @@ def run(cfg: Config) -> dict:
                         cond_sidecar = wav.with_suffix(".json")
                         if cached(cond_sidecar, wav, cond_key) is None:
                             condition_one(cfg, cond, clean, wav, s["sentence_id"], voice_name)
-                            store.write_json(cond_sidecar, {"key": cond_key, "status": "ok"})
+                            store.write_record(cond_sidecar, {"key": cond_key, "status": "ok", **written(wav)})
                     rows.append({"sentence_id": s["sentence_id"], "voice": voice_name, "condition": cond.name,
                                  "audio_path": str(wav) if meta["status"] == "ok" else "",
                                  "audio_seconds": meta["audio_seconds"], "tts_seconds": meta["tts_seconds"],
@@ -105,8 +114,9 @@ def speak_all(cfg: Config, pool, voice_name: str, sentences: list[dict], counts:
                                                            "node", "pid")}}
         if result["status"] == "ok":
             audio.write_wav(clean, result["samples"], result["sr"])
+            meta.update(written(clean))
         if result["status"] != "error":
-            store.write_json(clean.with_suffix(".json"), meta)
+            store.write_record(clean.with_suffix(".json"), meta)
         metas[sentence_id] = meta
         bar.update(1)
     bar.close()

@@ -99,7 +99,7 @@ def transcribe_engine(cfg: Config, pool, engine: str, opts: asr.Options, dkey: d
         sha = audio_hash(item["audio_path"])
         item_key = store.key_of([sha, engine, dkey]) if sha else ""
         cached = cache_path(cfg, engine, item)
-        previous = store.read_json(cached) if item_key and cached.exists() else {}
+        previous = store.read_record(cached) if item_key else {}
         if previous.get("key") == item_key and item_key:
             results[i] = previous
             counts["reused"] += 1
@@ -143,7 +143,7 @@ def transcribe_pending(cfg: Config, pool, engine: str, opts: asr.Options, todo: 
         for (i, heard), result in zip(ready, outcome):
             result = {**heard, **result}
             if result["status"] == "ok":
-                store.write_json(cache_path(cfg, engine, todo[i]), result)
+                store.write_record(cache_path(cfg, engine, todo[i]), result)
             results[i] = result
         bar.update(len(ready))
     bar.close()

@@ -11,8 +11,11 @@ it can all change what Whisper writes (tests/test_invariance.py)."""
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
+import queue
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
@@ -34,7 +37,7 @@ class Options:
     temperature: float = 0.0
     condition_on_previous_text: bool = False
     compute_type: str = "int8"
-    threads: int = 0
+    threads: int = 0  # utterances decoded at once, each on one thread (see parallel_decoders); 0: one per core
     models_dir: str = "models"
 
 
@@ -82,17 +85,41 @@ def load(name: str, options: Options) -> Recognizer:
     return _ENGINES[engine][0](model, options)
 
 
-def decode_each(arrays: list[np.ndarray], short: Callable[[np.ndarray], str], long: Callable[[np.ndarray], str],
-                reseed: Callable[[], object]) -> list[tuple[str, dict]]:
-    """Each utterance alone: `short` for audio up to 30 s (one padded window), `long` past it. `reseed` resets
-    the engine's sampler first, so that with temperature > 0 no utterance's draw depends on those before it."""
-    out = []
-    for audio in arrays:
-        t0 = time.perf_counter()
-        reseed()
-        if len(audio) > WINDOW_SAMPLES:
-            text, mode = long(audio), "long-form"
-        else:
-            text, mode = short(audio), "window"
-        out.append((text, {"asr_seconds": time.perf_counter() - t0, "mode": mode}))
-    return out
+@dataclass(frozen=True)
+class Decoder:
+    """One copy of an engine that decodes one utterance at a time, on one thread."""
+    short: Callable[[np.ndarray], str]  # audio up to 30 s: one padded window
+    long: Callable[[np.ndarray], str]  # longer audio: the engine's long-form transcription
+    reseed: Callable[[], object]  # resets the engine's sampler, for temperature > 0
+
+
+def parallel_decoders(options: Options) -> int:
+    """How many utterances are decoded at once. Each decode runs on a single thread, so its arithmetic, and so
+    its transcript, is the same whatever the thread count; more cores mean more utterances at a time.
+    Sampling (temperature > 0) reseeds a process-wide generator before each utterance, so it goes one by one."""
+    if options.temperature > 0:
+        return 1
+    return options.threads or os.cpu_count() or 1
+
+
+def decode_each(arrays: list[np.ndarray], decoders: list[Decoder]) -> list[tuple[str, dict]]:
+    """Each utterance alone, on whichever decoder is free, results in input order."""
+    free: queue.SimpleQueue[Decoder] = queue.SimpleQueue()
+    for d in decoders:
+        free.put(d)
+
+    def one(audio: np.ndarray) -> tuple[str, dict]:
+        d = free.get()
+        try:
+            t0 = time.perf_counter()
+            d.reseed()
+            long = len(audio) > WINDOW_SAMPLES
+            text = d.long(audio) if long else d.short(audio)
+            return text, {"asr_seconds": time.perf_counter() - t0, "mode": "long-form" if long else "window"}
+        finally:
+            free.put(d)
+
+    if len(decoders) == 1:
+        return [one(a) for a in arrays]
+    with ThreadPoolExecutor(len(decoders)) as pool:
+        return list(pool.map(one, arrays))

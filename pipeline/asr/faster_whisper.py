@@ -20,8 +20,9 @@ class FasterWhisper:
         self.options = options
         path = weights.ct2_dir(model, options.models_dir)
         self._files = [str(path / "model.bin")]
-        self.model = WhisperModel(str(path), device="cpu", compute_type=options.compute_type,
-                                  cpu_threads=options.threads)
+        self.workers = base.parallel_decoders(options)
+        self.model = WhisperModel(str(path), device="cpu", compute_type=options.compute_type, cpu_threads=1,
+                                  num_workers=self.workers)
         language = options.language if self.model.model.is_multilingual else None
         self.tokenizer = Tokenizer(self.model.hf_tokenizer, self.model.model.is_multilingual,
                                    task="transcribe", language=language)
@@ -54,8 +55,10 @@ class FasterWhisper:
         return " ".join(s.text.strip() for s in segments).strip()
 
     def transcribe(self, arrays: list[np.ndarray]) -> list[tuple[str, dict]]:
-        return base.decode_each(arrays, self._short, self._long,
-                                reseed=lambda: self._ctranslate2.set_random_seed(base.SAMPLING_SEED))
+        # One model with `workers` CTranslate2 replicas: concurrent calls run on separate one-thread workers.
+        decoder = base.Decoder(self._short, self._long,
+                               reseed=lambda: self._ctranslate2.set_random_seed(base.SAMPLING_SEED))
+        return base.decode_each(arrays, [decoder] * self.workers)
 
 
 base.register("faster-whisper", FasterWhisper, weights.MODELS)

@@ -1,8 +1,12 @@
 """openai-whisper on a checkpoint converted from the bundled CTranslate2 weights (see weights.py).
 
 An utterance up to 30 s is decoded alone with whisper.decode on its padded window; longer audio with whisper's
-transcribe() and the same options."""
+transcribe() and the same options. Each decode runs on one torch thread, so utterances are decoded in parallel
+on copies of the model: whisper.decode installs its key-value cache hooks on the model it is given, so two
+decodes must never share one."""
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -16,14 +20,14 @@ class OpenAIWhisper:
 
         self.name = f"openai-whisper:{model}"
         self.options = options
-        if options.threads:
-            torch.set_num_threads(options.threads)
+        torch.set_num_threads(1)  # see base.parallel_decoders: one thread per decode, decodes side by side
         path = weights.openai_checkpoint(model, options.models_dir)
         self._files = [str(path)]
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
-        self.model = whisper.model.Whisper(whisper.model.ModelDimensions(**ckpt["dims"]))
-        self.model.load_state_dict(ckpt["model_state_dict"])
-        self.model.eval()
+        first = whisper.model.Whisper(whisper.model.ModelDimensions(**ckpt["dims"]))
+        first.load_state_dict(ckpt["model_state_dict"])
+        first.eval()
+        self.models = [first] + [copy.deepcopy(first) for _ in range(base.parallel_decoders(options) - 1)]
         self.whisper = whisper
         self.decode_options = whisper.DecodingOptions(
             language=options.language, without_timestamps=True, fp16=False, temperature=options.temperature,
@@ -32,17 +36,17 @@ class OpenAIWhisper:
     def files(self) -> list[str]:
         return self._files
 
-    def _short(self, audio: np.ndarray) -> str:
+    def _short(self, model, audio: np.ndarray) -> str:
         import torch
 
         w = self.whisper
         mel = w.log_mel_spectrogram(w.pad_or_trim(torch.from_numpy(audio)))
         with torch.inference_mode():
-            result = w.decode(self.model, mel, self.decode_options)
+            result = w.decode(model, mel, self.decode_options)
         return result.text.strip()
 
-    def _long(self, audio: np.ndarray) -> str:
-        result = self.model.transcribe(
+    def _long(self, model, audio: np.ndarray) -> str:
+        result = model.transcribe(
             audio, language=self.options.language, beam_size=self.decode_options.beam_size,
             temperature=self.options.temperature, fp16=False, verbose=None,
             condition_on_previous_text=self.options.condition_on_previous_text)
@@ -51,7 +55,9 @@ class OpenAIWhisper:
     def transcribe(self, arrays: list[np.ndarray]) -> list[tuple[str, dict]]:
         import torch
 
-        return base.decode_each(arrays, self._short, self._long, reseed=lambda: torch.manual_seed(base.SAMPLING_SEED))
+        decoders = [base.Decoder(lambda a, m=m: self._short(m, a), lambda a, m=m: self._long(m, a),
+                                 reseed=lambda: torch.manual_seed(base.SAMPLING_SEED)) for m in self.models]
+        return base.decode_each(arrays, decoders)
 
 
 base.register("openai-whisper", OpenAIWhisper, weights.MODELS)

@@ -183,9 +183,9 @@ def summary_table(results: Results) -> str:
                      f"{s['n_utterances']:>4} {micro:>9} {macro:>9} {ci:>15}")
     counts = {f: sum(s[f] for s in results.summary) for f in FLAGS}
     flagged = sum(s["flagged"] for s in results.summary)
-    if flagged:
-        named = ", ".join(f"{f} {n}" for f, n in counts.items() if n)
-        lines.append(f"{flagged} of {len(results.utterances)} utterances flagged ({named}): see the flags column")
+    named = ", ".join(f"{f} {n}" for f, n in counts.items() if n)
+    lines.append(f"{flagged} of {len(results.utterances)} utterances flagged" +
+                 (f" ({named}): see the flags column" if flagged else ""))
     if any(s["hallucination_wpm"] != "" for s in results.summary):
         lines.append("silence rows: words written per minute of audio with no speech (they have no WER)")
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pipeline
 from pipeline import paths, store
+from pipeline.asr import base as asr
 from pipeline.config import Config
 
 log = logging.getLogger("pipeline")
@@ -143,8 +144,8 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
         setup_logging(run_dir)
         state_dir = run_dir / ".stages"
         manifest_path = run_dir / "manifest.json"
-        manifest = store.read_json(manifest_path) if manifest_path.exists() else {}
-        manifest.update(config=asdict(cfg), versions=versions(), git_commit=git_commit(),
+        manifest = store.read_json_or_empty(manifest_path)
+        manifest.update(config=asdict(cfg), versions=versions(), git_commit=git_commit(), asr_decoding=asr.DECODING,
                         seeds={"train": cfg.train.seed, "sample": cfg.sample.seed, "speech": cfg.speech.seed,
                                "bootstrap": cfg.score.seed})
         if cfg.executor.kind == "ray":  # before any work: a cluster open to anyone is refused here

@@ -75,6 +75,7 @@ def test_full_run_writes_every_artifact(default_run, models_dir):
     manifest = store.read_json(run / "manifest.json")
     assert manifest["versions"]["torch"].startswith("2.13.0") and manifest["versions"]["faster-whisper"]
     assert manifest["config"]["speech"]["asr"] == ["faster-whisper:tiny.en"]
+    assert manifest["asr_decoding"].startswith("each utterance alone")
     assert any(k.endswith("ckpt.pt") for k in manifest["files"])
     assert any("en_US-joe-medium.onnx" in k for k in manifest["files"])
     assert set(manifest["stage_seconds"]) == {"prepare", "train", "sample", "synthesize", "transcribe", "score", "report"}

@@ -26,6 +26,7 @@ from pipeline.config import ConfigError
 
 WINDOW_SAMPLES = 30 * WHISPER_RATE  # Whisper's window: longer audio goes through long-form transcription
 SAMPLING_SEED = 0  # temperature > 0 only: each utterance's sampler starts from this seed
+DECODING = "each utterance alone in its own 30 s window (long-form past 30 s), one thread per decode"
 
 
 @dataclass

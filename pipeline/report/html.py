@@ -94,7 +94,8 @@ def render(title: str, summary: list[dict], utterances: list[dict], plots: dict[
 <h2>Sentences</h2>
 <p><label><input type="checkbox" id="only-errors" onchange="filterRows()"> only sentences with
 errors</label> · <label>flags <select id="only-flag" onchange="filterRows()"><option value="">all rows</option>
-<option value="any">any flag</option>{flag_options}</select></label> · click a header to sort · <span class="S">substitution</span> <span class="D">deletion</span>
+<option value="any">any flag</option>{flag_options}</select></label> · click a header to sort ·
+<span class="S">substitution</span> <span class="D">deletion</span>
 <span class="I">insertion</span></p>
 <table id="utts"><thead><tr>{"".join(f'<th onclick="sortBy(this)">{c}</th>' for c in cols)}</tr></thead>
 <tbody>{"".join(body)}</tbody></table>

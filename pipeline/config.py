@@ -73,7 +73,7 @@ class SpeechConfig:
     compute_type: str = "int8"  # faster-whisper: int8 or float32
     batch_size: int = 32  # utterances handed to a worker per call; each is still decoded alone
     voice_noise: bool = False  # Piper's own noise; off keeps synthesis bit-identical
-    threads: int = 0  # utterances transcribed at once, each on one thread; 0: one per core
+    threads: int = 0  # utterances transcribed at once, each on one thread; 0: one per core, at most 8
     seed: int = 1337  # for noise conditions
 
 

@@ -26,6 +26,7 @@ from pipeline.config import ConfigError
 
 WINDOW_SAMPLES = 30 * WHISPER_RATE  # Whisper's window: longer audio goes through long-form transcription
 SAMPLING_SEED = 0  # temperature > 0 only: each utterance's sampler starts from this seed
+DEFAULT_MAX_DECODERS = 8
 DECODING = "each utterance alone in its own 30 s window (long-form past 30 s), one thread per decode"
 
 
@@ -96,11 +97,12 @@ class Decoder:
 
 def parallel_decoders(options: Options) -> int:
     """How many utterances are decoded at once. Each decode runs on a single thread, so its arithmetic, and so
-    its transcript, is the same whatever the thread count; more cores mean more utterances at a time.
+    its transcript, is the same whatever the thread count; more cores mean more utterances at a time, up to
+    DEFAULT_MAX_DECODERS unless `threads` asks for more (openai-whisper keeps a model copy per decoder).
     Sampling (temperature > 0) reseeds a process-wide generator before each utterance, so it goes one by one."""
     if options.temperature > 0:
         return 1
-    return options.threads or os.cpu_count() or 1
+    return options.threads or min(os.cpu_count() or 1, DEFAULT_MAX_DECODERS)
 
 
 def decode_each(arrays: list[np.ndarray], decoders: list[Decoder]) -> list[tuple[str, dict]]:

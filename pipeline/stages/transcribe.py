@@ -25,9 +25,11 @@ def table_path(cfg: Config) -> Path:
 
 def options(cfg: Config) -> asr.Options:
     s = cfg.speech
+    # A Ray actor decodes on the CPUs it was given, not on every core of its node.
+    threads = s.threads or (max(1, int(cfg.executor.cpus_per_actor)) if cfg.executor.kind == "ray" else 0)
     return asr.Options(language=s.language, beam_size=s.beam_size, temperature=s.temperature,
                        condition_on_previous_text=s.condition_on_previous_text, compute_type=s.compute_type,
-                       threads=s.threads, models_dir=cfg.models_dir)
+                       threads=threads, models_dir=cfg.models_dir)
 
 
 def decoding_key(cfg: Config) -> dict:

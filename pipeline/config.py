@@ -194,10 +194,13 @@ def validate(cfg: Config) -> None:
     if cfg.model.n_embd % cfg.model.n_head:
         raise ConfigError(f"model.n_embd = {cfg.model.n_embd} must be a multiple of model.n_head = {cfg.model.n_head}")
     for key in ("train.max_iters", "train.batch_size", "train.eval_interval", "train.eval_iters",
-                "model.block_size", "model.n_layer", "sample.num_samples", "sample.max_new_tokens"):
+                "model.block_size", "model.n_layer", "sample.num_samples", "sample.max_new_tokens",
+                "speech.batch_size"):
         section, name = key.split(".")
         if flat[section][name] < 1:
             raise ConfigError(f"{key} = {flat[section][name]} must be at least 1")
+    if cfg.speech.threads < 0 or cfg.train.threads < 0:
+        raise ConfigError("speech.threads and train.threads must be 0 (automatic) or a number of threads")
     if cfg.sample.temperature <= 0:
         raise ConfigError(f"sample.temperature = {cfg.sample.temperature} must be > 0")
     if not 0 < cfg.data.val_fraction < 1:

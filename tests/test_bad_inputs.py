@@ -77,6 +77,8 @@ CASES = {
     "--set unknown key": (nothing, ["--set", "speech.voicez=piper:joe"], 2, ["voicez"]),
     "--set bad boolean": (nothing, ["--set", "speech.voice_noise=maybe"], 2, ["speech.voice_noise", "true or false"]),
     "--set a removed option": (nothing, ["--set", "speech.pack=true"], 2, ["pack"]),
+    "--set negative threads": (nothing, ["--set", "speech.threads=-2"], 2, ["speech.threads"]),
+    "--set a zero batch size": (nothing, ["--set", "speech.batch_size=0"], 2, ["speech.batch_size"]),
     "--conditions: unknown": (nothing, ["--conditions", "clean,reverb"], 2, ["reverb", "silence"]),
     "--voices: unknown family": (nothing, ["--voices", "festival:kal"], 2, ["festival:kal"]),
     "score: --ref missing": (text("h.txt", "a\n"), ["score", "--ref", "r.txt", "--hyp", "h.txt"], 2,

@@ -127,14 +127,7 @@ def stale(cfg: Config, name: str, state_dir: Path) -> tuple[bool, str]:
     if recorded.get("key") != key:
         return True, key
     written = recorded.get("outputs", {})
-    return any(written.get(str(p)) != output_hash(p) for p in mod.outputs(cfg)), key
-
-
-def output_hash(path) -> str | None:
-    try:
-        return store.sha256_stat(path)
-    except OSError:
-        return None
+    return any(written.get(str(p)) != store.sha256_or_none(p) for p in mod.outputs(cfg)), key
 
 
 def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, force: bool = False) -> int:
@@ -169,7 +162,7 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
             # A rerun replaces what the stage used before; one that only reused cached items loaded no model.
             stage_files[name] = result.pop("files", {}) or stage_files.get(name, {})
             results[name] = result
-            outputs = {str(p): output_hash(p) for p in stage_module(name).outputs(cfg)}
+            outputs = {str(p): store.sha256_or_none(p) for p in stage_module(name).outputs(cfg)}
             store.write_json(state_dir / f"{name}.json", {"key": key, "outputs": outputs})
             store.write_json(manifest_path, manifest)
             log.info("%s: done in %.1f s", name, timings[name])

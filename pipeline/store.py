@@ -106,6 +106,14 @@ def sha256_stat(path: str | Path) -> str:
     return _sha256_at(str(path), st.st_size, st.st_mtime_ns)
 
 
+def sha256_or_none(path: str | Path) -> str | None:
+    """sha256_stat, or None for a file that is missing or unreadable."""
+    try:
+        return sha256_stat(path)
+    except OSError:
+        return None
+
+
 @functools.lru_cache(maxsize=None)
 def _sha256_at(path: str, size: int, mtime_ns: int) -> str:
     return sha256_file(path)

@@ -42,7 +42,7 @@ def cached(sidecar: Path, wav: Path, item_key: str) -> dict | None:
     meta = store.read_record(sidecar)
     if meta.get("key") != item_key:
         return None
-    if meta["status"] == "ok" and (not wav.exists() or meta.get("wav_sha256") != store.sha256_stat(wav)):
+    if meta["status"] == "ok" and meta.get("wav_sha256") != store.sha256_or_none(wav):
         return None
     return meta
 

@@ -39,18 +39,10 @@ def decoding_key(cfg: Config) -> dict:
     return o
 
 
-def audio_hash(path: str) -> str:
-    """The sha256 of the audio, or "" when it cannot be read (its row records why)."""
-    try:
-        return store.sha256_stat(path)
-    except OSError:
-        return ""
-
-
 def key(cfg: Config) -> dict:
     """The audio itself, not only the table naming it: a recording replaced in place is heard again."""
     source = cfg.audio_manifest or str(synthesize.table_path(cfg))
-    heard = [audio_hash(i["audio_path"]) for i in items(cfg) if i["status"] == "ok"]
+    heard = [store.sha256_or_none(i["audio_path"]) for i in items(cfg) if i["status"] == "ok"]
     return {"asr": cfg.speech.asr, "options": decoding_key(cfg), "input": store.sha256_file(source),
             "audio": store.key_of(heard)}
 
@@ -98,7 +90,7 @@ def transcribe_engine(cfg: Config, pool, engine: str, opts: asr.Options, dkey: d
         if item["status"] != "ok":
             results[i] = {"hypothesis": "", "asr_seconds": "", "status": item["status"], "error": item["error"]}
             continue
-        sha = audio_hash(item["audio_path"])
+        sha = store.sha256_or_none(item["audio_path"])  # None: unreadable, and its row will say why
         item_key = store.key_of([sha, engine, dkey]) if sha else ""
         cached = cache_path(cfg, engine, item)
         previous = store.read_record(cached) if item_key else {}
@@ -135,7 +127,7 @@ def transcribe_pending(cfg: Config, pool, engine: str, opts: asr.Options, todo: 
                     results[i] = {"hypothesis": "", "asr_seconds": "", "status": "error", "error": str(e)}
                     continue
                 arrays.append(samples)
-                ready.append((i, {"key": item_key, "audio_sha256": audio_hash(path),
+                ready.append((i, {"key": item_key, "audio_sha256": store.sha256_or_none(path),
                                   "audio_seconds": round(len(samples) / audio.WHISPER_RATE, 4),
                                   "level_dbfs": audio.level_dbfs(samples)}))
             yield ready, arrays

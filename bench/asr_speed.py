@@ -65,8 +65,7 @@ def run_variant(name: str, model: str, audio_file: str, threads: int, repeat: in
     else:
         engine = "openai-whisper" if name.startswith("openai") else "faster-whisper"
         compute = "float32" if "float32" in name else "int8"
-        r = base.load(f"{engine}:{model}", base.Options(threads=threads, compute_type=compute,
-                                                        models_dir=str(MODELS)))
+        r = base.load(f"{engine}:{model}", base.ASRConfig(threads=threads, compute_type=compute), str(MODELS))
 
         def transcribe():
             return [t for t, _ in r.transcribe(arrays)]

@@ -1,4 +1,4 @@
-"""Does `speech.batch_size` change what is measured? The pipeline run twice on the same lines, batch size 4 and 32.
+"""Does `asr.batch_size` change what is measured? The pipeline run twice on the same lines, batch size 4 and 32.
 
     .venv/bin/python bench/batch_check.py [--sentences 24] [--asr faster-whisper:base]
 
@@ -30,7 +30,7 @@ def main() -> None:
     runs = {}
     for size in sizes:
         subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--sentences", str(tmp / "lines.txt"),
-                        "--asr", args.asr, "--run", f"batch{size}", "--set", f"speech.batch_size={size}",
+                        "--asr", args.asr, "--run", f"batch{size}", "--set", f"asr.batch_size={size}",
                         "--set", f"models_dir={ROOT / 'models'}", "--set", f"results_dir={tmp / 'results'}",
                         "--set", f"audio_dir={tmp / 'audio'}"], check=True, capture_output=True, text=True)
         run = tmp / "results" / f"batch{size}"

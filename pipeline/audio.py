@@ -10,7 +10,8 @@ import soxr
 
 from pipeline import store
 
-WHISPER_RATE = 16000
+SAMPLE_RATE = 16000  # what Whisper hears
+N_SAMPLES = 30 * SAMPLE_RATE  # one Whisper window; longer audio goes through long-form transcription
 LEVEL_FRAME_S = 0.03
 FLOOR_DBFS = -120.0  # digital silence: a finite number for CSV and JSON instead of -inf
 
@@ -35,7 +36,7 @@ def read(path: str | Path) -> tuple[np.ndarray, int]:
     return audio.mean(axis=1), sr
 
 
-def resample(audio: np.ndarray, sr: int, target: int = WHISPER_RATE) -> np.ndarray:
+def resample(audio: np.ndarray, sr: int, target: int = SAMPLE_RATE) -> np.ndarray:
     if sr == target:
         return np.ascontiguousarray(audio, dtype=np.float32)
     return soxr.resample(audio, sr, target, quality="HQ").astype(np.float32)
@@ -59,7 +60,7 @@ def duration(audio: np.ndarray, sr: int) -> float:
     return len(audio) / sr
 
 
-def level_dbfs(audio: np.ndarray, sr: int = WHISPER_RATE) -> float:
+def level_dbfs(audio: np.ndarray, sr: int = SAMPLE_RATE) -> float:
     """RMS level of the loudest 30 ms frame, in dB relative to full scale: how loud the speech in the audio
     gets, whatever its length. Digital silence gives FLOOR_DBFS."""
     frame = max(1, int(sr * LEVEL_FRAME_S))

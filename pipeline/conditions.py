@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.config import ConfigError
+from pipeline.errors import ConfigError
 
 SILENCE = "silence"
 ALLOWED = "clean, silence, noise:snr=<dB> (e.g. noise:snr=10), speed:<factor> (e.g. speed:0.9)"
@@ -38,7 +38,7 @@ def parse(text: str) -> Condition:
         try:
             return Condition("noise", float(m.group(1)))
         except ValueError:
-            raise ConfigError(f"speech.conditions: {text!r} has SNR {m.group(1)!r}, not a number of dB; "
+            raise ConfigError(f"tts.conditions: {text!r} has SNR {m.group(1)!r}, not a number of dB; "
                               f"allowed: {ALLOWED}") from None
     m = re.fullmatch(r"speed:(.+)", text)
     if m:
@@ -47,10 +47,17 @@ def parse(text: str) -> Condition:
         except ValueError:
             factor = 0.0
         if not 0.25 <= factor <= 4:
-            raise ConfigError(f"speech.conditions: {text!r} needs a speed factor between 0.25 and 4; "
+            raise ConfigError(f"tts.conditions: {text!r} needs a speed factor between 0.25 and 4; "
                               f"allowed: {ALLOWED}")
         return Condition("speed", factor)
-    raise ConfigError(f"speech.conditions: unknown condition {text!r}; allowed: {ALLOWED}")
+    raise ConfigError(f"tts.conditions: unknown condition {text!r}; allowed: {ALLOWED}")
+
+
+def check_all(names: list[str]) -> None:
+    if not names:
+        raise ConfigError("tts.conditions needs at least one entry, e.g. clean")
+    for name in names:
+        parse(name)
 
 
 def item_seed(seed: int, *parts: str) -> int:

@@ -11,16 +11,40 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from dataclasses import dataclass
+from importlib.util import find_spec
 from typing import Any, Iterable, Iterator
 
-from pipeline.config import Config, ConfigError
+from pipeline.errors import ConfigError
+from pipeline.options import option
 
 log = logging.getLogger(__name__)
 RAY_INSTALL = "pip install -e '.[ray]' (or scripts/setup --test)"
 
 
+def _ray_installed(kind: str) -> None:
+    if kind == "ray" and find_spec("ray") is None:
+        raise ConfigError(f"executor.kind = 'ray' needs Ray, an optional extra: {RAY_INSTALL}")
+
+
+@dataclass
+class ExecutorConfig:
+    """Where synthesis and transcription run. Never part of a cache key: a Ray run and a local one make the same
+    files (tests/test_ray.py)."""
+    kind: str = option("local", "where synthesis and transcription run", flag="--executor",
+                       choices=("local", "ray"), check=_ray_installed, speed_only=True)
+    address: str = option("", "Ray: '' starts a local instance, 'auto' joins a running cluster, or host:port",
+                          flag="--ray-address", speed_only=True)
+    actors: int = option(0, "Ray actors per stage and backend; 0: cluster CPUs / cpus_per_actor", at_least=0,
+                         speed_only=True)
+    cpus_per_actor: float = option(1.0, "CPUs each Ray actor asks for", at_least=1e-3, speed_only=True)
+    num_cpus: int = option(0, "CPUs of a local Ray instance started here; 0: all", at_least=0, speed_only=True)
+    allow_insecure: bool = option(False, "join a cluster without token authentication (see pipeline/ray_auth.py)",
+                                  speed_only=True)
+
+
 class LocalExecutor:
-    def __init__(self, cfg: Config):
+    def __init__(self, cfg: ExecutorConfig):
         self.cfg = cfg
         self.files: list[str] = []
 
@@ -44,7 +68,7 @@ class RayExecutor:
     """An actor pool per stage and backend: each actor loads its model once; Ray restarts a dead actor and
     retries its calls, so a killed worker process costs only time."""
 
-    def __init__(self, cfg: Config):
+    def __init__(self, cfg: ExecutorConfig):
         try:
             import ray
         except ImportError:
@@ -56,15 +80,15 @@ class RayExecutor:
     def _connect(self) -> None:
         """Start or join Ray only when there is work: a fully cached stage costs no Ray start-up."""
         if not self.ray.is_initialized():
-            address = self.cfg.executor.address or None
-            self.ray.init(address=address, num_cpus=None if address else (self.cfg.executor.num_cpus or None),
+            address = self.cfg.address or None
+            self.ray.init(address=address, num_cpus=None if address else (self.cfg.num_cpus or None),
                           include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
 
     def actors(self) -> int:
-        if self.cfg.executor.actors:
-            return self.cfg.executor.actors
+        if self.cfg.actors:
+            return self.cfg.actors
         cpus = self.ray.cluster_resources().get("CPU", 1)
-        return max(1, int(cpus // self.cfg.executor.cpus_per_actor))
+        return max(1, int(cpus // self.cfg.cpus_per_actor))
 
     def map(self, worker_cls, args: tuple, method: str, jobs: Iterable[tuple[Any, Any]],
             count: int) -> Iterator[tuple[Any, Any]]:
@@ -72,7 +96,7 @@ class RayExecutor:
             return
         self._connect()
         ray = self.ray
-        remote = ray.remote(worker_cls).options(num_cpus=self.cfg.executor.cpus_per_actor, max_restarts=-1,
+        remote = ray.remote(worker_cls).options(num_cpus=self.cfg.cpus_per_actor, max_restarts=-1,
                                                 max_task_retries=-1)
         n = min(self.actors(), count)
         actors = [remote.remote(*args) for _ in range(n)]
@@ -106,5 +130,5 @@ class RayExecutor:
             self.ray.shutdown()
 
 
-def make(cfg: Config):
-    return RayExecutor(cfg) if cfg.executor.kind == "ray" else LocalExecutor(cfg)
+def make(cfg: ExecutorConfig):
+    return RayExecutor(cfg) if cfg.kind == "ray" else LocalExecutor(cfg)

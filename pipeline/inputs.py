@@ -6,13 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.config import ConfigError
+from pipeline.errors import InputError
 
 GPT2_VOCAB = 50257
-
-
-class InputError(ConfigError):
-    pass
 
 
 def read_text(path: str | Path, what: str) -> str:

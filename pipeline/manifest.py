@@ -4,7 +4,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from pipeline.inputs import InputError, read_text
+from pipeline.errors import InputError
+from pipeline.inputs import read_text
 
 ID = ("id", "utt_id", "utterance_id", "sentence_id")
 AUDIO = ("audio", "audio_path", "path", "wav", "file")

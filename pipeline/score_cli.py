@@ -4,9 +4,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipeline.inputs import InputError, read_text
+from pipeline.errors import ConfigError, InputError
+from pipeline.inputs import read_text
+from pipeline.options import add_flags, apply, check, given
 from pipeline.scoring import sclite
-from pipeline.scoring.evaluate import evaluate, summary_table, write
+from pipeline.scoring.evaluate import ScoreConfig, evaluate, summary_table, write
 
 
 def read_lines(path: str, flag: str) -> tuple[list[tuple[str, str]], bool]:
@@ -47,16 +49,18 @@ def main(argv: list[str]) -> int:
                                 description="Score hypotheses against references: WER with alignment breakdown.")
     p.add_argument("--ref", required=True, help="references: one utterance per line, or a sclite trn file")
     p.add_argument("--hyp", required=True, help="hypotheses, in the same form as --ref")
-    p.add_argument("--normalize", choices=["none", "basic", "whisper"], default="basic")
+    dests = add_flags(p, ScoreConfig(), every_field=True)
     p.add_argument("--out", default="results/score", help="output directory (default results/score)")
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the 95%% CI")
     args = p.parse_args(argv)
+    cfg = ScoreConfig()
     try:
+        apply(cfg, given(args, dests))
+        check(cfg)
         rows = pair(args.ref, args.hyp)
-    except InputError as e:
+    except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    results = evaluate(rows, args.normalize, args.bootstrap)
+    results = evaluate(rows, cfg.normalize, cfg.bootstrap, cfg.seed)
     try:
         write(results, args.out)
     except OSError as e:

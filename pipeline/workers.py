@@ -30,7 +30,7 @@ def where() -> dict:
 class Speaker:
     """One voice, loaded once."""
 
-    def __init__(self, voice: str, options: dict):
+    def __init__(self, voice: str, options: tts.TTSConfig):
         self.voice, self.error = None, ""
         try:
             self.voice = tts.load(voice, options)
@@ -40,7 +40,10 @@ class Speaker:
     def files(self) -> list[str]:
         return self.voice.files() if self.voice else []
 
-    def speak(self, text: str) -> dict:
+    def speak(self, texts: list[str]) -> list[dict]:
+        return [self.speak_one(text) for text in texts]
+
+    def speak_one(self, text: str) -> dict:
         """status ok with float32 `samples` and `sr`, or skipped/error with the reason."""
         out = {"tts_seconds": 0.0, "audio_seconds": 0.0, "samples": None, "sr": 0, **where()}
         if self.voice is None:
@@ -59,10 +62,10 @@ class Speaker:
 class Listener:
     """One ASR engine, loaded once."""
 
-    def __init__(self, engine: str, options: asr.Options):
+    def __init__(self, engine: str, options: asr.ASRConfig, models_dir: str):
         self.recognizer, self.error = None, ""
         try:
-            self.recognizer = asr.load(engine, options)
+            self.recognizer = asr.load(engine, options, models_dir)
         except Exception as e:
             self.error = f"{engine}: {e}"
 
@@ -71,7 +74,7 @@ class Listener:
 
     def transcribe(self, arrays: list[np.ndarray]) -> list[dict]:
         if self.recognizer is None:
-            return [{"status": "error", "error": self.error, "hypothesis": "", "asr_seconds": "", **where()}
+            return [{"status": "error", "error": self.error, "hypothesis": "", "asr_seconds": None, **where()}
                     for _ in arrays]
         return [{"status": "ok", "error": "", "hypothesis": text, "asr_seconds": round(d["asr_seconds"], 4),
                  "mode": d.get("mode", ""), **where()} for text, d in self.recognizer.transcribe(arrays)]

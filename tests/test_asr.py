@@ -14,9 +14,9 @@ def wer(ref: str, hyp: str) -> float:
 @pytest.mark.parametrize("model", ["tiny.en", "base"])
 def test_converted_openai_whisper_equals_faster_whisper_float32(models_dir, piper_speech, model):
     texts, speech = piper_speech
-    opts = base.Options(compute_type="float32", models_dir=str(models_dir))
-    fw = [t for t, _ in base.load(f"faster-whisper:{model}", opts).transcribe(speech)]
-    ow = [t for t, _ in base.load(f"openai-whisper:{model}", opts).transcribe(speech)]
+    opts = base.ASRConfig(compute_type="float32")
+    fw = [t for t, _ in base.load(f"faster-whisper:{model}", opts, str(models_dir)).transcribe(speech)]
+    ow = [t for t, _ in base.load(f"openai-whisper:{model}", opts, str(models_dir)).transcribe(speech)]
     assert fw == ow
     # real recognition, not just agreement: the quotes come back nearly word for word
     assert wer(texts[1], fw[1]) <= 0.2 and wer(texts[2], fw[2]) <= 0.2
@@ -46,13 +46,14 @@ def test_audio_longer_than_thirty_seconds_is_transcribed_in_full(models_dir, pip
     gap = np.zeros(16000 * 4, dtype=np.float32)
     long = np.concatenate([speech[1], gap] * 6 + [speech[2]])  # ~45 s
     assert len(long) > 30 * 16000
-    r = base.load("faster-whisper:tiny.en", base.Options(models_dir=str(models_dir)))
+    r = base.load("faster-whisper:tiny.en", base.ASRConfig(), str(models_dir))
     (text, details), = r.transcribe([long])
     assert details["mode"] == "long-form"
     assert text.lower().count("question") >= 5 and "tomorrow" in text.lower()
 
 
 def test_unknown_engine_lists_the_available_ones():
-    from pipeline.config import ConfigError
+    from pipeline.errors import ConfigError
+
     with pytest.raises(ConfigError, match="faster-whisper:tiny.en"):
-        base.check_name("faster-whisper:large-v3")
+        base.ENGINES.check("faster-whisper:large-v3")

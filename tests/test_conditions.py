@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from pipeline import conditions
-from pipeline.config import ConfigError
+from pipeline.errors import ConfigError
 
 
 def snr_db(clean: np.ndarray, mixed: np.ndarray) -> float:

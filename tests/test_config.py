@@ -2,7 +2,7 @@ import pytest
 
 from pipeline import config
 from pipeline.cli import main
-from pipeline.config import ConfigError
+from pipeline.errors import ConfigError
 
 
 def test_defaults_are_pa6a():
@@ -13,19 +13,19 @@ def test_defaults_are_pa6a():
 
 
 def test_toml_round_trip(tmp_path):
-    c = config.load(overrides={"train.max_iters": 7, "speech.voices": "piper:joe,flite:slt"})
+    c = config.load(overrides={"train.max_iters": 7, "tts.voices": "piper:joe,flite:slt"})
     path = tmp_path / "run.toml"
     path.write_text(config.to_toml(c))
     again = config.load(path)
-    assert again == c and again.speech.voices == ["piper:joe", "flite:slt"]
+    assert again == c and again.tts.voices == ["piper:joe", "flite:slt"]
 
 
 @pytest.mark.parametrize("overrides, words", [
-    ({"speech.voices": "piper:nobody"}, ["speech.voices", "piper:joe"]),
-    ({"speech.voices": "marble:x"}, ["speech.voices", "flite"]),
-    ({"speech.asr": "whisper:huge"}, ["speech.asr", "faster-whisper:base"]),
-    ({"speech.conditions": "noise:snr=loud"}, ["speech.conditions", "not a number"]),
-    ({"speech.conditions": "reverb"}, ["speech.conditions", "noise:snr"]),
+    ({"tts.voices": "piper:nobody"}, ["tts.voices", "piper:joe"]),
+    ({"tts.voices": "marble:x"}, ["tts.voices", "flite"]),
+    ({"asr.engines": "whisper:huge"}, ["asr.engines", "faster-whisper:base"]),
+    ({"tts.conditions": "noise:snr=loud"}, ["tts.conditions", "not a number"]),
+    ({"tts.conditions": "reverb"}, ["tts.conditions", "noise:snr"]),
     ({"data.corpus": "/no/such/file.txt"}, ["data.corpus", "no such file"]),
     ({"train.max_iters": "many"}, ["train.max_iters", "int"]),
     ({"score.normalize": "fancy"}, ["score.normalize", "basic"]),
@@ -43,4 +43,4 @@ def test_cli_print_config_and_errors(capsys):
     out = capsys.readouterr().out
     assert "max_iters = 5" in out and '"espeak:en-us"' in out
     assert main(["--print-config", "--conditions", "noise:snr=abc"]) == 2
-    assert "speech.conditions" in capsys.readouterr().err
+    assert "tts.conditions" in capsys.readouterr().err

@@ -21,7 +21,7 @@ def speech():
 
     voice = tts.load("piper:joe")
     arrays = [audio.resample(*voice.synthesize(text)) for text in SENTENCES]
-    arrays.insert(3, np.zeros(2 * audio.WHISPER_RATE, dtype=np.float32))
+    arrays.insert(3, np.zeros(2 * audio.SAMPLE_RATE, dtype=np.float32))
     return arrays
 
 
@@ -31,7 +31,7 @@ def texts(recognizer, arrays) -> list[str]:
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_batch_size_order_and_threads_do_not_change_a_transcript(models_dir, speech, engine):
-    one = base.load(engine, base.Options(threads=1, models_dir=str(models_dir)))
+    one = base.load(engine, base.ASRConfig(threads=1), str(models_dir))
     alone = [texts(one, [a])[0] for a in speech]
     assert sum(bool(t) for t in alone) >= 6  # real transcripts, not empty strings agreeing with each other
     for size in (4, 32):
@@ -40,7 +40,7 @@ def test_batch_size_order_and_threads_do_not_change_a_transcript(models_dir, spe
     random.Random(7).shuffle(order)
     shuffled = texts(one, [speech[i] for i in order])
     assert [shuffled[order.index(i)] for i in range(len(speech))] == alone
-    two = base.load(engine, base.Options(threads=2, models_dir=str(models_dir)))
+    two = base.load(engine, base.ASRConfig(threads=2), str(models_dir))
     assert texts(two, speech) == alone
 
 
@@ -65,7 +65,7 @@ def test_the_pipelines_batch_size_changes_no_hypothesis(tmp_path, models_dir, sp
     runs = {}
     for size in (1, 4, 32):
         cli(tmp_path, "--audio-manifest", manifest, "--asr", ",".join(ENGINES), "--run", f"b{size}",
-            "--set", f"speech.batch_size={size}", models=models_dir)
+            "--set", f"asr.batch_size={size}", models=models_dir)
         runs[size] = tmp_path / "results" / f"b{size}"
     assert len(hypotheses(runs[1])) == 2 * len(speech)
     assert hypotheses(runs[1]) == hypotheses(runs[4]) == hypotheses(runs[32])

@@ -12,7 +12,7 @@ import pytest
 import soundfile as sf
 
 from pipeline import store
-from pipeline.scoring.evaluate import UTTERANCE_COLUMNS
+from pipeline.records import ScoredUtterance, columns
 from tests.conftest import ROOT
 
 SMALL_LM = ["--set", "model.n_layer=2", "--set", "model.n_head=2", "--set", "model.n_embd=64", "--iters", "30",
@@ -65,7 +65,7 @@ def test_full_run_writes_every_artifact(default_run, models_dir):
     assert ran(proc) == ["prepare", "train", "sample", "synthesize", "transcribe", "score", "report"]
     run = cwd / "results" / "default"
     rows = store.read_csv(run / "utterances.csv")
-    assert rows and list(rows[0]) == UTTERANCE_COLUMNS
+    assert rows and list(rows[0]) == columns(ScoredUtterance)
     assert all(r["status"] == "ok" and float(r["perplexity"]) > 1 for r in rows)
     assert all((cwd / r["audio_path"]).exists() for r in rows)
     assert len(store.read_json(run / "sampled_sentences.json")) == 3

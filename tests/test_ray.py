@@ -45,7 +45,7 @@ def test_ray_with_one_or_two_actors_gives_the_local_executors_csvs(tmp_path, mod
     for name, extra in runs.items():
         (tmp_path / name).mkdir()
         cli(tmp_path / name, "--sentences", str(sentences), *engines, "--conditions", "clean,noise:snr=10",
-            "--set", "speech.batch_size=2", *extra, models=models_dir)
+            "--set", "asr.batch_size=2", *extra, models=models_dir)
     local = tmp_path / "local" / "results" / "default"
     assert len(store.read_csv(local / "utterances.csv")) == 2 * 2 * len(SENTENCES)
     wavs = lambda root: {p.relative_to(root): p.read_bytes() for p in (root / "audio").rglob("*.wav")}  # noqa: E731
@@ -150,7 +150,7 @@ def open_cluster():
 def test_two_node_cluster_with_token_auth_shares_the_work(tmp_path, models_dir, token_cluster):
     address, env = token_cluster
     sentences = write_sentences(tmp_path / "s.txt")
-    cli(tmp_path, "--sentences", str(sentences), *TINY, "--set", "speech.batch_size=1", "--executor", "ray",
+    cli(tmp_path, "--sentences", str(sentences), *TINY, "--set", "asr.batch_size=1", "--executor", "ray",
         "--ray-address", address, models=models_dir, env=env)
     run = tmp_path / "results" / "default"
     rows = store.read_csv(run / "utterances.csv")

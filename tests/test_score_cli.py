@@ -2,7 +2,7 @@ import subprocess
 import sys
 
 from pipeline import store
-from pipeline.scoring.evaluate import UTTERANCE_COLUMNS
+from pipeline.records import ScoredUtterance, columns
 from tests.conftest import ROOT
 
 
@@ -18,7 +18,7 @@ def test_plain_files_give_the_same_csvs_as_the_pipeline(tmp_path):
                  "--out", str(tmp_path / "out"))
     assert proc.returncode == 0, proc.stderr
     rows = store.read_csv(tmp_path / "out" / "utterances.csv")
-    assert list(rows[0]) == UTTERANCE_COLUMNS
+    assert list(rows[0]) == columns(ScoredUtterance)
     assert [r["wer"] for r in rows] == ["0.2", "1.0"]
     assert (rows[1]["substitutions"], rows[1]["deletions"], rows[1]["insertions"]) == ("6", "1", "1")
     summary = store.read_json(tmp_path / "out" / "summary.json")

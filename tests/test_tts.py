@@ -20,7 +20,7 @@ def test_piper_speaks_at_its_native_rate_deterministically(joe):
 
 
 def test_piper_voice_noise_is_an_option():
-    noisy = base.load("piper:joe", {"voice_noise": True})
+    noisy = base.load("piper:joe", base.TTSConfig(voice_noise=True))
     a, _ = noisy.synthesize("My lord, I will go.")
     b, _ = noisy.synthesize("My lord, I will go.")
     assert not np.array_equal(a, b)

@@ -5,14 +5,12 @@ module in this package that calls `register`. A recognizer takes a list of 16 kH
 returns one (text, details) per array.
 
 The invariant every engine keeps: an utterance's transcript depends only on its own audio, the model and the
-Options below. Each utterance is decoded alone, in its own Whisper window (or through long-form transcription
+ASRConfig below. Each utterance is decoded alone, in its own Whisper window (or through long-form transcription
 past 30 s), never batched or packed with its neighbours: padding, batch shape and the text of the audio next to
 it can all change what Whisper writes (tests/test_invariance.py)."""
 from __future__ import annotations
 
-import importlib
 import os
-import pkgutil
 import queue
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -21,26 +19,33 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from pipeline.audio import WHISPER_RATE
-from pipeline.config import ConfigError
+from pipeline.audio import N_SAMPLES
+from pipeline.options import option
+from pipeline.registry import Registry
 
-WINDOW_SAMPLES = 30 * WHISPER_RATE  # Whisper's window: longer audio goes through long-form transcription
 SAMPLING_SEED = 0  # temperature > 0 only: each utterance's sampler starts from this seed
 DEFAULT_MAX_DECODERS = 8
 DECODING = "each utterance alone in its own 30 s window (long-form past 30 s), one thread per decode"
+ENGINES = Registry(__package__, "asr.engines", "faster-whisper:base, openai-whisper:tiny.en", ("base", "weights"))
 
 
 @dataclass
-class Options:
-    """The Whisper options that matter for evaluation; recorded with every run. Every field but `threads`
-    and `models_dir` can change a transcript, so the transcript cache is keyed on them."""
-    language: str = "en"
-    beam_size: int = 1
-    temperature: float = 0.0
-    condition_on_previous_text: bool = False
-    compute_type: str = "int8"
-    threads: int = 0  # utterances decoded at once, each on one thread (see parallel_decoders); 0: one per core
-    models_dir: str = "models"
+class ASRConfig:
+    """The `asr` config section: which engines, and the decoding options that can change a transcript (every
+    field not marked speed_only is in the transcript cache key)."""
+    engines: list[str] = option(["faster-whisper:base"], "comma-separated engines, e.g. "
+                                "faster-whisper:base,openai-whisper:tiny.en", flag="--asr", check=ENGINES.check_all)
+    language: str = option("en", "Whisper language", flag="--language")
+    beam_size: int = option(1, "Whisper beam size (1 = greedy)", flag="--beam-size", at_least=1)
+    temperature: float = option(0.0, "sampling temperature (0 = greedy; > 0 decodes one utterance at a time)",
+                                at_least=0)
+    condition_on_previous_text: bool = option(False, "long-form audio only: prompt each window with the last")
+    compute_type: str = option("int8", "faster-whisper compute type", flag="--compute-type",
+                               choices=("int8", "float32"))
+    batch_size: int = option(32, "utterances handed to a worker per call; each is still decoded alone",
+                             at_least=1, speed_only=True)
+    threads: int = option(0, "utterances transcribed at once, each on one thread; 0: one per core, at most 8",
+                          at_least=0, speed_only=True)
 
 
 class Recognizer(Protocol):
@@ -53,38 +58,8 @@ class Recognizer(Protocol):
         """Weight files read, for the manifest."""
 
 
-_ENGINES: dict[str, tuple[Callable[[str, Options], Recognizer], tuple[str, ...]]] = {}
-
-
-def register(engine: str, loader: Callable[[str, Options], Recognizer], models: tuple[str, ...]) -> None:
-    _ENGINES[engine] = (loader, models)
-
-
-def _discover() -> None:
-    if _ENGINES:
-        return
-    package = importlib.import_module(__package__)
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name not in ("base", "weights"):
-            importlib.import_module(f"{__package__}.{info.name}")
-
-
-def names() -> list[str]:
-    _discover()
-    return [f"{engine}:{model}" for engine, (_, models) in sorted(_ENGINES.items()) for model in models]
-
-
-def check_name(name: str) -> None:
-    _discover()
-    engine, _, model = name.partition(":")
-    if engine not in _ENGINES or model not in _ENGINES[engine][1]:
-        raise ConfigError(f"speech.asr: unknown engine {name!r}; available: {', '.join(names())}")
-
-
-def load(name: str, options: Options) -> Recognizer:
-    check_name(name)
-    engine, _, model = name.partition(":")
-    return _ENGINES[engine][0](model, options)
+def load(name: str, options: ASRConfig, models_dir: str) -> Recognizer:
+    return ENGINES.load(name, options, models_dir)
 
 
 @dataclass(frozen=True)
@@ -95,7 +70,7 @@ class Decoder:
     reseed: Callable[[], object]  # resets the engine's sampler, for temperature > 0
 
 
-def parallel_decoders(options: Options) -> int:
+def parallel_decoders(options: ASRConfig) -> int:
     """How many utterances are decoded at once. Each decode runs on a single thread, so its arithmetic, and so
     its transcript, is the same whatever the thread count; more cores mean more utterances at a time, up to
     DEFAULT_MAX_DECODERS unless `threads` asks for more (openai-whisper keeps a model copy per decoder).
@@ -116,7 +91,7 @@ def decode_each(arrays: list[np.ndarray], decoders: list[Decoder]) -> list[tuple
         try:
             t0 = time.perf_counter()
             d.reseed()
-            long = len(audio) > WINDOW_SAMPLES
+            long = len(audio) > N_SAMPLES
             text = d.long(audio) if long else d.short(audio)
             return text, {"asr_seconds": time.perf_counter() - t0, "mode": "long-form" if long else "window"}
         finally:

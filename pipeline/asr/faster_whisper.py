@@ -8,17 +8,18 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.asr import base, weights
+from pipeline.audio import N_SAMPLES
 
 
 class FasterWhisper:
-    def __init__(self, model: str, options: base.Options):
+    def __init__(self, model: str, options: base.ASRConfig, models_dir: str):
         import ctranslate2
         from faster_whisper import WhisperModel
         from faster_whisper.tokenizer import Tokenizer
 
         self.name = f"faster-whisper:{model}"
         self.options = options
-        path = weights.ct2_dir(model, options.models_dir)
+        path = weights.ct2_dir(model, models_dir)
         self._files = [str(path / "model.bin")]
         self.workers = base.parallel_decoders(options)
         self.model = WhisperModel(str(path), device="cpu", compute_type=options.compute_type, cpu_threads=1,
@@ -34,7 +35,7 @@ class FasterWhisper:
         return self._files
 
     def features(self, audio: np.ndarray) -> np.ndarray:
-        padded = np.zeros(base.WINDOW_SAMPLES, dtype=np.float32)
+        padded = np.zeros(N_SAMPLES, dtype=np.float32)
         padded[:len(audio)] = audio
         return self.model.feature_extractor(padded)[:, :3000]
 
@@ -61,4 +62,4 @@ class FasterWhisper:
         return base.decode_each(arrays, [decoder] * self.workers)
 
 
-base.register("faster-whisper", FasterWhisper, weights.MODELS)
+base.ENGINES.register("faster-whisper", FasterWhisper, names=weights.MODELS)

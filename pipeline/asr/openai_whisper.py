@@ -14,14 +14,14 @@ from pipeline.asr import base, weights
 
 
 class OpenAIWhisper:
-    def __init__(self, model: str, options: base.Options):
+    def __init__(self, model: str, options: base.ASRConfig, models_dir: str):
         import torch
         import whisper
 
         self.name = f"openai-whisper:{model}"
         self.options = options
         torch.set_num_threads(1)  # see base.parallel_decoders: one thread per decode, decodes side by side
-        path = weights.openai_checkpoint(model, options.models_dir)
+        path = weights.openai_checkpoint(model, models_dir)
         self._files = [str(path)]
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
         first = whisper.model.Whisper(whisper.model.ModelDimensions(**ckpt["dims"]))
@@ -60,4 +60,4 @@ class OpenAIWhisper:
         return base.decode_each(arrays, decoders)
 
 
-base.register("openai-whisper", OpenAIWhisper, weights.MODELS)
+base.ENGINES.register("openai-whisper", OpenAIWhisper, names=weights.MODELS)

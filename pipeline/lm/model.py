@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from pipeline.config import GPTConfig
+from pipeline.lm.config import GPTConfig
 from pipeline.lm.fused_loss import head_loss
 
 GPT2_VOCAB = 50257  # real GPT-2 BPE tokens; the embedding is padded past this for speed

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from pipeline import store
-from pipeline.config import TrainConfig
+from pipeline.lm.config import TrainConfig
 from pipeline.progress import bar as progress_bar
 from pipeline.lm.model import GPT, GPTConfig
 

@@ -7,7 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from pipeline.scoring.align import align_text
+from pipeline.records import ErrorEvent, GroupSummary, ScoredUtterance
+from pipeline.scoring.align import from_events
 from pipeline.scoring.flags import NAMES as FLAGS
 
 STYLE = """
@@ -36,10 +37,10 @@ def _img(png: bytes | None, alt: str) -> str:
     return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
-def coloured(ref: str, hyp: str) -> tuple[str, str]:
+def coloured(ops: list[tuple[str, str | None, str | None]]) -> tuple[str, str]:
     """Reference and hypothesis as HTML with substitutions, deletions and insertions marked."""
     r_out, h_out = [], []
-    for op, r, h in align_text(ref, hyp).ops:
+    for op, r, h in ops:
         if op == "H":
             r_out.append(html.escape(r))
             h_out.append(html.escape(h))
@@ -53,30 +54,38 @@ def coloured(ref: str, hyp: str) -> tuple[str, str]:
     return " ".join(r_out), " ".join(h_out)
 
 
-def render(title: str, summary: list[dict], utterances: list[dict], plots: dict[str, bytes | None],
-           config: dict, versions: dict, links: dict[str, str], page_dir: Path) -> str:
+def _cell(x) -> str:
+    return "" if x is None else str(x)
+
+
+def render(title: str, summary: list[GroupSummary], utterances: list[ScoredUtterance], events: list[ErrorEvent],
+           plots: dict[str, bytes | None], config: dict, versions: dict, links: dict[str, str], page_dir: Path) -> str:
     head = ["voice", "asr", "condition", "n_utterances", "n_excluded", "micro_wer", "macro_wer", "ci95_low",
             "ci95_high", "spearman_rho", "spearman_p", "spearman_n", "flagged", "hallucination_wpm"]
-    summary_rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(s[h]))}</td>" for h in head) + "</tr>"
+    summary_rows = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(getattr(s, h)))}</td>" for h in head) + "</tr>"
                            for s in summary)
+    by_utterance: dict[str, list[ErrorEvent]] = {}
+    for e in events:
+        by_utterance.setdefault(e.id, []).append(e)
     body = []
     for u in utterances:
         audio = ""
-        if u["audio_path"] and Path(u["audio_path"]).exists():
-            rel = os.path.relpath(Path(u["audio_path"]).resolve(), page_dir.resolve())
+        if u.audio_path and Path(u.audio_path).exists():
+            rel = os.path.relpath(Path(u.audio_path).resolve(), page_dir.resolve())
             audio = f'<audio controls preload="none" src="{html.escape(Path(rel).as_posix())}"></audio>'
-        if u["status"] in ("ok", "empty_reference"):
-            ref, hyp = coloured(u["reference_normalized"], u["hypothesis_normalized"])
+        if u.status in ("ok", "empty_reference"):
+            ref, hyp = coloured(from_events(u.reference_normalized, u.hypothesis_normalized,
+                                            by_utterance.get(u.id, [])))
         else:
-            ref, hyp = html.escape(u["reference"]), f'<span class="bad">{html.escape(u["error"])}</span>'
-        errors = str(u["errors"] if u["errors"] != "" else 1)
+            ref, hyp = html.escape(u.reference), f'<span class="bad">{html.escape(u.error)}</span>'
+        wer, ppl = _cell(u.wer), _cell(u.perplexity)
         body.append(
-            f'<tr data-errors="{0 if errors == "0" else 1}" data-flags="{html.escape(u["flags"])}">'
-            f'<td>{html.escape(u["id"])}</td>'
-            f'<td>{html.escape(u["voice"])}</td><td>{html.escape(u["asr"])}</td><td>{html.escape(u["condition"])}</td>'
-            f'<td>{audio}</td><td>{ref}</td><td>{hyp}</td><td data-v="{u["wer"]}">{u["wer"]}</td>'
-            f'<td data-v="{u["perplexity"]}">{u["perplexity"]}</td><td>{html.escape(u["status"])}</td>'
-            f'<td class="bad">{html.escape(u["flags"].replace(";", " "))}</td></tr>')
+            f'<tr data-errors="{0 if u.errors == 0 else 1}" data-flags="{html.escape(u.flags)}">'
+            f'<td>{html.escape(u.id)}</td>'
+            f'<td>{html.escape(u.voice)}</td><td>{html.escape(u.asr)}</td><td>{html.escape(u.condition)}</td>'
+            f'<td>{audio}</td><td>{ref}</td><td>{hyp}</td><td data-v="{wer}">{wer}</td>'
+            f'<td data-v="{ppl}">{ppl}</td><td>{html.escape(u.status)}</td>'
+            f'<td class="bad">{html.escape(u.flags.replace(";", " "))}</td></tr>')
     link_html = " · ".join(f'<a href="{html.escape(href)}">{html.escape(name)}</a>' for name, href in links.items())
     cols = ["id", "voice", "asr", "condition", "audio", "reference", "hypothesis", "WER", "perplexity", "status",
             "flags"]

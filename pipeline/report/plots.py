@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from pipeline import store  # noqa: E402
+from pipeline.records import GroupSummary, ScoredUtterance  # noqa: E402
 
 
 def _save(fig, path: str | Path | None) -> bytes:
@@ -37,19 +38,11 @@ def loss_curve(log_csv: str | Path, path: str | Path | None = None) -> bytes:
     return _save(fig, path)
 
 
-def _num(x) -> float | None:
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
-
-
-def wer_vs_perplexity(utterances: list[dict]) -> bytes | None:
+def wer_vs_perplexity(utterances: list[ScoredUtterance]) -> bytes | None:
     points: dict[str, list[tuple[float, float]]] = {}
     for u in utterances:
-        ppl, wer = _num(u["perplexity"]), _num(u["wer"])
-        if u["status"] == "ok" and ppl is not None and wer is not None:
-            points.setdefault(f"{u['voice']} | {u['asr']} | {u['condition']}", []).append((ppl, wer))
+        if u.status == "ok" and u.perplexity is not None and u.wer is not None:
+            points.setdefault(f"{u.voice} | {u.asr} | {u.condition}", []).append((u.perplexity, u.wer))
     if not points:
         return None
     fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -63,14 +56,14 @@ def wer_vs_perplexity(utterances: list[dict]) -> bytes | None:
     return _save(fig, None)
 
 
-def wer_by_group(summary: list[dict]) -> bytes | None:
-    rows = [s for s in summary if _num(s["micro_wer"]) is not None]
+def wer_by_group(summary: list[GroupSummary]) -> bytes | None:
+    rows = [s for s in summary if s.micro_wer is not None]
     if not rows:
         return None
-    labels = [f"{s['voice']}\n{s['asr']}\n{s['condition']}" for s in rows]
-    wer = [_num(s["micro_wer"]) for s in rows]
-    low = [w - (_num(s["ci95_low"]) if _num(s["ci95_low"]) is not None else w) for w, s in zip(wer, rows)]
-    high = [(_num(s["ci95_high"]) if _num(s["ci95_high"]) is not None else w) - w for w, s in zip(wer, rows)]
+    labels = [f"{s.voice}\n{s.asr}\n{s.condition}" for s in rows]
+    wer = [s.micro_wer for s in rows]
+    low = [w - (s.ci95_low if s.ci95_low is not None else w) for w, s in zip(wer, rows)]
+    high = [(s.ci95_high if s.ci95_high is not None else w) - w for w, s in zip(wer, rows)]
     fig, ax = plt.subplots(figsize=(max(4, 1.3 * len(rows)), 3.5))
     ax.bar(range(len(rows)), wer, yerr=[low, high], capsize=4, color="#4c72b0")
     ax.set_xticks(range(len(rows)), labels, fontsize=7)
@@ -79,16 +72,15 @@ def wer_by_group(summary: list[dict]) -> bytes | None:
     return _save(fig, None)
 
 
-def wer_vs_snr(summary: list[dict]) -> bytes | None:
+def wer_vs_snr(summary: list[GroupSummary]) -> bytes | None:
     """One curve per voice × engine over the noise conditions (clean drawn at the right as ∞)."""
     curves: dict[str, list[tuple[float, float]]] = {}
     for s in summary:
-        wer = _num(s["micro_wer"])
-        cond = s["condition"]
+        wer, cond = s.micro_wer, s.condition
         if wer is None or not (cond == "clean" or cond.startswith("noise:snr=")):
             continue
         snr = float(cond.split("=")[1]) if cond != "clean" else None
-        curves.setdefault(f"{s['voice']} | {s['asr']}", []).append((snr, wer))
+        curves.setdefault(f"{s.voice} | {s.asr}", []).append((snr, wer))
     if not any(snr is not None for pts in curves.values() for snr, _ in pts):
         return None
     top = max(snr for pts in curves.values() for snr, _ in pts if snr is not None) + 10

@@ -71,3 +71,23 @@ def align(ref: list[str], hyp: list[str]) -> Alignment:
 def align_text(ref: str, hyp: str) -> Alignment:
     """Align two already-normalized texts, splitting on whitespace."""
     return align(ref.split(), hyp.split())
+
+
+def from_events(ref: str, hyp: str, events: list) -> list[tuple[str, str | None, str | None]]:
+    """An alignment's ops rebuilt from the error events scoring saved (ErrorEvent: type, words and position in
+    the ops) and the normalized texts: every position without an event is a hit."""
+    ref_words, hyp_words = iter(ref.split()), iter(hyp.split())
+    at = {e.position: e for e in events}
+    ops: list[tuple[str, str | None, str | None]] = []
+    total = len(ref.split()) + sum(1 for e in events if e.type == "insertion")
+    for pos in range(total):
+        e = at.get(pos)
+        if e is None:
+            ops.append(("H", next(ref_words), next(hyp_words)))
+        elif e.type == "substitution":
+            ops.append(("S", next(ref_words), next(hyp_words)))
+        elif e.type == "deletion":
+            ops.append(("D", next(ref_words), None))
+        else:
+            ops.append(("I", None, next(hyp_words)))
+    return ops

@@ -3,11 +3,13 @@ corpus figures per voice × engine × condition. Used by the pipeline and by `ru
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from pipeline import store
+from pipeline import records, store
 from pipeline.conditions import SILENCE
+from pipeline.options import option
+from pipeline.records import Confusion, ErrorEvent, GroupSummary, ScoredUtterance, columns
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
 from pipeline.scoring.align import Alignment, align_text
@@ -15,16 +17,15 @@ from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.flags import flags
 from pipeline.scoring.stats import corpus_wer, spearman
 
-UTTERANCE_COLUMNS = [
-    "id", "sentence_id", "voice", "asr", "condition", "reference", "hypothesis", "reference_normalized",
-    "hypothesis_normalized", "ref_words", "hits", "substitutions", "deletions", "insertions", "errors", "wer",
-    "perplexity", "lm_tokens", "audio_path", "audio_seconds", "tts_seconds", "asr_seconds", "status", "error",
-    "flags", "level_dbfs", "audio_sha256"]
-EVENT_COLUMNS = ["id", "type", "reference_word", "hypothesis_word", "position"]
-CONFUSION_COLUMNS = ["voice", "asr", "condition", "reference_word", "hypothesis_word", "count"]
-SUMMARY_COLUMNS = ["voice", "asr", "condition", "normalizer", "n_utterances", "n_excluded", "ref_words", "errors",
-                   "micro_wer", "macro_wer", "ci95_low", "ci95_high", "spearman_n", "spearman_rho", "spearman_p",
-                   "flagged", *FLAGS, "hallucination_wpm"]
+
+@dataclass
+class ScoreConfig:
+    normalize: str = option("basic", "text normalization before alignment", flag="--normalize",
+                            choices=tuple(norm.NORMALIZERS))
+    bootstrap: int = option(1000, "bootstrap resamples for the 95% CI", at_least=0)
+    seed: int = option(1337, "bootstrap seed")
+
+
 TYPE_NAMES = {"S": "substitution", "D": "deletion", "I": "insertion"}
 
 
@@ -37,107 +38,107 @@ def utterance_id(row: dict) -> str:
 @dataclass
 class Results:
     normalizer: str
-    utterances: list[dict] = field(default_factory=list)
-    events: list[dict] = field(default_factory=list)
-    confusions: list[dict] = field(default_factory=list)
-    summary: list[dict] = field(default_factory=list)
+    utterances: list[ScoredUtterance] = field(default_factory=list)
+    events: list[ErrorEvent] = field(default_factory=list)
+    confusions: list[Confusion] = field(default_factory=list)
+    summary: list[GroupSummary] = field(default_factory=list)
     alignments: dict[str, Alignment] = field(default_factory=dict)
 
     @property
     def failed(self) -> int:
-        return sum(1 for u in self.utterances if u["status"] == "error")
+        return sum(1 for u in self.utterances if u.status == "error")
 
 
-def _fmt(x: float | None, digits: int = 4):
-    return "" if x is None else round(x, digits)
+def _round(x: float | None, digits: int = 4) -> float | None:
+    return None if x is None else round(x, digits)
 
 
-def _float(x) -> float | None:
-    return None if x in ("", None) else float(x)
-
-
-def hallucination_wpm(members: list[dict]) -> float | None:
+def hallucination_wpm(members: list[ScoredUtterance]) -> float | None:
     """Words an engine wrote per minute of audio in which nothing was said (the silence condition)."""
-    minutes = sum(_float(u["audio_seconds"]) or 0.0 for u in members) / 60
-    return sum(len(u["hypothesis_normalized"].split()) for u in members) / minutes if minutes else None
+    minutes = sum(u.audio_seconds or 0.0 for u in members) / 60
+    return sum(len(u.hypothesis_normalized.split()) for u in members) / minutes if minutes else None
 
 
-def evaluate(rows: list[dict], normalizer: str = "basic", n_boot: int = 1000, seed: int = 1337) -> Results:
-    """rows carry sentence_id, reference, hypothesis, status and optionally voice, asr, condition, perplexity,
-    lm_tokens, audio_path, audio_seconds, tts_seconds, asr_seconds, error, level_dbfs, audio_sha256.
+def score_row(row: dict, transform, out: Results) -> ScoredUtterance:
+    """One utterance: aligned, counted and flagged; its error events go to `out`.
 
     Rows of the silence condition are scored against an empty reference: nothing was said, so every word
     heard is an insertion; they have no WER and give their group's hallucination rate instead."""
+    u = {c: row.get(c) for c in columns(ScoredUtterance)}
+    for c in ("sentence_id", "voice", "asr", "condition", "reference", "hypothesis", "audio_path", "error",
+              "audio_sha256"):
+        u[c] = u[c] or ""
+    u.update(id=utterance_id(row), status=row.get("status") or "ok", reference_normalized="",
+             hypothesis_normalized="", flags="")
+    speech_expected = u["condition"] != SILENCE
+    if not speech_expected:
+        u["reference"] = ""
+    if u["status"] == "ok":
+        u["reference_normalized"] = transform(u["reference"])
+        u["hypothesis_normalized"] = transform(u["hypothesis"])
+        a = align_text(u["reference_normalized"], u["hypothesis_normalized"])
+        u.update(ref_words=a.ref_words, hits=a.hits, substitutions=a.substitutions, deletions=a.deletions,
+                 insertions=a.insertions, errors=a.errors, wer=_round(a.wer))
+        u["flags"] = ";".join(flags(u["reference_normalized"], u["hypothesis_normalized"], u["level_dbfs"],
+                                    speech_expected))
+        if a.ref_words == 0 and speech_expected:  # no rate exists; flagged and kept out of the corpus figures
+            u["status"] = "empty_reference"
+            u["error"] = "reference is empty after normalization; left out of corpus WER"
+        out.alignments[u["id"]] = a
+        out.events += [ErrorEvent(u["id"], TYPE_NAMES[op], r or "", h or "", pos)
+                       for pos, (op, r, h) in enumerate(a.ops) if op != "H"]
+    return ScoredUtterance(**u)
+
+
+def evaluate(rows: list[dict], normalizer: str = "basic", n_boot: int = 1000, seed: int = 1337) -> Results:
+    """rows carry sentence_id, reference, hypothesis, status and optionally the other fields of a
+    ScoredUtterance (voice, asr, condition, perplexity, audio_seconds, level_dbfs, …); an absent value is None."""
     transform = norm.get(normalizer)
     out = Results(normalizer)
-    for row in rows:
-        u = {c: row.get(c, "") for c in UTTERANCE_COLUMNS}
-        u["id"] = utterance_id(row)
-        u["status"] = row.get("status") or "ok"
-        speech_expected = row.get("condition") != SILENCE
-        if not speech_expected:
-            u["reference"] = ""
-        if u["status"] == "ok":
-            u["reference_normalized"] = transform(u["reference"])
-            u["hypothesis_normalized"] = transform(row["hypothesis"])
-            a = align_text(u["reference_normalized"], u["hypothesis_normalized"])
-            u.update(ref_words=a.ref_words, hits=a.hits, substitutions=a.substitutions, deletions=a.deletions,
-                     insertions=a.insertions, errors=a.errors, wer=_fmt(a.wer))
-            u["flags"] = ";".join(flags(u["reference_normalized"], u["hypothesis_normalized"],
-                                        _float(row.get("level_dbfs")), speech_expected))
-            if a.ref_words == 0 and speech_expected:  # no rate exists; flagged and kept out of the corpus figures
-                u["status"] = "empty_reference"
-                u["error"] = "reference is empty after normalization; left out of corpus WER"
-            out.alignments[u["id"]] = a
-            for pos, (op, r, h) in enumerate(a.ops):
-                if op != "H":
-                    out.events.append({"id": u["id"], "type": TYPE_NAMES[op], "reference_word": r or "",
-                                       "hypothesis_word": h or "", "position": pos})
-        out.utterances.append(u)
-    groups: dict[tuple, list[dict]] = {}
+    out.utterances = [score_row(row, transform, out) for row in rows]
+    groups: dict[tuple, list[ScoredUtterance]] = {}
     for u in out.utterances:
-        groups.setdefault((u["voice"], u["asr"], u["condition"]), []).append(u)
+        groups.setdefault((u.voice, u.asr, u.condition), []).append(u)
     for (voice, engine, condition), members in groups.items():
-        scored = [u for u in members if u["status"] == "ok"]
-        c = corpus_wer([u["errors"] for u in scored], [u["ref_words"] for u in scored], n_boot, seed)
-        rated = [u for u in scored if u["wer"] != ""]
-        rho = spearman([_float(u["perplexity"]) for u in rated], [u["wer"] for u in rated])
-        flag_counts = Counter(f for u in members for f in u["flags"].split(";") if f)
-        silent = condition == SILENCE
-        out.summary.append({"voice": voice, "asr": engine, "condition": condition, "normalizer": normalizer,
-                            "n_utterances": c.n_utterances, "n_excluded": len(members) - len(scored),
-                            "ref_words": c.ref_words, "errors": c.errors, "micro_wer": _fmt(c.micro_wer),
-                            "macro_wer": _fmt(c.macro_wer), "ci95_low": _fmt(c.ci_low), "ci95_high": _fmt(c.ci_high),
-                            "spearman_n": rho.n, "spearman_rho": _fmt(rho.rho), "spearman_p": _fmt(rho.p, 6),
-                            "flagged": sum(1 for u in members if u["flags"]), **{f: flag_counts[f] for f in FLAGS},
-                            "hallucination_wpm": _fmt(hallucination_wpm(scored), 2) if silent else ""})
-        scored_ids = {u["id"] for u in scored}
-        pairs = Counter((e["reference_word"], e["hypothesis_word"]) for e in out.events
-                        if e["type"] == "substitution" and e["id"] in scored_ids)
-        for (r, h), count in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
-            out.confusions.append({"voice": voice, "asr": engine, "condition": condition,
-                                   "reference_word": r, "hypothesis_word": h, "count": count})
+        scored = [u for u in members if u.status == "ok"]
+        c = corpus_wer([u.errors for u in scored], [u.ref_words for u in scored], n_boot, seed)
+        rated = [u for u in scored if u.wer is not None]
+        rho = spearman([u.perplexity for u in rated], [u.wer for u in rated])
+        flag_counts = Counter(f for u in members for f in u.flags.split(";") if f)
+        out.summary.append(GroupSummary(
+            voice, engine, condition, normalizer, c.n_utterances, len(members) - len(scored), c.ref_words, c.errors,
+            _round(c.micro_wer), _round(c.macro_wer), _round(c.ci_low), _round(c.ci_high), rho.n, _round(rho.rho),
+            _round(rho.p, 6), sum(1 for u in members if u.flags), *(flag_counts[f] for f in FLAGS),
+            _round(hallucination_wpm(scored), 2) if condition == SILENCE else None))
+        scored_ids = {u.id for u in scored}
+        pairs = Counter((e.reference_word, e.hypothesis_word) for e in out.events
+                        if e.type == "substitution" and e.id in scored_ids)
+        out.confusions += [Confusion(voice, engine, condition, r, h, count)
+                           for (r, h), count in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))]
     return out
+
+
+def _cell(x) -> str:
+    return "" if x is None else str(x)
 
 
 def dtl(results: Results, top: int = 20) -> str:
     """sclite dtl-style text: confusion pairs and the most deleted and inserted words, per group."""
     lines = [f"Normalizer: {results.normalizer}", ""]
     for s in results.summary:
-        group = (s["voice"], s["asr"], s["condition"])
-        ids = {u["id"] for u in results.utterances if (u["voice"], u["asr"], u["condition"]) == group}
-        events = [e for e in results.events if e["id"] in ids]
-        lines.append(f"== voice {s['voice'] or '-'} | asr {s['asr'] or '-'} | condition {s['condition'] or '-'}: "
-                     f"micro WER {s['micro_wer']}, macro WER {s['macro_wer']}, {s['errors']} errors / "
-                     f"{s['ref_words']} words")
+        group = (s.voice, s.asr, s.condition)
+        ids = {u.id for u in results.utterances if (u.voice, u.asr, u.condition) == group}
+        events = [e for e in results.events if e.id in ids]
+        lines.append(f"== voice {s.voice or '-'} | asr {s.asr or '-'} | condition {s.condition or '-'}: "
+                     f"micro WER {_cell(s.micro_wer)}, macro WER {_cell(s.macro_wer)}, {s.errors} errors / "
+                     f"{s.ref_words} words")
         for title, kind, word in (("CONFUSION PAIRS", "substitution", None),
                                   ("DELETIONS", "deletion", "reference_word"),
                                   ("INSERTIONS", "insertion", "hypothesis_word")):
             if word is None:
-                counts = Counter(f"{e['reference_word']} ==> {e['hypothesis_word']}" for e in events
-                                 if e["type"] == kind)
+                counts = Counter(f"{e.reference_word} ==> {e.hypothesis_word}" for e in events if e.type == kind)
             else:
-                counts = Counter(e[word] for e in events if e["type"] == kind)
+                counts = Counter(getattr(e, word) for e in events if e.type == kind)
             lines.append(f"{title} (total {sum(counts.values())}, top {top})")
             for text, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
                 lines.append(f"  {count:4d}: {text}")
@@ -148,25 +149,23 @@ def dtl(results: Results, top: int = 20) -> str:
 def write(results: Results, out_dir: str | Path) -> list[Path]:
     """All results files; the same set whether the pipeline or `score` produced them."""
     out = Path(out_dir)
+    aligned = [u for u in results.utterances if u.id in results.alignments]
     files = {
-        "utterances.csv": lambda p: store.write_csv(p, results.utterances, UTTERANCE_COLUMNS),
-        "errors.csv": lambda p: store.write_csv(p, results.events, EVENT_COLUMNS),
-        "confusions.csv": lambda p: store.write_csv(p, results.confusions, CONFUSION_COLUMNS),
-        "summary.csv": lambda p: store.write_csv(p, results.summary, SUMMARY_COLUMNS),
-        "summary.json": lambda p: store.write_json(p, {"normalizer": results.normalizer, "groups": results.summary}),
-        "ref.trn": lambda p: store.write_text(p, sclite.write_trn(
-            [(u["id"], u["reference_normalized"]) for u in results.utterances if u["id"] in results.alignments])),
-        "hyp.trn": lambda p: store.write_text(p, sclite.write_trn(
-            [(u["id"], u["hypothesis_normalized"]) for u in results.utterances if u["id"] in results.alignments])),
+        "utterances.csv": lambda p: records.write_csv(p, ScoredUtterance, results.utterances),
+        "errors.csv": lambda p: records.write_csv(p, ErrorEvent, results.events),
+        "confusions.csv": lambda p: records.write_csv(p, Confusion, results.confusions),
+        "summary.csv": lambda p: records.write_csv(p, GroupSummary, results.summary),
+        "summary.json": lambda p: store.write_json(p, {"normalizer": results.normalizer,
+                                                       "groups": [asdict(s) for s in results.summary]}),
+        "ref.trn": lambda p: store.write_text(p, sclite.write_trn([(u.id, u.reference_normalized) for u in aligned])),
+        "hyp.trn": lambda p: store.write_text(p, sclite.write_trn([(u.id, u.hypothesis_normalized) for u in aligned])),
         "pralign.txt": lambda p: store.write_text(p, "".join(
             sclite.pralign(uid, a) + "\n" for uid, a in results.alignments.items())),
         "dtl.txt": lambda p: store.write_text(p, dtl(results)),
     }
-    written = []
     for name, writer in files.items():
         writer(out / name)
-        written.append(out / name)
-    return written
+    return [out / name for name in files]
 
 
 def summary_table(results: Results) -> str:
@@ -174,18 +173,18 @@ def summary_table(results: Results) -> str:
     head = f"{'voice':<16} {'asr':<24} {'condition':<14} {'n':>4} {'micro WER':>9} {'macro WER':>9} {'95% CI':>15}"
     lines = [head, "-" * len(head)]
     for s in results.summary:
-        ci = f"{s['ci95_low']:.3f}-{s['ci95_high']:.3f}" if s["ci95_low"] != "" else "n/a"
-        micro = f"{s['micro_wer']:.3f}" if s["micro_wer"] != "" else "n/a"
-        macro = f"{s['macro_wer']:.3f}" if s["macro_wer"] != "" else "n/a"
-        if s["hallucination_wpm"] != "":
-            micro, macro, ci = "", "", f"{s['hallucination_wpm']:.1f} words/min"
-        lines.append(f"{s['voice'] or '-':<16} {s['asr'] or '-':<24} {s['condition'] or '-':<14} "
-                     f"{s['n_utterances']:>4} {micro:>9} {macro:>9} {ci:>15}")
-    counts = {f: sum(s[f] for s in results.summary) for f in FLAGS}
-    flagged = sum(s["flagged"] for s in results.summary)
+        ci = f"{s.ci95_low:.3f}-{s.ci95_high:.3f}" if s.ci95_low is not None else "n/a"
+        micro = f"{s.micro_wer:.3f}" if s.micro_wer is not None else "n/a"
+        macro = f"{s.macro_wer:.3f}" if s.macro_wer is not None else "n/a"
+        if s.hallucination_wpm is not None:
+            micro, macro, ci = "", "", f"{s.hallucination_wpm:.1f} words/min"
+        lines.append(f"{s.voice or '-':<16} {s.asr or '-':<24} {s.condition or '-':<14} "
+                     f"{s.n_utterances:>4} {micro:>9} {macro:>9} {ci:>15}")
+    counts = {f: sum(getattr(s, f) for s in results.summary) for f in FLAGS}
+    flagged = sum(s.flagged for s in results.summary)
     named = ", ".join(f"{f} {n}" for f, n in counts.items() if n)
     lines.append(f"{flagged} of {len(results.utterances)} utterances flagged" +
                  (f" ({named}): see the flags column" if flagged else ""))
-    if any(s["hallucination_wpm"] != "" for s in results.summary):
+    if any(s.hallucination_wpm is not None for s in results.summary):
         lines.append("silence rows: words written per minute of audio with no speech (they have no WER)")
     return "\n".join(lines)

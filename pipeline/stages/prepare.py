@@ -6,24 +6,16 @@ import numpy as np
 from pipeline import inputs, paths, store
 from pipeline.config import Config
 from pipeline.lm import corpus
+from pipeline.stage import Result, Stage
 
 
-def key(cfg: Config) -> dict:
-    return paths.corpus_identity(cfg)
-
-
-def outputs(cfg: Config) -> list:
-    out = paths.data_dir(cfg)
-    return [out / "meta.json", out / "train.bin", out / "val.bin"]
-
-
-def run(cfg: Config) -> dict:
+def run(cfg: Config, loaded: dict) -> Result:
     out = paths.data_dir(cfg)
     meta_path = out / "meta.json"
     meta = store.read_json_or_empty(meta_path)
     recorded = meta.get("sha256", {})
     if all((out / n).exists() and recorded.get(n) == store.sha256_stat(out / n) for n in ("train.bin", "val.bin")):
-        return meta  # made by an earlier run with the same corpus, and intact
+        return Result(meta)  # made by an earlier run with the same corpus, and intact
     if cfg.data.train_bin:
         train, val = corpus.load_bin(cfg.data.train_bin), corpus.load_bin(cfg.data.val_bin)
     else:
@@ -37,9 +29,8 @@ def run(cfg: Config) -> dict:
             "tokenizer": "gpt2 (r50k_base)",
             "sha256": {n: store.sha256_file(out / n) for n in ("train.bin", "val.bin")}}
     store.write_json(meta_path, meta)
-    return meta
+    return Result(meta)
 
 
-def load(cfg: Config) -> tuple[np.ndarray, np.ndarray]:
-    out = paths.data_dir(cfg)
-    return corpus.load_bin(out / "train.bin"), corpus.load_bin(out / "val.bin")
+STAGE = Stage("prepare", "the corpus as GPT-2 token ids, split for training and validation",
+              reads=("corpus",), makes=("tokens",), config=("data", "model.block_size"), run=run)

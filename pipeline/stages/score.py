@@ -1,32 +1,28 @@
-"""score: transcripts + sentences → utterances.csv, errors.csv, confusions.csv, summary.csv/json, trn files."""
+"""score: sentences + transcripts → utterances.csv, errors.csv, confusions.csv, summary.csv/json, trn files."""
 from __future__ import annotations
 
 from dataclasses import asdict
 
-from pipeline import paths, store
+from pipeline import artifacts
 from pipeline.config import Config
+from pipeline.records import Sentence, Transcript
 from pipeline.scoring.evaluate import evaluate, summary_table, write
-from pipeline.stages import sample, transcribe
+from pipeline.stage import Result, Stage
 
 
-def key(cfg: Config) -> dict:
-    return {"score": asdict(cfg.score), "transcripts": store.sha256_file(transcribe.table_path(cfg)),
-            "sentences": store.sha256_file(sample.sentences_path(cfg))}
-
-
-def outputs(cfg: Config) -> list:
-    return [paths.run_dir(cfg) / name for name in ("utterances.csv", "summary.json", "ref.trn", "hyp.trn")]
-
-
-def run(cfg: Config) -> dict:
-    sentences = {s["sentence_id"]: s for s in sample.load(cfg)}
+def run(cfg: Config, loaded: dict) -> Result:
+    sentences: dict[str, Sentence] = {s.sentence_id: s for s in loaded["sentences"]}
+    transcripts: list[Transcript] = loaded["transcripts"]
     rows = []
-    for t in transcribe.load(cfg):
-        s = sentences.get(t["sentence_id"], {})
-        rows.append({**t, "reference": s.get("text", ""), "perplexity": s.get("perplexity", ""),
-                     "lm_tokens": s.get("lm_tokens", "")})
+    for t in transcripts:
+        s = sentences.get(t.sentence_id)
+        rows.append({**asdict(t), "reference": s.text if s else "", "perplexity": s.perplexity if s else None,
+                     "lm_tokens": s.lm_tokens if s else None})
     results = evaluate(rows, cfg.score.normalize, cfg.score.bootstrap, cfg.score.seed)
-    write(results, paths.run_dir(cfg))
+    write(results, artifacts.path("scores", cfg).parent)
     print(summary_table(results))
-    return {"utterances": len(results.utterances), "failed": results.failed,
-            "groups": len(results.summary)}
+    return Result({"utterances": len(results.utterances), "failed": results.failed, "groups": len(results.summary)})
+
+
+STAGE = Stage("score", "each transcript aligned with its sentence: WER, error events, group figures",
+              reads=("sentences", "transcripts"), makes=("scores",), config=("score",), run=run)

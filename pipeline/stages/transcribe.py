@@ -1,151 +1,73 @@
-"""transcribe: wavs → hypotheses, for every ASR engine. Each transcript is cached as its own JSON, keyed by
-exactly what determines it: the audio's sha256, the engine and the decoding options. Batch size and threads
-are left out because they cannot change a transcript (each utterance is decoded alone; tests/test_invariance.py).
-A killed run loses at most the batch in flight."""
+"""transcribe: speech → a hypothesis per speech row × engine. Each transcript is cached as its own sealed record,
+keyed by exactly what determines it: the audio's sha256, the engine and the decoding options (the `asr` section
+minus what is speed only: each utterance is decoded alone, so batch size and threads cannot change a transcript;
+tests/test_invariance.py). A killed run loses at most the batch in flight."""
 from __future__ import annotations
 
-import logging
-from dataclasses import asdict
+from dataclasses import replace
 from pathlib import Path
 
-from pipeline import audio, executor, manifest, paths, progress, store
-from pipeline.asr import base as asr
+from pipeline import artifacts, audio, executor, options, paths, records, store
 from pipeline.config import Config
+from pipeline.items import Item, Unusable, cached_map
+from pipeline.records import Speech, Transcript
+from pipeline.stage import Result, Stage
 from pipeline.workers import Listener
-from pipeline.stages import synthesize
-
-log = logging.getLogger(__name__)
-COLUMNS = ["sentence_id", "voice", "condition", "asr", "audio_path", "audio_seconds", "tts_seconds",
-           "hypothesis", "asr_seconds", "status", "error", "audio_sha256", "level_dbfs"]
 
 
-def table_path(cfg: Config) -> Path:
-    return paths.run_dir(cfg) / "transcripts.csv"
+def decoding(cfg: Config):
+    """The asr section as a recognizer gets it: a Ray actor decodes on the CPUs it was given, not on every core
+    of its node."""
+    if cfg.asr.threads or cfg.executor.kind != "ray":
+        return cfg.asr
+    return replace(cfg.asr, threads=max(1, int(cfg.executor.cpus_per_actor)))
 
 
-def options(cfg: Config) -> asr.Options:
-    s = cfg.speech
-    # A Ray actor decodes on the CPUs it was given, not on every core of its node.
-    threads = s.threads or (max(1, int(cfg.executor.cpus_per_actor)) if cfg.executor.kind == "ray" else 0)
-    return asr.Options(language=s.language, beam_size=s.beam_size, temperature=s.temperature,
-                       condition_on_previous_text=s.condition_on_previous_text, compute_type=s.compute_type,
-                       threads=threads, models_dir=cfg.models_dir)
+def record_path(cfg: Config, engine: str, speech: Speech) -> Path:
+    parts = [paths.slug(engine), paths.slug(speech.voice or "recordings"), paths.slug(speech.condition)]
+    return paths.run_dir(cfg).joinpath("transcripts", *parts, f"{speech.sentence_id}.json")
 
 
-def decoding_key(cfg: Config) -> dict:
-    o = asdict(options(cfg))
-    for how_fast_not_what in ("threads", "models_dir"):
-        o.pop(how_fast_not_what)
-    return o
-
-
-def key(cfg: Config) -> dict:
-    """The audio itself, not only the table naming it: a recording replaced in place is heard again."""
-    source = cfg.audio_manifest or str(synthesize.table_path(cfg))
-    heard = [store.sha256_or_none(i["audio_path"]) for i in items(cfg) if i["status"] == "ok"]
-    return {"asr": cfg.speech.asr, "options": decoding_key(cfg), "input": store.sha256_file(source),
-            "audio": store.key_of(heard)}
-
-
-def outputs(cfg: Config) -> list:
-    return [table_path(cfg)]
-
-
-def items(cfg: Config) -> list[dict]:
-    """What to transcribe: the synthesis table's rows, or the audio manifest's."""
-    if cfg.audio_manifest:
-        return [{"sentence_id": r["id"], "voice": "", "condition": "clean", "audio_path": r["audio_path"],
-                 "audio_seconds": "", "tts_seconds": "", "status": "ok", "error": ""}
-                for r in manifest.read(cfg.audio_manifest)]
-    return synthesize.load(cfg)
-
-
-def cache_path(cfg: Config, engine: str, item: dict) -> Path:
-    parts = [paths.slug(engine), paths.slug(item["voice"] or "recordings"), paths.slug(item["condition"])]
-    return paths.run_dir(cfg).joinpath("transcripts", *parts, f"{item['sentence_id']}.json")
-
-
-def run(cfg: Config) -> dict:
-    todo = items(cfg)
-    opts, dkey = options(cfg), decoding_key(cfg)
-    rows, counts, files = [], {"ok": 0, "skipped": 0, "error": 0, "reused": 0}, {}
-    pool = executor.make(cfg)
+def heard(path: str) -> tuple:
+    """The 16 kHz audio for a recognizer, and what the transcript records of it."""
     try:
-        for engine in cfg.speech.asr:
-            pool.files = []
-            transcribe_engine(cfg, pool, engine, opts, dkey, todo, rows, counts)
+        samples = audio.load_16k(path)
+    except audio.BadAudio as e:
+        raise Unusable(str(e)) from None
+    return samples, {"audio_sha256": store.sha256_or_none(path), "level_dbfs": audio.level_dbfs(samples),
+                     "audio_seconds": round(len(samples) / audio.SAMPLE_RATE, 4)}
+
+
+def run(cfg: Config, loaded: dict) -> Result:
+    speech: list[Speech] = loaded["speech"]
+    decode_key = {k: v for k, v in options.identity(cfg.asr).items() if k != "engines"}
+    rows, counts, files = [], {"ok": 0, "skipped": 0, "error": 0, "reused": 0}, {}
+    pool = executor.make(cfg.executor)
+    try:
+        for engine in cfg.asr.engines:
+            items = {}
+            for i, s in enumerate(speech):
+                if s.status == "ok":
+                    sha = store.sha256_or_none(s.audio_path)  # None: unreadable, and its row will say why
+                    items[i] = Item(store.key_of([sha, engine, decode_key]) if sha else "",
+                                    record_path(cfg, engine, s), lambda p=s.audio_path: heard(p))
+            results, reused = cached_map(pool, (Listener, (engine, decoding(cfg), cfg.models_dir)), "transcribe",
+                                         items, chunk=cfg.asr.batch_size, desc=f"transcribe {engine}",
+                                         save=lambda i, result: result)
             files.update(store.file_hashes(cfg.models_dir, pool.files))
+            counts["reused"] += reused
+            for i, s in enumerate(speech):
+                r = results.get(i, {"status": s.status, "error": s.error})
+                counts[r["status"]] += 1
+                rows.append(Transcript(
+                    s.sentence_id, s.voice, s.condition, engine, s.audio_path,
+                    r.get("audio_seconds", s.audio_seconds), s.tts_seconds, r.get("hypothesis", ""),
+                    r.get("asr_seconds"), r["status"], r["error"], r.get("audio_sha256", ""), r.get("level_dbfs")))
     finally:
         pool.close()
-    store.write_csv(table_path(cfg), rows, COLUMNS)
-    return {**counts, "files": files}
+    records.write_csv(artifacts.path("transcripts", cfg), Transcript, rows)
+    return Result(counts, files)
 
 
-def transcribe_engine(cfg: Config, pool, engine: str, opts: asr.Options, dkey: dict, todo: list[dict],
-                      rows: list[dict], counts: dict) -> None:
-    """Rows for one engine: cached transcripts are reused, the rest transcribed."""
-    results: dict[int, dict] = {}
-    pending: list[tuple[int, str]] = []  # (index, item key)
-    for i, item in enumerate(todo):
-        if item["status"] != "ok":
-            results[i] = {"hypothesis": "", "asr_seconds": "", "status": item["status"], "error": item["error"]}
-            continue
-        sha = store.sha256_or_none(item["audio_path"])  # None: unreadable, and its row will say why
-        item_key = store.key_of([sha, engine, dkey]) if sha else ""
-        cached = cache_path(cfg, engine, item)
-        previous = store.read_record(cached) if item_key else {}
-        if previous.get("key") == item_key and item_key:
-            results[i] = previous
-            counts["reused"] += 1
-        else:
-            pending.append((i, item_key))
-    if pending:
-        results.update(transcribe_pending(cfg, pool, engine, opts, todo, pending))
-    for i, item in enumerate(todo):
-        r = results[i]
-        counts[r["status"]] += 1
-        heard = {k: r[k] for k in ("audio_sha256", "level_dbfs", "audio_seconds") if r.get(k, "") != ""}
-        rows.append({**{k: item.get(k, "") for k in COLUMNS}, "asr": engine, "hypothesis": r["hypothesis"],
-                     "asr_seconds": r["asr_seconds"], "status": r["status"], "error": r["error"], **heard})
-
-
-def transcribe_pending(cfg: Config, pool, engine: str, opts: asr.Options, todo: list[dict],
-                       pending: list[tuple[int, str]]) -> dict[int, dict]:
-    """Transcribe the pending items batch by batch; each result is cached as it arrives."""
-    results: dict[int, dict] = {}
-    size = cfg.speech.batch_size
-    chunks = [pending[k:k + size] for k in range(0, len(pending), size)]
-
-    def jobs():  # audio is read only when a worker is free for it: memory stays flat
-        for chunk in chunks:
-            arrays, ready = [], []
-            for i, item_key in chunk:
-                path = todo[i]["audio_path"]
-                try:
-                    samples = audio.load_16k(path)
-                except audio.BadAudio as e:
-                    results[i] = {"hypothesis": "", "asr_seconds": "", "status": "error", "error": str(e)}
-                    continue
-                arrays.append(samples)
-                ready.append((i, {"key": item_key, "audio_sha256": store.sha256_or_none(path),
-                                  "audio_seconds": round(len(samples) / audio.WHISPER_RATE, 4),
-                                  "level_dbfs": audio.level_dbfs(samples)}))
-            yield ready, arrays
-
-    bar = progress.bar(total=len(pending), desc=f"transcribe {engine}")
-    for ready, outcome in pool.map(Listener, (engine, opts), "transcribe", jobs(), len(chunks)):
-        for (i, heard), result in zip(ready, outcome):
-            result = {**heard, **result}
-            if result["status"] == "ok":
-                store.write_record(cache_path(cfg, engine, todo[i]), result)
-            results[i] = result
-        bar.update(len(ready))
-    bar.close()
-    failed = [r["error"] for r in results.values() if r["status"] == "error"]
-    if failed and len(failed) == len(pending):
-        log.error("%s: %s", engine, failed[0])
-    return results
-
-
-def load(cfg: Config) -> list[dict]:
-    return store.read_csv(table_path(cfg))
+STAGE = Stage("transcribe", "each speech row heard by each ASR engine, every utterance decoded alone",
+              reads=("speech",), makes=("transcripts",), config=("asr",), run=run)

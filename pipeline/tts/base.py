@@ -1,17 +1,31 @@
 """The Voice interface and its registry.
 
 A voice is named `family:voice` (`piper:joe`, `flite:slt`, `espeak:en-us`, `coqui:<name or path>`).
-Each family is one module in this package that calls `register`; adding a family is adding a file."""
+Each family is one module in this package that calls `VOICES.register`; adding a family is adding a file."""
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
-from typing import Callable, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from pipeline.config import ConfigError
+from pipeline import conditions
+from pipeline.options import option
+from pipeline.registry import Registry
+
+VOICES = Registry(__package__, "tts.voices", "piper:joe, flite:slt, espeak:en-us")
+
+
+@dataclass
+class TTSConfig:
+    """The `tts` config section: who speaks, and the acoustic conditions their speech is heard in."""
+    voices: list[str] = option(["piper:joe"], "comma-separated voices, e.g. piper:joe,flite:slt,espeak:en-us",
+                               flag="--voices", check=VOICES.check_all)
+    conditions: list[str] = option(["clean"], "comma-separated, e.g. clean,noise:snr=10,speed:0.9,silence",
+                                   flag="--conditions", check=conditions.check_all)
+    voice_noise: bool = option(False, "Piper's own noise; off keeps synthesis bit-identical")
+    seed: int = option(1337, "seed of the noise conditions")
 
 
 class Voice(Protocol):
@@ -32,41 +46,8 @@ class UnspeakableText(ValueError):
     """Text with nothing a voice could say (empty, whitespace, punctuation only)."""
 
 
-_FAMILIES: dict[str, tuple[Callable[[str, dict], Voice], Callable[[str], None]]] = {}
-
-
-def register(family: str, loader: Callable[[str, dict], Voice], check: Callable[[str], None] = lambda v: None):
-    """`loader(voice, options)` builds a Voice; `check(voice)` raises ConfigError for a bad voice name."""
-    _FAMILIES[family] = (loader, check)
-
-
-def _discover() -> None:
-    if _FAMILIES:
-        return
-    package = importlib.import_module(__package__)
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name != "base":
-            importlib.import_module(f"{__package__}.{info.name}")
-
-
-def families() -> list[str]:
-    _discover()
-    return sorted(_FAMILIES)
-
-
-def check_name(name: str) -> None:
-    _discover()
-    family, sep, voice = name.partition(":")
-    if not sep or family not in _FAMILIES or not voice:
-        raise ConfigError(f"speech.voices: unknown voice {name!r}; use family:voice with family one of "
-                          f"{', '.join(families())} (e.g. piper:joe, flite:slt, espeak:en-us)")
-    _FAMILIES[family][1](voice)
-
-
-def load(name: str, options: dict | None = None) -> Voice:
-    check_name(name)
-    family, _, voice = name.partition(":")
-    return _FAMILIES[family][0](voice, options or {})
+def load(name: str, options: TTSConfig | None = None) -> Voice:
+    return VOICES.load(name, options or TTSConfig())
 
 
 def speakable(text: str) -> str:

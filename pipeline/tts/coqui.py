@@ -94,7 +94,7 @@ def resolve(spec: str) -> tuple[Path, Path] | None:
 
 
 class CoquiVoice:
-    def __init__(self, spec: str, options: dict):
+    def __init__(self, spec: str, options):
         try:
             install_standins()
             from TTS.api import TTS
@@ -130,4 +130,4 @@ class CoquiVoice:
         return (audio / peak if peak > 1.0 else audio), self.sample_rate
 
 
-base.register("coqui", CoquiVoice)
+base.VOICES.register("coqui", CoquiVoice)

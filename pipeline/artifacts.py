@@ -1,0 +1,106 @@
+"""Every artifact a stage reads or makes, by name: where it lives (derived from the config alone, so that stages
+agree without talking), what identifies its content, and what a reading stage receives."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from pipeline import inputs, manifest, paths, records, store
+from pipeline.config import Config
+
+SCORE_FILES = ("utterances.csv", "errors.csv", "confusions.csv", "summary.csv", "summary.json", "ref.trn",
+               "hyp.trn", "pralign.txt", "dtl.txt")
+
+
+@dataclass(frozen=True)
+class Artifact:
+    doc: str
+    files: Callable[[Config], list[Path]]  # what it is on disk; the first file is its main one
+    load: Callable[[Config], Any] = lambda cfg: None  # what a reading stage receives
+    identity: Callable[[Config], Any] | None = None  # what its content is; by default the files' sha256
+
+    def path(self, cfg: Config) -> Path:
+        return self.files(cfg)[0]
+
+    def exists(self, cfg: Config) -> bool:
+        return self.content(cfg) is not None
+
+    def content(self, cfg: Config) -> Any:
+        """None when the artifact is not there (its main file is missing, or it is not usable)."""
+        if self.identity:
+            return self.identity(cfg)
+        files = self.files(cfg)
+        return [store.sha256_or_none(f) for f in files] if files[0].exists() else None
+
+
+def _run(name: str) -> Callable[[Config], list[Path]]:
+    return lambda cfg: [paths.run_dir(cfg) / name]
+
+
+def _speech_files(cfg: Config) -> list[Path]:
+    """The table and every wav it names: a recording replaced or damaged after the run is heard again."""
+    table = paths.run_dir(cfg) / "synthesis.csv"
+    if not table.exists():
+        return [table]
+    return [table, *dict.fromkeys(Path(s.audio_path) for s in records.read_csv(table, records.Speech)
+                                  if s.audio_path)]
+
+
+def _lm_files(cfg: Config) -> list[Path]:
+    return [paths.lm_dir(cfg) / "ckpt.pt", paths.lm_dir(cfg) / "train.json", paths.lm_dir(cfg) / "loss_log.csv"]
+
+
+def _lm_identity(cfg: Config) -> str | None:
+    from pipeline.lm.train import finished  # imports torch: only when a stage reads the LM
+
+    return finished(paths.lm_dir(cfg)).get("ckpt_sha256")
+
+
+def _tokens(cfg: Config):
+    from pipeline.lm import corpus
+
+    return corpus.load_bin(paths.data_dir(cfg) / "train.bin"), corpus.load_bin(paths.data_dir(cfg) / "val.bin")
+
+
+def _scores(cfg: Config) -> dict:
+    run = paths.run_dir(cfg)
+    return {"utterances": records.read_csv(run / "utterances.csv", records.ScoredUtterance),
+            "events": records.read_csv(run / "errors.csv", records.ErrorEvent),
+            "summary": records.read_csv(run / "summary.csv", records.GroupSummary)}
+
+
+def _user_file(path_of: Callable[[Config], str]) -> Callable[[Config], list[Path]]:
+    return lambda cfg: [Path(path_of(cfg)).expanduser()]
+
+
+ARTIFACTS: dict[str, Artifact] = {
+    "corpus": Artifact("the training text: the bundled plays, a text file, or PA6a token files",
+                       lambda cfg: [paths.data_dir(cfg)], identity=paths.corpus_identity),
+    "tokens": Artifact("the corpus as uint16 GPT-2 ids, split for training and validation",
+                       lambda cfg: [paths.data_dir(cfg) / n for n in ("meta.json", "train.bin", "val.bin")],
+                       load=_tokens),
+    "lm": Artifact("the trained GPT: best checkpoint, its summary and loss log", _lm_files,
+                   load=lambda cfg: paths.lm_dir(cfg), identity=_lm_identity),
+    "sentence_file": Artifact("the user's sentences, one per line", _user_file(lambda cfg: cfg.sentences),
+                              load=lambda cfg: inputs.sentences(cfg.sentences)),
+    "audio_manifest": Artifact("the user's recordings: id, audio path, reference",
+                               _user_file(lambda cfg: cfg.audio_manifest),
+                               load=lambda cfg: manifest.read(cfg.audio_manifest)),
+    "sentences": Artifact("the reference sentences with their perplexity",
+                          lambda cfg: [paths.run_dir(cfg) / n for n in ("sentences.csv", "sampled_sentences.json",
+                                                                        "reference_perplexity.csv")],
+                          load=lambda cfg: records.read_csv(paths.run_dir(cfg) / "sentences.csv", records.Sentence)),
+    "speech": Artifact("a wav per sentence × voice × condition, and the table naming them", _speech_files,
+                       load=lambda cfg: records.read_csv(paths.run_dir(cfg) / "synthesis.csv", records.Speech)),
+    "transcripts": Artifact("a hypothesis per speech row × engine", _run("transcripts.csv"),
+                            load=lambda cfg: records.read_csv(paths.run_dir(cfg) / "transcripts.csv",
+                                                              records.Transcript)),
+    "scores": Artifact("per-utterance alignments, error events, confusions, group figures, trn files",
+                       lambda cfg: [paths.run_dir(cfg) / n for n in SCORE_FILES], load=_scores),
+    "report": Artifact("report.html", _run("report.html")),
+}
+
+
+def path(name: str, cfg: Config) -> Path:
+    return ARTIFACTS[name].path(cfg)

@@ -1,0 +1,88 @@
+"""Per-item work with a per-item cache, shared by synthesis and transcription.
+
+Each item has a key (exactly what determines its result) and a sealed JSON record beside its output. A record is
+reused only when its key matches and the file it made (a wav) still has the sha256 it recorded; the rest are
+computed by a worker on the executor and recorded as they arrive, so a killed run loses only the items in flight.
+Errors are not recorded: the next run tries them again."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Hashable
+
+from pipeline import progress, store
+
+log = logging.getLogger(__name__)
+
+
+class Unusable(Exception):
+    """An item's input cannot be given to a worker (unreadable audio); the message is the row's error."""
+
+
+@dataclass
+class Item:
+    key: str  # "" when its input is unreadable: never cached
+    record: Path
+    input: Callable[[], tuple[Any, dict]]  # the worker's argument and fields to record with its result, made only
+    # when a worker is free (audio is read just in time: memory stays flat); raises Unusable
+    output: Path | None = None  # the file an ok record describes
+
+
+def cached(item: Item) -> dict | None:
+    record = store.read_record(item.record) if item.key else {}
+    if record.get("key") != item.key or not item.key:
+        return None
+    if item.output and record["status"] == "ok" and record.get("wav_sha256") != store.sha256_or_none(item.output):
+        return None  # torn, replaced or gone since
+    return record
+
+
+def written(path: Path) -> dict:
+    """What a record keeps of the file it describes."""
+    return {"wav_sha256": store.sha256_stat(path), "wav_bytes": path.stat().st_size}
+
+
+def cached_map(pool, worker: tuple[type, tuple], method: str, items: dict[Hashable, Item], *, chunk: int,
+               desc: str, save: Callable[[Hashable, dict], dict]) -> tuple[dict[Hashable, dict], int]:
+    """Every item's record, and how many came from the cache.
+
+    `worker[0](*worker[1]).method(list of inputs)` returns one result dict (with a `status`) per input. `save(id,
+    result)` writes what the result holds (a wav) and returns the record to keep."""
+    results: dict[Hashable, dict] = {}
+    pending = []
+    for item_id, item in items.items():
+        record = cached(item)
+        if record is None:
+            pending.append(item_id)
+        else:
+            results[item_id] = record
+    reused = len(results)
+    chunks = [pending[k:k + chunk] for k in range(0, len(pending), chunk)]
+
+    def jobs():
+        for ids in chunks:
+            ready, inputs = [], []
+            for item_id in ids:
+                try:
+                    argument, heard = items[item_id].input()
+                except Unusable as e:
+                    results[item_id] = {"key": "", "status": "error", "error": str(e)}
+                    continue
+                ready.append((item_id, heard))
+                inputs.append(argument)
+            yield ready, inputs
+
+    bar = progress.bar(total=len(pending), desc=desc)
+    for ready, outcome in pool.map(worker[0], worker[1], method, jobs(), len(chunks)):
+        for (item_id, heard), result in zip(ready, outcome):
+            record = save(item_id, {"key": items[item_id].key, **heard, **result})
+            if record["status"] != "error":
+                store.write_record(items[item_id].record, record)
+            results[item_id] = record
+        bar.update(len(ready))
+    bar.close()
+    failed = [results[i]["error"] for i in pending if results[i]["status"] == "error"]
+    if failed and len(failed) == len(pending):
+        log.error("%s: %s", desc, failed[0])
+    return results, reused

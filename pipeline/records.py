@@ -1,0 +1,176 @@
+"""The rows the stages pass on, as typed records, and the one CSV reader and writer for all of them.
+
+A field's name is its CSV column and the order of fields is the order of columns (new ones go at the end);
+a column's meaning is the comment beside its field. Empty cells are None."""
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, TypeVar
+
+from pipeline import store
+
+R = TypeVar("R")
+SPOKEN = ("ok", "skipped", "error")  # skipped: nothing a voice could say; error: the reason is in `error`
+
+
+def _one_of(value: str, allowed: tuple[str, ...], what: str) -> None:
+    if value not in allowed:
+        raise ValueError(f"{what} = {value!r}; expected one of {', '.join(allowed)}")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    sentence_id: str  # stable across reruns: s<sample>-<n> (LM), l<line> (a sentences file), or the manifest id
+    sample: int | None  # which LM sample it was cut from
+    text: str  # the reference, as written
+    lm_tokens: int  # GPT-2 tokens in the text
+    perplexity: float | None  # the LM's perplexity of the text, given the sampling prompt; None without an LM
+
+
+@dataclass(frozen=True)
+class Speech:
+    sentence_id: str
+    voice: str  # family:voice; "" for recordings from an audio manifest
+    condition: str  # clean, noise:snr=<dB>, speed:<factor>, silence
+    audio_path: str  # the wav to hear; "" when nothing was made
+    audio_seconds: float | None
+    tts_seconds: float | None  # wall time of synthesis
+    status: str
+    error: str
+
+    def __post_init__(self):
+        _one_of(self.status, SPOKEN, "status")
+
+
+@dataclass(frozen=True)
+class Transcript:
+    sentence_id: str
+    voice: str
+    condition: str
+    asr: str  # engine:model
+    audio_path: str
+    audio_seconds: float | None  # length of the audio heard
+    tts_seconds: float | None
+    hypothesis: str  # what the engine wrote, as written
+    asr_seconds: float | None  # wall time of this utterance's decode
+    status: str
+    error: str
+    audio_sha256: str  # of the audio heard: the transcript's cache key starts from it
+    level_dbfs: float | None  # loudest 30 ms frame of the audio heard
+
+    def __post_init__(self):
+        _one_of(self.status, SPOKEN, "status")
+
+
+@dataclass(frozen=True)
+class ScoredUtterance:
+    id: str  # <voice>-<condition>-<asr>_<sentence_id>, as in the trn files
+    sentence_id: str
+    voice: str
+    asr: str
+    condition: str
+    reference: str
+    hypothesis: str
+    reference_normalized: str
+    hypothesis_normalized: str
+    ref_words: int | None  # words in the normalized reference
+    hits: int | None
+    substitutions: int | None
+    deletions: int | None
+    insertions: int | None
+    errors: int | None  # substitutions + deletions + insertions
+    wer: float | None  # errors / ref_words; None when the reference is empty
+    perplexity: float | None
+    lm_tokens: int | None
+    audio_path: str
+    audio_seconds: float | None
+    tts_seconds: float | None
+    asr_seconds: float | None
+    status: str  # ok, skipped, error, or empty_reference (left out of corpus WER)
+    error: str
+    flags: str  # ;-separated health flags (scoring/flags.py)
+    level_dbfs: float | None
+    audio_sha256: str
+
+    def __post_init__(self):
+        _one_of(self.status, (*SPOKEN, "empty_reference"), "status")
+        if self.wer is not None and self.wer < 0:
+            raise ValueError(f"wer = {self.wer} is negative")
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    id: str  # the utterance
+    type: str  # substitution, deletion or insertion
+    reference_word: str
+    hypothesis_word: str
+    position: int  # index in the utterance's alignment, hits included
+
+    def __post_init__(self):
+        _one_of(self.type, ("substitution", "deletion", "insertion"), "type")
+
+
+@dataclass(frozen=True)
+class Confusion:
+    voice: str
+    asr: str
+    condition: str
+    reference_word: str
+    hypothesis_word: str
+    count: int
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    voice: str
+    asr: str
+    condition: str
+    normalizer: str
+    n_utterances: int  # rows scored
+    n_excluded: int  # rows not scored: failed synthesis or transcription, empty reference
+    ref_words: int
+    errors: int
+    micro_wer: float | None  # Σ errors / Σ reference words, as sclite
+    macro_wer: float | None  # mean of per-utterance WER
+    ci95_low: float | None  # bootstrap 95% interval of micro_wer, resampling utterances
+    ci95_high: float | None
+    spearman_n: int
+    spearman_rho: float | None  # rank correlation of perplexity and WER
+    spearman_p: float | None
+    flagged: int  # rows with any health flag
+    silent_audio: int
+    empty_hypothesis: int
+    repetition: int
+    runaway_insertions: int
+    hallucination_wpm: float | None  # silence condition only: words written per minute of no speech
+
+
+def columns(cls: type) -> list[str]:
+    return [f.name for f in dataclasses.fields(cls)]
+
+
+def write_csv(path: str | Path, cls: type, rows: Iterable) -> None:
+    names = columns(cls)
+    store.write_csv(path, ({n: getattr(r, n) for n in names} for r in rows), names)
+
+
+def read_csv(path: str | Path, cls: type[R]) -> list[R]:
+    hints, names = typing.get_type_hints(cls), columns(cls)
+    rows = store.read_csv(path)
+    missing = set(names) - set(rows[0]) if rows else set()
+    if missing:
+        raise ValueError(f"{path}: not a {cls.__name__} table (no column {', '.join(sorted(missing))})")
+    return [cls(**{n: _parse(row[n], hints[n]) for n in names}) for row in rows]
+
+
+def _parse(text: str, hint) -> object:
+    kinds = typing.get_args(hint) or (hint,)
+    if text == "" and type(None) in kinds:
+        return None
+    for kind in (int, float):
+        if kind in kinds:
+            return kind(text)
+    return text

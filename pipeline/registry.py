@@ -1,0 +1,60 @@
+"""Backends by name: `family:name` (`piper:joe`, `faster-whisper:base`). Each family is one module of a
+package that registers itself on import; the registry imports the package's modules the first time a name is
+looked up, so adding a backend is adding a file."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any, Callable
+
+from pipeline.errors import ConfigError
+
+
+class Registry:
+    def __init__(self, package: str, key: str, example: str, skip: tuple[str, ...] = ("base",)):
+        self.package, self.key, self.example, self.skip = package, key, example, skip
+        self._families: dict[str, tuple[Callable[..., Any], Callable[[str], None], tuple[str, ...]]] = {}
+
+    def register(self, family: str, loader: Callable[..., Any], check: Callable[[str], None] | None = None,
+                 names: tuple[str, ...] = ()) -> None:
+        """`loader(name, ...)` builds the backend. `names` lists every name of a closed family;
+        otherwise `check(name)` raises ConfigError for a name the family cannot load."""
+        self._families[family] = (loader, check or (lambda name: None), names)
+
+    def _discover(self) -> None:
+        if self._families:
+            return
+        package = importlib.import_module(self.package)
+        for info in pkgutil.iter_modules(package.__path__):
+            if info.name not in self.skip:
+                importlib.import_module(f"{self.package}.{info.name}")
+
+    def families(self) -> list[str]:
+        self._discover()
+        return sorted(self._families)
+
+    def names(self) -> list[str]:
+        """Every name of the closed families, then `family:…` for the open ones."""
+        self._discover()
+        return [f"{family}:{name}" if name else f"{family}:…" for family, (_, _, names) in sorted(self._families.items())
+                for name in (names or ("",))]
+
+    def check(self, full: str) -> None:
+        self._discover()
+        family, sep, name = full.partition(":")
+        if not sep or family not in self._families or not name:
+            raise ConfigError(f"{self.key}: unknown {full!r}; use family:name, one of {', '.join(self.names())} "
+                              f"(e.g. {self.example})")
+        _, check, names = self._families[family]
+        if names and name not in names:
+            raise ConfigError(f"{self.key}: unknown {full!r}; available: {', '.join(self.names())}")
+        check(name)
+
+    def check_all(self, values: list[str]) -> None:
+        for value in values:
+            self.check(value)
+
+    def load(self, full: str, *args: Any) -> Any:
+        self.check(full)
+        family, _, name = full.partition(":")
+        return self._families[family][0](name, *args)

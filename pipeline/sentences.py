@@ -1,0 +1,38 @@
+"""The `sentences` artifact, as every source writes it: each text with its GPT-2 token count and, when a trained
+LM exists, its perplexity (conditioned on the sampling prompt), plus the LM's perplexity of fixed reference
+sentences as a yardstick."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from pipeline import artifacts, records, store
+from pipeline.config import Config
+from pipeline.records import Sentence
+
+log = logging.getLogger(__name__)
+
+
+def write(cfg: Config, lm_dir: Path | None, texts: list[tuple[str, int | None, str]]) -> int:
+    """texts: (sentence id, LM sample or None, text). Returns how many sentences were written."""
+    from pipeline.lm import tokenizer
+    from pipeline.lm.perplexity import perplexity
+    from pipeline.lm.sample import REFERENCE_SENTENCES
+    from pipeline.lm.train import load_model
+
+    model = load_model(lm_dir / "ckpt.pt") if lm_dir else None
+    if model is None:
+        log.warning("no intact trained model for this config (%s): perplexity is left empty", cfg.models_dir)
+    start_ids = tokenizer.encode(cfg.sample.start)
+
+    def scored(sentence_id: str, sample: int | None, text: str) -> Sentence:
+        ids = tokenizer.encode(text)
+        ppl = round(perplexity(model, ids, context=start_ids), 4) if model is not None and ids else None
+        return Sentence(sentence_id, sample, text, len(ids), ppl)
+
+    out = artifacts.path("sentences", cfg)
+    records.write_csv(out, Sentence, [scored(*t) for t in texts])
+    if model is not None:
+        records.write_csv(out.parent / "reference_perplexity.csv", Sentence,
+                          [scored(name, None, text) for name, text in REFERENCE_SENTENCES.items()])
+    return len(texts)

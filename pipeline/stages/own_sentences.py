@@ -1,0 +1,16 @@
+"""sample (the sentences-file source): the user's sentences, one per line, with their perplexity when an LM of
+this config was trained."""
+from __future__ import annotations
+
+from pipeline import sentences
+from pipeline.config import Config
+from pipeline.stage import Result, Stage
+
+
+def run(cfg: Config, loaded: dict) -> Result:
+    texts = [(f"l{i:04d}", None, text) for i, text in enumerate(loaded["sentence_file"], 1)]
+    return Result({"sentences": sentences.write(cfg, loaded["lm"], texts)})
+
+
+STAGE = Stage("sample", "the user's sentences, with their perplexity when an LM exists",
+              reads=("sentence_file",), optional=("lm",), makes=("sentences",), config=("sample.start",), run=run)

@@ -1,0 +1,21 @@
+"""sample (the audio-manifest source): existing recordings and their references, as the sentences and speech
+that synthesis would otherwise make."""
+from __future__ import annotations
+
+from pipeline import artifacts, records, sentences
+from pipeline.config import Config
+from pipeline.records import Speech
+from pipeline.stage import Result, Stage
+
+
+def run(cfg: Config, loaded: dict) -> Result:
+    rows = loaded["audio_manifest"]
+    n = sentences.write(cfg, loaded["lm"], [(r["id"], None, r["reference"]) for r in rows])
+    records.write_csv(artifacts.path("speech", cfg), Speech,
+                      [Speech(r["id"], "", "clean", r["audio_path"], None, None, "ok", "") for r in rows])
+    return Result({"sentences": n, "recordings": len(rows)})
+
+
+STAGE = Stage("sample", "the user's recordings and their references",
+              reads=("audio_manifest",), optional=("lm",), makes=("sentences", "speech"), config=("sample.start",),
+              run=run)

@@ -1,11 +1,9 @@
 """Shared by the benchmarks: fixed Shakespeare lines to speak."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def shakespeare_lines(n: int, min_words: int, max_words: int) -> list[str]:

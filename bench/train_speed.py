@@ -28,7 +28,7 @@ def run_variant(name: str, iters: int, threads: int) -> dict:
     import numpy as np
     import torch
 
-    from pipeline.config import GPTConfig, TrainConfig
+    from pipeline.lm.config import GPTConfig, TrainConfig
     from pipeline.lm import corpus
     from pipeline.lm.model import GPT
     from pipeline.lm.train import autocast, get_batch, lr_at, make_optimizer, tune_malloc

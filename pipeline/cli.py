@@ -25,6 +25,8 @@ def run_parser() -> tuple[argparse.ArgumentParser, list[str]]:
     p.add_argument("--quick", action="append_const", dest="preset", const="quick",
                    help="--preset quick: a smoke test (60 training iterations, 2 samples)")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as TOML and exit")
+    p.add_argument("--plan", action="store_true",
+                   help="print the stages this config runs, with what each reads, makes and depends on, and exit")
     p.add_argument("--stages", help=f"comma-separated subset of: {','.join(STAGES)}")
     p.add_argument("--from", dest="start", choices=STAGES, help="run from this stage on")
     p.add_argument("--force", action="store_true", help="rerun the selected stages even when up to date")
@@ -75,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         print(config_mod.to_toml(cfg), end="")
         return 0
     from pipeline import runner
+
+    if args.plan:
+        print(runner.describe(cfg))
+        return 0
 
     try:
         return runner.run(cfg, stages, args.start, force=args.force)

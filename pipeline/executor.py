@@ -9,6 +9,7 @@ arrays out to the recognizers), so nodes share no filesystem: each node needs on
 model packages."""
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import Counter
 from dataclasses import dataclass
@@ -130,5 +131,11 @@ class RayExecutor:
             self.ray.shutdown()
 
 
+@contextlib.contextmanager
 def make(cfg: ExecutorConfig):
-    return RayExecutor(cfg) if cfg.kind == "ray" else LocalExecutor(cfg)
+    """The executor for one stage, shut down when the stage is done (or fails)."""
+    pool = RayExecutor(cfg) if cfg.kind == "ray" else LocalExecutor(cfg)
+    try:
+        yield pool
+    finally:
+        pool.close()

@@ -86,3 +86,11 @@ def cached_map(pool, worker: tuple[type, tuple], method: str, items: dict[Hashab
     if failed and len(failed) == len(pending):
         log.error("%s: %s", desc, failed[0])
     return results, reused
+
+
+def tally(statuses: list[str], reused: int) -> dict[str, int]:
+    """A per-item stage's summary: rows by status, and how many items came from the cache."""
+    counts = dict.fromkeys(("ok", "skipped", "error"), 0)
+    for status in statuses:
+        counts[status] += 1
+    return {**counts, "reused": reused}

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict
 from importlib.metadata import version
 from pathlib import Path
 
 from pipeline import store
 from pipeline.config import Config
+from pipeline.options import identity
 
 CORPUS_FORMAT = 1  # bump when corpus.markdown_to_text changes its output
 
@@ -29,9 +29,7 @@ def data_dir(cfg: Config) -> Path:
 
 def lm_dir(cfg: Config) -> Path:
     """One directory per (data, model, training) config: an unchanged config finds its finished model."""
-    train = asdict(cfg.train)
-    train.pop("threads")  # how fast, not what is learnt
-    key = store.key_of({"data": corpus_identity(cfg), "model": asdict(cfg.model), "train": train})
+    key = store.key_of({"data": corpus_identity(cfg), "model": identity(cfg.model), "train": identity(cfg.train)})
     return Path(cfg.models_dir) / f"lm-{key}"
 
 

@@ -16,7 +16,8 @@ import subprocess
 import sys
 import tempfile
 
-from pipeline.config import Config, ConfigError
+from pipeline.config import Config
+from pipeline.errors import ConfigError
 
 PROBE_TIMEOUT_S = 20  # a GCS that is not there is retried for a minute by Ray's own client
 TOKEN_VARS = ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")

@@ -53,6 +53,18 @@ def plan(cfg: Config) -> list[Stage]:
     return sources + [s for s in DOWNSTREAM if not set(s.makes) <= made]
 
 
+def describe(cfg: Config) -> str:
+    """The plan as a reader follows it: each stage with what it reads and makes, and the config it depends on."""
+    lines = []
+    for stage in plan(cfg):
+        reads = ", ".join([*stage.reads, *(f"{n} (if any)" for n in stage.optional)])
+        lines.append(f"{stage.name}: {stage.doc}")
+        lines.append(f"    reads  {reads}")
+        lines.append(f"    makes  " + ", ".join(f"{n} ({ARTIFACTS[n].path(cfg)})" for n in stage.makes))
+        lines.append(f"    config {', '.join(stage.config) or '-'}")
+    return "\n".join(lines)
+
+
 def select(cfg: Config, stages: list[str] | None = None, start: str | None = None) -> list[Stage]:
     """The stages this run executes, in order."""
     chosen = plan(cfg)

@@ -1,11 +1,9 @@
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 SHARED = ROOT.parent / "shared"
 
 

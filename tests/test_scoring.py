@@ -83,8 +83,8 @@ def test_empty_reference_is_flagged_and_kept_out_of_the_corpus_figure():
     rows = [{"sentence_id": "a", "reference": "the king", "hypothesis": "the thing", "status": "ok"},
             {"sentence_id": "b", "reference": "...", "hypothesis": "uh", "status": "ok"}]
     r = evaluate(rows, "basic", n_boot=0)
-    assert r.utterances[1]["status"] == "empty_reference" and r.utterances[1]["wer"] == ""
-    assert r.summary[0]["micro_wer"] == 0.5 and r.summary[0]["n_excluded"] == 1
+    assert r.utterances[1].status == "empty_reference" and r.utterances[1].wer is None
+    assert r.summary[0].micro_wer == 0.5 and r.summary[0].n_excluded == 1
 
 
 def test_micro_macro_and_bootstrap():

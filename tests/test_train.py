@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from pipeline import store
-from pipeline.config import TrainConfig
+from pipeline.lm.config import TrainConfig
 from pipeline.lm.model import GPTConfig
 from pipeline.lm.train import load_model, lr_at, train
 from pipeline.lm import corpus
@@ -68,6 +68,7 @@ def test_bf16_precision_trains_too(tmp_path):
 
 def test_pa6a_token_files_are_a_corpus_too(tmp_path):
     from pipeline import config
+    from pipeline.artifacts import ARTIFACTS
     from pipeline.stages import prepare
 
     train_ids, val_ids = data()
@@ -75,9 +76,9 @@ def test_pa6a_token_files_are_a_corpus_too(tmp_path):
     val_ids.tofile(tmp_path / "val.bin")
     cfg = config.load(overrides={"data.train_bin": str(tmp_path / "train.bin"),
                                  "data.val_bin": str(tmp_path / "val.bin"), "models_dir": str(tmp_path / "models")})
-    meta = prepare.run(cfg)
+    meta = prepare.run(cfg, {}).summary
     assert (meta["train_tokens"], meta["val_tokens"]) == (len(train_ids), len(val_ids))
-    loaded_train, loaded_val = prepare.load(cfg)
+    loaded_train, loaded_val = ARTIFACTS["tokens"].load(cfg)
     assert np.array_equal(loaded_train, train_ids) and np.array_equal(loaded_val, val_ids)
     with pytest.raises(config.ConfigError, match="go together"):
         config.load(overrides={"data.train_bin": str(tmp_path / "train.bin")})

@@ -62,4 +62,4 @@ def test_missing_binary_says_how_to_install(monkeypatch):
 
 
 def test_registry_lists_every_family():
-    assert {"piper", "flite", "espeak"} <= set(base.families())
+    assert {"piper", "flite", "espeak"} <= set(base.VOICES.families())

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 SUB, INS, DEL = 4, 3, 3
+Ops = list[tuple[str, str | None, str | None]]  # (H/S/D/I, reference word, hypothesis word)
 
 
 @dataclass
@@ -19,7 +20,7 @@ class Alignment:
     substitutions: int = 0
     deletions: int = 0
     insertions: int = 0
-    ops: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    ops: Ops = field(default_factory=list)
 
     @property
     def errors(self) -> int:
@@ -73,12 +74,12 @@ def align_text(ref: str, hyp: str) -> Alignment:
     return align(ref.split(), hyp.split())
 
 
-def from_events(ref: str, hyp: str, events: list) -> list[tuple[str, str | None, str | None]]:
+def from_events(ref: str, hyp: str, events: list) -> Ops:
     """An alignment's ops rebuilt from the error events scoring saved (ErrorEvent: type, words and position in
     the ops) and the normalized texts: every position without an event is a hit."""
     ref_words, hyp_words = iter(ref.split()), iter(hyp.split())
     at = {e.position: e for e in events}
-    ops: list[tuple[str, str | None, str | None]] = []
+    ops: Ops = []
     total = len(ref.split()) + sum(1 for e in events if e.type == "insertion")
     for pos in range(total):
         e = at.get(pos)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pipeline import artifacts, audio, conditions, executor, paths, records, store
 from pipeline.config import Config
-from pipeline.items import Item, cached, cached_map, written
+from pipeline.items import Item, cached, cached_map, tally, written
 from pipeline.records import Sentence, Speech
 from pipeline.stage import Result, Stage
 from pipeline.workers import Speaker
@@ -22,16 +22,15 @@ def wav_path(cfg: Config, voice: str, condition: str, sentence_id: str) -> Path:
 def run(cfg: Config, loaded: dict) -> Result:
     sentences: list[Sentence] = loaded["sentences"]
     conds = [conditions.parse(c) for c in cfg.tts.conditions]
-    rows, counts, files = [], {"ok": 0, "skipped": 0, "error": 0, "reused": 0}, {}
-    pool = executor.make(cfg.executor)
-    try:
+    rows, statuses, files, reused = [], [], {}, 0
+    with executor.make(cfg.executor) as pool:
         for voice in cfg.tts.voices:
-            metas, reused = speak_all(cfg, pool, voice, sentences)
+            metas, cached_here = speak_all(cfg, pool, voice, sentences)
             files.update(store.file_hashes(cfg.models_dir, pool.files))
-            counts["reused"] += reused
+            reused += cached_here
             for s in sentences:
                 meta = metas[s.sentence_id]
-                counts[meta["status"]] += 1
+                statuses.append(meta["status"])
                 for cond in conds:
                     wav = wav_path(cfg, voice, cond.name, s.sentence_id)
                     if meta["status"] == "ok" and cond.kind != "clean":
@@ -39,10 +38,8 @@ def run(cfg: Config, loaded: dict) -> Result:
                                       s.sentence_id, voice)
                     rows.append(Speech(s.sentence_id, voice, cond.name, str(wav) if meta["status"] == "ok" else "",
                                        meta["audio_seconds"], meta["tts_seconds"], meta["status"], meta["error"]))
-    finally:
-        pool.close()
     records.write_csv(artifacts.path("speech", cfg), Speech, rows)
-    return Result(counts, files)
+    return Result(tally(statuses, reused), files)
 
 
 def condition_one(cfg: Config, cond: conditions.Condition, clean_key: str, clean: Path, wav: Path,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pipeline import artifacts, audio, executor, options, paths, records, store
 from pipeline.config import Config
-from pipeline.items import Item, Unusable, cached_map
+from pipeline.items import Item, Unusable, cached_map, tally
 from pipeline.records import Speech, Transcript
 from pipeline.stage import Result, Stage
 from pipeline.workers import Listener
@@ -41,9 +41,8 @@ def heard(path: str) -> tuple:
 def run(cfg: Config, loaded: dict) -> Result:
     speech: list[Speech] = loaded["speech"]
     decode_key = {k: v for k, v in options.identity(cfg.asr).items() if k != "engines"}
-    rows, counts, files = [], {"ok": 0, "skipped": 0, "error": 0, "reused": 0}, {}
-    pool = executor.make(cfg.executor)
-    try:
+    rows, files, reused = [], {}, 0
+    with executor.make(cfg.executor) as pool:
         for engine in cfg.asr.engines:
             items = {}
             for i, s in enumerate(speech):
@@ -51,22 +50,19 @@ def run(cfg: Config, loaded: dict) -> Result:
                     sha = store.sha256_or_none(s.audio_path)  # None: unreadable, and its row will say why
                     items[i] = Item(store.key_of([sha, engine, decode_key]) if sha else "",
                                     record_path(cfg, engine, s), lambda p=s.audio_path: heard(p))
-            results, reused = cached_map(pool, (Listener, (engine, decoding(cfg), cfg.models_dir)), "transcribe",
-                                         items, chunk=cfg.asr.batch_size, desc=f"transcribe {engine}",
-                                         save=lambda i, result: result)
+            results, cached_here = cached_map(pool, (Listener, (engine, decoding(cfg), cfg.models_dir)),
+                                              "transcribe", items, chunk=cfg.asr.batch_size,
+                                              desc=f"transcribe {engine}", save=lambda i, result: result)
             files.update(store.file_hashes(cfg.models_dir, pool.files))
-            counts["reused"] += reused
+            reused += cached_here
             for i, s in enumerate(speech):
                 r = results.get(i, {"status": s.status, "error": s.error})
-                counts[r["status"]] += 1
                 rows.append(Transcript(
                     s.sentence_id, s.voice, s.condition, engine, s.audio_path,
                     r.get("audio_seconds", s.audio_seconds), s.tts_seconds, r.get("hypothesis", ""),
                     r.get("asr_seconds"), r["status"], r["error"], r.get("audio_sha256", ""), r.get("level_dbfs")))
-    finally:
-        pool.close()
     records.write_csv(artifacts.path("transcripts", cfg), Transcript, rows)
-    return Result(counts, files)
+    return Result(tally([r.status for r in rows], reused), files)
 
 
 STAGE = Stage("transcribe", "each speech row heard by each ASR engine, every utterance decoded alone",

@@ -1,0 +1,175 @@
+"""The shape the code keeps: stages that declare their artifacts and config, one source of every option, typed
+records with one CSV reader and writer, one registry for voices and engines."""
+import ast
+import random
+import typing
+from pathlib import Path
+
+import pytest
+
+from pipeline import config, options, records, runner
+from pipeline.asr.base import ENGINES
+from pipeline.cli import main
+from pipeline.errors import ConfigError
+from pipeline.registry import Registry
+from pipeline.scoring.align import align_text, from_events
+from pipeline.scoring.evaluate import evaluate
+from pipeline.tts.base import VOICES
+
+PIPELINE = Path(__file__).resolve().parents[1] / "pipeline"
+
+
+def imports(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+    return out
+
+
+def test_a_stage_never_imports_another_stage_or_the_runner():
+    for path in (PIPELINE / "stages").glob("*.py"):
+        bad = {m for m in imports(path) if m.startswith("pipeline.stages") or m.startswith("pipeline.runner")}
+        assert not bad, f"{path.name} imports {bad}"
+
+
+def test_only_the_plan_asks_where_the_sentences_come_from():
+    allowed = {"config.py", "artifacts.py", "runner.py"}
+    for path in PIPELINE.rglob("*.py"):
+        if path.name in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in ("audio_manifest", "sentences") \
+                    and isinstance(node.value, ast.Name) and node.value.id == "cfg":
+                pytest.fail(f"{path.relative_to(PIPELINE)}:{node.lineno} reads cfg.{node.attr}")
+
+
+@pytest.mark.parametrize("source, stages", [
+    ({}, ["prepare", "train", "sample", "synthesize", "transcribe", "score", "report"]),
+    ({"sentences": "s.txt"}, ["sample", "synthesize", "transcribe", "score", "report"]),
+    ({"audio_manifest": "m.csv"}, ["sample", "transcribe", "score", "report"]),
+])
+def test_every_source_makes_the_sentences_and_the_rest_follows(source, stages):
+    cfg = config.Config(**source)
+    plan = runner.plan(cfg)
+    assert [s.name for s in plan] == stages
+    made = set()
+    for stage in plan:  # every artifact a stage needs is made by a stage before it, or is a user's input
+        assert set(stage.reads) <= made | {"corpus", "sentence_file", "audio_manifest"}, stage.name
+        made |= set(stage.makes)
+    assert {"sentences", "speech", "transcripts", "scores", "report"} <= made
+
+
+def leaves(cfg, key):
+    """(dotted key, field) of every option under a declared config key."""
+    return [(k, f) for k, f, _ in options.declared(cfg) if k == key or k.startswith(key + ".")]
+
+
+def changed(value):
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, list):
+        return value + ["x"]
+    return value + "x"
+
+
+def test_a_stage_key_holds_every_option_of_its_sections_but_the_speed_only_ones():
+    """So a new option is one line in its owner's dataclass: it reaches the keys (and the CLI) by itself."""
+    cfg = config.Config()
+    for stage in runner.plan(cfg):
+        before = runner.config_of(cfg, stage.config)
+        for key, f in (leaf for k in stage.config for leaf in leaves(cfg, k)):
+            other = config.Config()
+            section, _, name = key.rpartition(".")
+            target = other
+            for part in filter(None, section.split(".")):
+                target = getattr(target, part)
+            setattr(target, name, changed(getattr(target, name)))
+            moved = runner.config_of(other, stage.config) != before
+            assert moved != bool(f.metadata.get("speed_only")), f"{stage.name}: {key}"
+
+
+def test_every_option_is_declared_with_help_and_shows_in_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    for key, f, _ in options.declared(config.Config()):
+        assert f.metadata.get("help"), key
+        assert f"  {key} = " in text, key
+        if f.metadata.get("flag"):
+            assert f.metadata["flag"] in text
+
+
+def test_a_preset_is_a_file_and_flags_override_it(capsys):
+    assert main(["--quick", "--print-config"]) == 0
+    assert "max_iters = 60" in capsys.readouterr().out
+    assert main(["--preset", "quick", "--iters", "7", "--print-config"]) == 0
+    assert "max_iters = 7" in capsys.readouterr().out
+    assert main(["--preset", "huge", "--print-config"]) == 2
+    assert "quick" in capsys.readouterr().err
+
+
+def test_an_old_speech_key_says_where_it_went():
+    with pytest.raises(ConfigError, match="tts"):
+        config.load(overrides={"speech.voices": "piper:joe"})
+
+
+def test_voices_and_engines_share_one_registry():
+    assert isinstance(VOICES, Registry) and isinstance(ENGINES, Registry)
+    assert "faster-whisper:base" in ENGINES.names() and "piper:joe" in VOICES.names()
+    with pytest.raises(ConfigError, match="tts.voices"):
+        VOICES.check("piper:nobody")
+
+
+@pytest.mark.parametrize("cls", [records.Sentence, records.Speech, records.Transcript, records.ScoredUtterance,
+                                 records.ErrorEvent, records.Confusion, records.GroupSummary])
+def test_records_round_trip_through_the_one_csv_reader_and_writer(tmp_path, cls):
+    rng = random.Random(3)
+    hints = typing.get_type_hints(cls)
+
+    def value(name):
+        kinds = typing.get_args(hints[name]) or (hints[name],)
+        if name in ("status",):
+            return "ok"
+        if name == "type":
+            return "deletion"
+        if type(None) in kinds and rng.random() < 0.5:
+            return None
+        if int in kinds:
+            return rng.randint(0, 99)
+        if float in kinds:
+            return round(rng.random(), 4)
+        return rng.choice(["", "a, b", 'say "hi"', "x\ny"])
+
+    rows = [cls(**{n: value(n) for n in records.columns(cls)}) for _ in range(20)]
+    records.write_csv(tmp_path / "t.csv", cls, rows)
+    assert records.read_csv(tmp_path / "t.csv", cls) == rows
+    assert (tmp_path / "t.csv").read_text().splitlines()[0] == ",".join(records.columns(cls))
+
+
+def test_records_are_checked_on_creation():
+    with pytest.raises(ValueError, match="status"):
+        records.Speech("a", "piper:joe", "clean", "", None, None, "fine", "")
+
+
+def test_the_flag_columns_are_the_flags():
+    from pipeline.scoring.flags import NAMES
+
+    cols = records.columns(records.GroupSummary)
+    assert cols[cols.index("flagged") + 1:cols.index("flagged") + 1 + len(NAMES)] == list(NAMES)
+
+
+def test_the_report_rebuilds_each_alignment_from_the_saved_error_events():
+    rng = random.Random(5)
+    words = "the king and queen of a far land went home".split()
+    rows = [{"sentence_id": str(i), "reference": " ".join(rng.choices(words, k=rng.randint(0, 8))),
+             "hypothesis": " ".join(rng.choices(words, k=rng.randint(0, 8))), "status": "ok"} for i in range(300)]
+    r = evaluate(rows, "none", n_boot=0)
+    for u in r.utterances:
+        events = [e for e in r.events if e.id == u.id]
+        assert from_events(u.reference_normalized, u.hypothesis_normalized, events) == \
+            align_text(u.reference_normalized, u.hypothesis_normalized).ops

@@ -9,6 +9,8 @@ from typing import Any, Callable
 from pipeline import inputs, manifest, paths, records, store
 from pipeline.config import Config
 
+STATISTICS_FILES = ("comparisons.csv", "comparisons.json", "normalizers.csv", "difficulty.csv", "words.csv",
+                    "agreement.csv", "breakdown.csv")
 SCORE_FILES = ("utterances.csv", "errors.csv", "confusions.csv", "summary.csv", "summary.json", "ref.trn",
                "hyp.trn", "pralign.txt", "dtl.txt")
 
@@ -70,6 +72,16 @@ def _scores(cfg: Config) -> dict:
             "summary": records.read_csv(run / "summary.csv", records.GroupSummary)}
 
 
+def _statistics(cfg: Config) -> dict:
+    run = paths.run_dir(cfg)
+    return {"comparisons": records.read_csv(run / "comparisons.csv", records.Comparison),
+            "normalizers": records.read_csv(run / "normalizers.csv", records.NormalizerEffect),
+            "difficulty": records.read_csv(run / "difficulty.csv", records.DifficultyBin),
+            "words": records.read_csv(run / "words.csv", records.WordAttribution),
+            "agreement": records.read_csv(run / "agreement.csv", records.EngineAgreement),
+            "breakdown": records.read_csv(run / "breakdown.csv", records.Breakdown)}
+
+
 def _user_file(path_of: Callable[[Config], str]) -> Callable[[Config], list[Path]]:
     return lambda cfg: [Path(path_of(cfg)).expanduser()]
 
@@ -98,6 +110,9 @@ ARTIFACTS: dict[str, Artifact] = {
                                                               records.Transcript)),
     "scores": Artifact("per-utterance alignments, error events, confusions, group figures, trn files",
                        lambda cfg: [paths.run_dir(cfg) / n for n in SCORE_FILES], load=_scores),
+    "statistics": Artifact("paired comparisons, normalizer sensitivity, difficulty bins, word attribution, "
+                           "engine agreement, breakdown SNR",
+                           lambda cfg: [paths.run_dir(cfg) / n for n in STATISTICS_FILES], load=_statistics),
     "report": Artifact("report.html", _run("report.html")),
 }
 

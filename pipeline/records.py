@@ -94,6 +94,9 @@ class ScoredUtterance:
     flags: str  # ;-separated health flags (scoring/flags.py)
     level_dbfs: float | None
     audio_sha256: str
+    ref_chars: int | None  # characters in the normalized reference, spaces included
+    char_errors: int | None  # character edit distance to the normalized hypothesis (jiwer)
+    cer: float | None  # char_errors / ref_chars
 
     def __post_init__(self):
         _one_of(self.status, (*SPOKEN, "empty_reference"), "status")
@@ -146,6 +149,98 @@ class GroupSummary:
     repetition: int
     runaway_insertions: int
     hallucination_wpm: float | None  # silence condition only: words written per minute of no speech
+    micro_cer: float | None  # Σ character errors / Σ reference characters
+    cer_ci95_low: float | None
+    cer_ci95_high: float | None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two groups (voice × engine × condition) scored on the same sentences: B against A."""
+    a: str  # voice | asr | condition
+    b: str
+    sentences: int  # shared sentences, both scored
+    wer_a: float | None
+    wer_b: float | None
+    delta_wer: float | None  # wer_b − wer_a, pooled over the shared sentences
+    delta_ci95_low: float | None  # paired bootstrap, resampling sentences
+    delta_ci95_high: float | None
+    cer_a: float | None
+    cer_b: float | None
+    delta_cer: float | None
+    mapsswe_segments: int
+    mapsswe_z: float | None  # A's errors minus B's per segment: negative when A has fewer
+    mapsswe_p: float
+    mapsswe_p_holm: float  # Holm-corrected over every pair of the run
+    sign_b_worse: int  # sentences where B's WER is higher
+    sign_b_better: int
+    sign_ties: int
+    sign_p: float
+    sign_p_holm: float
+    wilcoxon_z: float | None
+    wilcoxon_p: float
+    wilcoxon_p_holm: float
+    verdict: str  # one line, by MAPSSWE after Holm at 0.05
+
+
+@dataclass(frozen=True)
+class NormalizerEffect:
+    voice: str
+    asr: str
+    condition: str
+    wer_none: float | None  # the same rows scored without normalization
+    wer_basic: float | None
+    wer_whisper: float | None
+    used: str  # the normalizer of this run's WER
+    normalization_share: float | None  # of the errors without normalization, the share the one used removes
+
+
+@dataclass(frozen=True)
+class DifficultyBin:
+    voice: str
+    asr: str
+    condition: str
+    by: str  # perplexity (quartiles of the run's sentences) or words (reference length)
+    bin: str  # e.g. "Q1 (3.1-8.4)" or "6-10"
+    n_utterances: int
+    micro_wer: float | None
+    ci95_low: float | None
+    ci95_high: float | None
+
+
+@dataclass(frozen=True)
+class WordAttribution:
+    word: str  # a normalized reference word
+    occurrences: int  # in scored utterances
+    failures: int  # substituted or deleted
+    failure_rate: float
+    voices_failed: int  # voices in which it failed at least once
+    voices_heard: int  # voices that said it
+    engines_failed: int
+    engines_heard: int
+    points_at: str  # "text or ASR" (fails in every voice), "voice <name>" (in one of several), or ""
+    utterances: str  # ;-separated ids of the rows where it failed
+
+
+@dataclass(frozen=True)
+class EngineAgreement:
+    voice: str
+    condition: str
+    engines: int
+    utterances: int  # sentences every engine transcribed
+    agreement: float | None  # share whose normalized hypotheses are identical across the engines
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    voice: str
+    asr: str
+    clean_wer: float | None
+    threshold: float | None  # twice the clean WER (at least 0.02)
+    breakdown_snr: float | None  # SNR (dB) where WER first reaches the threshold, interpolated; None: never
+    ci95_low: float | None  # bootstrap over sentences
+    ci95_high: float | None
+    curve: str  # snr:wer;… as measured
 
 
 def columns(cls: type) -> list[str]:

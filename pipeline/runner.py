@@ -22,14 +22,14 @@ from pipeline.artifacts import ARTIFACTS
 from pipeline.asr import base as asr
 from pipeline.config import Config
 from pipeline.stage import Stage
-from pipeline.stages import (own_sentences, prepare, recordings, report, sample, score, synthesize, train,
-                             transcribe)
+from pipeline.stages import (compare, own_sentences, prepare, recordings, report, sample, score, synthesize,
+                             train, transcribe)
 from pipeline.versions import git_commit, versions
 
 log = logging.getLogger("pipeline")
 
-STAGES = ["prepare", "train", "sample", "synthesize", "transcribe", "score", "report"]
-DOWNSTREAM = [synthesize.STAGE, transcribe.STAGE, score.STAGE, report.STAGE]
+STAGES = ["prepare", "train", "sample", "synthesize", "transcribe", "score", "compare", "report"]
+DOWNSTREAM = [synthesize.STAGE, transcribe.STAGE, score.STAGE, compare.STAGE, report.STAGE]
 
 
 class RunLocked(RuntimeError):

@@ -67,6 +67,6 @@ def main(argv: list[str]) -> int:
         print(f"error: cannot write --out {args.out} ({e.strerror}); free some space or pick another directory",
               file=sys.stderr)
         return 4
-    print(summary_table(results))
+    print(summary_table(results.summary, len(results.utterances)))
     print(f"results in {args.out}/")
     return 0

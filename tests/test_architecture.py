@@ -47,9 +47,9 @@ def test_only_the_plan_asks_where_the_sentences_come_from():
 
 
 @pytest.mark.parametrize("source, stages", [
-    ({}, ["prepare", "train", "sample", "synthesize", "transcribe", "score", "report"]),
-    ({"sentences": "s.txt"}, ["sample", "synthesize", "transcribe", "score", "report"]),
-    ({"audio_manifest": "m.csv"}, ["sample", "transcribe", "score", "report"]),
+    ({}, ["prepare", "train", "sample", "synthesize", "transcribe", "score", "compare", "report"]),
+    ({"sentences": "s.txt"}, ["sample", "synthesize", "transcribe", "score", "compare", "report"]),
+    ({"audio_manifest": "m.csv"}, ["sample", "transcribe", "score", "compare", "report"]),
 ])
 def test_every_source_makes_the_sentences_and_the_rest_follows(source, stages):
     cfg = config.Config(**source)
@@ -59,7 +59,7 @@ def test_every_source_makes_the_sentences_and_the_rest_follows(source, stages):
     for stage in plan:  # every artifact a stage needs is made by a stage before it, or is a user's input
         assert set(stage.reads) <= made | {"corpus", "sentence_file", "audio_manifest"}, stage.name
         made |= set(stage.makes)
-    assert {"sentences", "speech", "transcripts", "scores", "report"} <= made
+    assert {"sentences", "speech", "transcripts", "scores", "statistics", "report"} <= made
 
 
 def leaves(cfg, key):

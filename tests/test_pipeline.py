@@ -62,7 +62,7 @@ def default_run(tmp_path_factory, models_dir):
 
 def test_full_run_writes_every_artifact(default_run, models_dir):
     cwd, proc = default_run
-    assert ran(proc) == ["prepare", "train", "sample", "synthesize", "transcribe", "score", "report"]
+    assert ran(proc) == ["prepare", "train", "sample", "synthesize", "transcribe", "score", "compare", "report"]
     run = cwd / "results" / "default"
     rows = store.read_csv(run / "utterances.csv")
     assert rows and list(rows[0]) == columns(ScoredUtterance)
@@ -74,11 +74,11 @@ def test_full_run_writes_every_artifact(default_run, models_dir):
         assert (run / name).exists(), name
     manifest = store.read_json(run / "manifest.json")
     assert manifest["versions"]["torch"].startswith("2.13.0") and manifest["versions"]["faster-whisper"]
-    assert manifest["config"]["speech"]["asr"] == ["faster-whisper:tiny.en"]
+    assert manifest["config"]["asr"]["engines"] == ["faster-whisper:tiny.en"]
     assert manifest["asr_decoding"].startswith("each utterance alone")
     assert any(k.endswith("ckpt.pt") for k in manifest["files"])
     assert any("en_US-joe-medium.onnx" in k for k in manifest["files"])
-    assert set(manifest["stage_seconds"]) == {"prepare", "train", "sample", "synthesize", "transcribe", "score", "report"}
+    assert set(manifest["stage_seconds"]) == {"prepare", "train", "sample", "synthesize", "transcribe", "score", "compare", "report"}
     assert "micro WER" in proc.stdout and "report.html" in proc.stdout
 
 
@@ -87,14 +87,14 @@ def test_rerun_with_nothing_changed_recomputes_nothing(default_run, models_dir):
     wavs = {p: p.stat().st_mtime_ns for p in (cwd / "audio").rglob("*.wav")}
     again = cli(cwd, *SMALL_LM, *TINY, models=models_dir)
     assert ran(again) == []
-    assert again.stderr.count("up to date") == 7
+    assert again.stderr.count("up to date") == 8
     assert {p: p.stat().st_mtime_ns for p in (cwd / "audio").rglob("*.wav")} == wavs
 
 
 def test_changing_the_normalizer_reruns_only_scoring_and_report(default_run, models_dir):
     cwd, _ = default_run
     proc = cli(cwd, *SMALL_LM, *TINY, "--normalize", "none", models=models_dir)
-    assert ran(proc) == ["score", "report"]
+    assert ran(proc) == ["score", "compare", "report"]
     rows = store.read_csv(cwd / "results" / "default" / "utterances.csv")
     assert any(r["reference_normalized"] != r["reference_normalized"].lower() for r in rows)
 
@@ -102,7 +102,7 @@ def test_changing_the_normalizer_reruns_only_scoring_and_report(default_run, mod
 def test_changing_the_voice_reruns_synthesis_onwards(default_run, models_dir):
     cwd, _ = default_run
     proc = cli(cwd, *SMALL_LM, *TINY, "--voices", "piper:joe,flite:slt", models=models_dir)
-    assert ran(proc) == ["synthesize", "transcribe", "score", "report"]
+    assert ran(proc) == ["synthesize", "transcribe", "score", "compare", "report"]
     rows = store.read_csv(cwd / "results" / "default" / "utterances.csv")
     assert {r["voice"] for r in rows} == {"piper:joe", "flite:slt"}
     assert "reused" in (cwd / "results" / "default" / "manifest.json").read_text()
@@ -208,7 +208,7 @@ def test_audio_manifest_scores_recordings_and_reports_bad_rows(tmp_path, models_
     manifest.write_text("id\taudio\treference\n" + "".join(f"r{i}\trec{i}.wav\t{t}\n" for i, t in enumerate(texts))
                         + "bad1\tcorrupt.wav\tsome words\nbad2\tempty.wav\tsome words\nbad3\tmissing.wav\tsome words\n")
     proc = cli(tmp_path, "--audio-manifest", str(manifest), *TINY, models=models_dir, check=False)
-    assert ran(proc) == ["sample", "transcribe", "score", "report"]
+    assert ran(proc) == ["sample", "transcribe", "score", "compare", "report"]
     assert proc.returncode == 1  # some rows failed, and the exit code says so
     rows = {r["sentence_id"]: r for r in store.read_csv(tmp_path / "results" / "default" / "utterances.csv")}
     assert all(rows[f"r{i}"]["status"] == "ok" for i in range(3))

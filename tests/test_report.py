@@ -65,3 +65,48 @@ def test_report_screenshot(report, tmp_path):
         assert img.size == (1280, 1600)
         colors = img.convert("RGB").getcolors(maxcolors=1 << 20)
         assert colors is not None and len(colors) > 50  # a rendered page, not a blank one
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory, models_dir) -> tuple[Path, subprocess.CompletedProcess]:
+    """The README's matrix shape: 3 voices × 2 engines × 3 conditions, on four sentences."""
+    cwd = tmp_path_factory.mktemp("matrix")
+    sentences = write_sentences(cwd / "s.txt", SENTENCES[:4])
+    proc = cli(cwd, "--sentences", str(sentences), "--voices", "piper:joe,flite:slt,espeak:en-us",
+               "--asr", "faster-whisper:tiny.en,openai-whisper:tiny.en", "--conditions", "clean,noise:snr=10,noise:snr=0",
+               "--set", "score.bootstrap=200", models=models_dir)
+    return cwd / "results" / "default" / "report.html", proc
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian chromium (scripts/setup --test)")
+def test_the_matrix_report_shows_every_statistic_and_its_links_resolve(matrix, tmp_path):
+    page, proc = matrix
+    assert "most confident comparisons" in proc.stdout
+    rendered = chromium(page, tmp_path, "--dump-dom")
+    assert rendered.returncode == 0 and console_lines(rendered.stderr) == []
+    dom = rendered.stdout
+    for heading in ("Comparisons", "Normalizer sensitivity", "Text difficulty", "Hardest words", "Robustness"):
+        assert f"<h2>{heading}</h2>" in dom, heading
+    assert dom.count("<tr><th>") == 1 + 18  # the comparison matrix: its header, a row per voice × engine × condition
+    targets = set(re.findall(r'id="(u-[^"]+)"', dom))
+    links = re.findall(r'href="#(u-[^"]+)"', dom)
+    assert links and set(links) <= targets
+    shot = tmp_path / "matrix.png"
+    assert chromium(page, tmp_path, f"--screenshot={shot}", "--window-size=1400,4000").returncode == 0
+    from PIL import Image
+
+    with Image.open(shot) as img:
+        assert len(img.convert("RGB").getcolors(maxcolors=1 << 22)) > 50
+
+
+def test_the_matrix_statistics_files(matrix):
+    from pipeline import records
+    from pipeline.records import Breakdown, Comparison, NormalizerEffect
+
+    run = matrix[0].parent
+    pairs = records.read_csv(run / "comparisons.csv", Comparison)
+    assert len(pairs) == 18 * 17 // 2
+    assert all(0 <= c.mapsswe_p <= c.mapsswe_p_holm <= 1 for c in pairs)
+    assert len(records.read_csv(run / "normalizers.csv", NormalizerEffect)) == 18
+    breakdowns = records.read_csv(run / "breakdown.csv", Breakdown)
+    assert len(breakdowns) == 6 and all(b.curve.count(":") == 2 for b in breakdowns)

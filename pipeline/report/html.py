@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from pipeline.records import ErrorEvent, GroupSummary, ScoredUtterance
+from pipeline.records import Comparison, ErrorEvent
 from pipeline.scoring.align import from_events
 from pipeline.scoring.flags import NAMES as FLAGS
 
@@ -15,7 +15,8 @@ STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
 th{background:#f0f0f0;cursor:pointer}.S{background:#ffe08a}.D{background:#ff9c9c;text-decoration:line-through}
-.I{background:#9cd3ff}.bad{color:#a00}img{max-width:100%;margin:.5em 0}.plots{display:flex;flex-wrap:wrap;gap:1em}
+.I{background:#9cd3ff}.bad{color:#a00}.worse{background:#f4b6b6}.better{background:#b9e6b9}
+.matrix td{text-align:right;font-family:monospace}.wide{overflow-x:auto;max-width:100%}img{max-width:100%;margin:.5em 0}.plots{display:flex;flex-wrap:wrap;gap:1em}
 code{font-size:12px}audio{height:28px;width:220px}
 """
 SCRIPT = """
@@ -58,12 +59,90 @@ def _cell(x) -> str:
     return "" if x is None else str(x)
 
 
-def render(title: str, summary: list[GroupSummary], utterances: list[ScoredUtterance], events: list[ErrorEvent],
-           plots: dict[str, bytes | None], config: dict, versions: dict, links: dict[str, str], page_dir: Path) -> str:
+def table(rows: list, columns: list[str], cells: dict | None = None) -> str:
+    """An HTML table of records; `cells` maps a column to a function that renders that cell's HTML."""
+    cells = cells or {}
+    body = "".join("<tr>" + "".join(
+        f"<td>{cells[c](r) if c in cells else html.escape(_cell(getattr(r, c)))}</td>" for c in columns) + "</tr>"
+        for r in rows)
+    return (f'<div class="wide"><table><thead><tr>{"".join(f"<th onclick=sortBy(this)>{c}</th>" for c in columns)}'
+            f"</tr></thead><tbody>{body}</tbody></table></div>")
+
+
+def _stars(p: float) -> str:
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
+
+
+def comparison_matrix(comparisons: list[Comparison]) -> str:
+    """Rows A, columns B: ΔWER = WER(B) − WER(A), stars by the Holm-corrected MAPSSWE p; hover for the verdict."""
+    groups = list(dict.fromkeys([c.a for c in comparisons] + [c.b for c in comparisons]))
+    cell = {(c.a, c.b): c for c in comparisons}
+    head = "".join(f"<th>{html.escape(g)}</th>" for g in groups)
+    rows = []
+    for a in groups:
+        tds = []
+        for b in groups:
+            c = cell.get((a, b))
+            flip = c is None and (b, a) in cell
+            c = c or cell.get((b, a))
+            if c is None or c.delta_wer is None:
+                tds.append("<td></td>")
+                continue
+            delta = -c.delta_wer if flip else c.delta_wer
+            tone = "worse" if delta > 0 and c.mapsswe_p_holm < 0.05 else \
+                "better" if delta < 0 and c.mapsswe_p_holm < 0.05 else ""
+            tds.append(f'<td class="{tone}" title="{html.escape(c.verdict)}">{delta:+.3f}{_stars(c.mapsswe_p_holm)}</td>')
+        rows.append(f"<tr><th>{html.escape(a)}</th>{''.join(tds)}</tr>")
+    return (f'<div class="wide"><table class="matrix"><thead><tr><th>A \\ B</th>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
+
+
+def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
+    """The comparisons, the normalizer table, text difficulty, the hardest words and the breakdown SNR."""
+    parts = ["<h2>Comparisons</h2>"]
+    if stats["comparisons"]:
+        parts.append("<p>Cell = WER(column) − WER(row) on the sentences both scored; red: the column has "
+                     "significantly more errors, green: fewer (MAPSSWE, Holm-corrected over every pair: * p &lt; 0.05, "
+                     "** p &lt; 0.01, *** p &lt; 0.001). Hover a cell for its verdict; "
+                     '<a href="comparisons.csv">comparisons.csv</a> has the sign and Wilcoxon tests and ΔCER.</p>')
+        parts.append(comparison_matrix(stats["comparisons"]))
+    else:
+        parts.append("<p>One group only: nothing to compare.</p>")
+    parts.append("<h2>Normalizer sensitivity</h2><p>Every group's WER under each normalizer, and the share of the "
+                 "unnormalized errors that the normalizer of this run removes. Compare WERs only under the same "
+                 "normalizer.</p>")
+    parts.append(table(stats["normalizers"], ["voice", "asr", "condition", "wer_none", "wer_basic", "wer_whisper",
+                                              "used", "normalization_share"]))
+    parts.append("<h2>Text difficulty</h2><p>WER by perplexity quartile of the run's sentences and by reference "
+                 "length, with bootstrap 95% CIs (<a href=\"difficulty.csv\">difficulty.csv</a>).</p>")
+    parts.append(_img(figures.get("difficulty"), "WER by text difficulty"))
+    parts.append("<h2>Hardest words</h2><p>Reference words by failure rate (substituted or deleted). A word that "
+                 "fails in every voice points at the text or the ASR; one that fails in one voice of several points "
+                 'at that voice. All of them: <a href="words.csv">words.csv</a>.</p>')
+    parts.append(table(stats["words"][:25], ["word", "occurrences", "failures", "failure_rate", "voices_failed",
+                                             "voices_heard", "engines_failed", "engines_heard", "points_at",
+                                             "utterances"],
+                       {"utterances": lambda w: " ".join(
+                           f'<a href="#u-{html.escape(i)}" title="{html.escape(i)}">{n}</a>'
+                           for n, i in enumerate(w.utterances.split(";")[:10], 1))}))
+    if stats["agreement"]:
+        parts.append("<p>Engine agreement: the share of sentences whose normalized hypotheses all engines wrote "
+                     "alike.</p>")
+        parts.append(table(stats["agreement"], ["voice", "condition", "engines", "utterances", "agreement"]))
+    if stats["breakdown"]:
+        parts.append("<h2>Robustness</h2><p>Breakdown SNR: where WER first reaches twice the clean WER (at least "
+                     "0.02), interpolated on the measured curve, with a bootstrap 95% CI over sentences.</p>")
+        parts.append(table(stats["breakdown"], ["voice", "asr", "clean_wer", "threshold", "breakdown_snr",
+                                                "ci95_low", "ci95_high", "curve"]))
+        parts.append(_img(figures.get("snr"), "WER vs SNR"))
+    return "\n".join(parts)
+
+
+def render(title: str, scores: dict, stats: dict | None, figures: dict[str, bytes | None], config: dict,
+           versions: dict, links: dict[str, str], page_dir: Path) -> str:
+    summary, utterances, events = scores["summary"], scores["utterances"], scores["events"]
     head = ["voice", "asr", "condition", "n_utterances", "n_excluded", "micro_wer", "macro_wer", "ci95_low",
-            "ci95_high", "spearman_rho", "spearman_p", "spearman_n", "flagged", "hallucination_wpm"]
-    summary_rows = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(getattr(s, h)))}</td>" for h in head) + "</tr>"
-                           for s in summary)
+            "ci95_high", "micro_cer", "spearman_rho", "spearman_p", "spearman_n", "flagged", "hallucination_wpm"]
     by_utterance: dict[str, list[ErrorEvent]] = {}
     for e in events:
         by_utterance.setdefault(e.id, []).append(e)
@@ -80,7 +159,8 @@ def render(title: str, summary: list[GroupSummary], utterances: list[ScoredUtter
             ref, hyp = html.escape(u.reference), f'<span class="bad">{html.escape(u.error)}</span>'
         wer, ppl = _cell(u.wer), _cell(u.perplexity)
         body.append(
-            f'<tr data-errors="{0 if u.errors == 0 else 1}" data-flags="{html.escape(u.flags)}">'
+            f'<tr id="u-{html.escape(u.id)}" data-errors="{0 if u.errors == 0 else 1}" '
+            f'data-flags="{html.escape(u.flags)}">'
             f'<td>{html.escape(u.id)}</td>'
             f'<td>{html.escape(u.voice)}</td><td>{html.escape(u.asr)}</td><td>{html.escape(u.condition)}</td>'
             f'<td>{audio}</td><td>{ref}</td><td>{hyp}</td><td data-v="{wer}">{wer}</td>'
@@ -98,8 +178,9 @@ def render(title: str, summary: list[GroupSummary], utterances: list[ScoredUtter
 <h2>Corpus figures</h2>
 <p>micro WER = Σ errors / Σ reference words (as sclite); macro WER = mean of per-sentence WER. CI: bootstrap
 95% over sentences. Spearman: perplexity vs WER. Normalizer: <code>{html.escape(config.get("score", {}).get("normalize", ""))}</code>.</p>
-<table><thead><tr>{"".join(f"<th>{h}</th>" for h in head)}</tr></thead><tbody>{summary_rows}</tbody></table>
-<div class="plots">{"".join(_img(png, name) for name, png in plots.items())}</div>
+{table(summary, head)}
+<div class="plots">{"".join(_img(figures.get(name), name) for name in ("groups", "perplexity", "loss"))}</div>
+{statistics(stats, figures) if stats else ""}
 <h2>Sentences</h2>
 <p><label><input type="checkbox" id="only-errors" onchange="filterRows()"> only sentences with
 errors</label> · <label>flags <select id="only-flag" onchange="filterRows()"><option value="">all rows</option>

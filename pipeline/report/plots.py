@@ -1,26 +1,52 @@
-"""PNG plots with matplotlib (Agg: no display needed)."""
+"""PNG plots with matplotlib (Agg: no display needed), drawn to read at matrix size: small multiples, legends
+outside the axes, clean audio as its own point beside the SNR axis."""
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
 from pipeline import store  # noqa: E402
-from pipeline.records import GroupSummary, ScoredUtterance  # noqa: E402
+from pipeline.conditions import SILENCE  # noqa: E402
+from pipeline.records import Breakdown, DifficultyBin, GroupSummary, ScoredUtterance  # noqa: E402
+from pipeline.scoring.robustness import snr_of  # noqa: E402
 
 
-def _save(fig, path: str | Path | None) -> bytes:
+def _save(fig, path: str | Path | None = None) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
     data = buf.getvalue()
     if path is not None:
         store.write_bytes(path, data)
     return data
+
+
+def _grid(n: int, width: float = 3.4, height: float = 2.6, cols: int = 3):
+    cols = min(cols, n)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, sharey=True)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n])
+
+
+def _legend_outside(fig, axes) -> None:
+    handles, labels = {}, []
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            if label not in handles:
+                handles[label] = h
+                labels.append(label)
+    if labels:
+        fig.legend([handles[k] for k in labels], labels, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8,
+                   frameon=False)
 
 
 def loss_curve(log_csv: str | Path, path: str | Path | None = None) -> bytes:
@@ -38,58 +64,130 @@ def loss_curve(log_csv: str | Path, path: str | Path | None = None) -> bytes:
     return _save(fig, path)
 
 
-def wer_vs_perplexity(utterances: list[ScoredUtterance]) -> bytes | None:
-    points: dict[str, list[tuple[float, float]]] = {}
-    for u in utterances:
-        if u.status == "ok" and u.perplexity is not None and u.wer is not None:
-            points.setdefault(f"{u.voice} | {u.asr} | {u.condition}", []).append((u.perplexity, u.wer))
-    if not points:
-        return None
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for label, xy in sorted(points.items()):
-        ax.scatter(*zip(*xy), s=14, alpha=0.7, label=label)
-    ax.set_xscale("log")
-    ax.set_xlabel("LM perplexity (log scale)")
-    ax.set_ylabel("WER")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
-    return _save(fig, None)
-
-
-def wer_by_group(summary: list[GroupSummary]) -> bytes | None:
-    rows = [s for s in summary if s.micro_wer is not None]
+def wer_heatmaps(summary: list[GroupSummary]) -> bytes | None:
+    """One voice × engine heatmap per condition, each cell its micro WER and 95% CI."""
+    rows = [s for s in summary if s.micro_wer is not None and s.condition != SILENCE]
     if not rows:
         return None
-    labels = [f"{s.voice}\n{s.asr}\n{s.condition}" for s in rows]
-    wer = [s.micro_wer for s in rows]
-    low = [w - (s.ci95_low if s.ci95_low is not None else w) for w, s in zip(wer, rows)]
-    high = [(s.ci95_high if s.ci95_high is not None else w) - w for w, s in zip(wer, rows)]
-    fig, ax = plt.subplots(figsize=(max(4, 1.3 * len(rows)), 3.5))
-    ax.bar(range(len(rows)), wer, yerr=[low, high], capsize=4, color="#4c72b0")
-    ax.set_xticks(range(len(rows)), labels, fontsize=7)
-    ax.set_ylabel("micro WER (95% bootstrap CI)")
-    ax.grid(axis="y", alpha=0.3)
-    return _save(fig, None)
+    conditions = list(dict.fromkeys(s.condition for s in rows))
+    voices = list(dict.fromkeys(s.voice for s in rows))
+    engines = list(dict.fromkeys(s.asr for s in rows))
+    top = max(s.micro_wer for s in rows) or 1.0
+    cols = min(3, len(conditions))
+    fig, axes = plt.subplots(math.ceil(len(conditions) / cols), cols, squeeze=False, layout="constrained",
+                             figsize=(cols * (2.0 + 1.5 * len(engines)), math.ceil(len(conditions) / cols) *
+                                      (1.2 + 0.55 * len(voices))))
+    for ax in axes.flat[len(conditions):]:
+        ax.set_visible(False)
+    for ax, condition in zip(axes.flat, conditions):
+        cells = {(s.voice, s.asr): s for s in rows if s.condition == condition}
+        grid = np.array([[cells[(v, e)].micro_wer if (v, e) in cells else np.nan for e in engines] for v in voices])
+        image = ax.imshow(grid, cmap="Reds", vmin=0, vmax=top, aspect="auto")
+        for (i, v), (j, e) in ((iv, je) for iv in enumerate(voices) for je in enumerate(engines)):
+            s = cells.get((v, e))
+            if s is not None:
+                ci = f"\n[{s.ci95_low:.2f}, {s.ci95_high:.2f}]" if s.ci95_low is not None else ""
+                ax.text(j, i, f"{s.micro_wer:.3f}{ci}", ha="center", va="center", fontsize=7,
+                        color="white" if s.micro_wer > 0.6 * top else "black")
+        ax.set_xticks(range(len(engines)), [e or "-" for e in engines], fontsize=7, rotation=15, ha="right")
+        ax.set_yticks(range(len(voices)), [v or "recordings" for v in voices], fontsize=7)
+        ax.set_title(condition, fontsize=9)
+    fig.colorbar(image, ax=list(axes.flat[:len(conditions)]), shrink=0.8, label="micro WER")
+    return _save(fig)
 
 
-def wer_vs_snr(summary: list[GroupSummary]) -> bytes | None:
-    """One curve per voice × engine over the noise conditions (clean drawn at the right as ∞)."""
-    curves: dict[str, list[tuple[float, float]]] = {}
-    for s in summary:
-        wer, cond = s.micro_wer, s.condition
-        if wer is None or not (cond == "clean" or cond.startswith("noise:snr=")):
-            continue
-        snr = float(cond.split("=")[1]) if cond != "clean" else None
-        curves.setdefault(f"{s.voice} | {s.asr}", []).append((snr, wer))
-    if not any(snr is not None for pts in curves.values() for snr, _ in pts):
+def wer_vs_perplexity(utterances: list[ScoredUtterance]) -> bytes | None:
+    """One panel per voice × engine; colours are conditions."""
+    points: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    for u in utterances:
+        if u.status == "ok" and u.perplexity is not None and u.wer is not None:
+            points.setdefault(f"{u.voice or 'recordings'} | {u.asr}", {}).setdefault(u.condition, []).append(
+                (u.perplexity, u.wer))
+    if not points:
         return None
-    top = max(snr for pts in curves.values() for snr, _ in pts if snr is not None) + 10
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for label, pts in sorted(curves.items()):
-        pts = sorted((top if snr is None else snr, w) for snr, w in pts)
-        ax.plot(*zip(*pts), "o-", label=label)
-    ax.set_xlabel(f"SNR (dB); clean plotted at {top:g}")
-    ax.set_ylabel("micro WER")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
-    return _save(fig, None)
+    fig, axes = _grid(len(points))
+    for ax, (panel, by_condition) in zip(axes, sorted(points.items())):
+        for condition, xy in by_condition.items():
+            ax.scatter(*zip(*xy), s=12, alpha=0.7, label=condition)
+        ax.set_xscale("log")
+        ax.set_title(panel, fontsize=8)
+        ax.set_xlabel("LM perplexity (log)", fontsize=8)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("WER")
+    _legend_outside(fig, axes)
+    return _save(fig)
+
+
+def wer_vs_snr(summary: list[GroupSummary], breakdowns: list[Breakdown]) -> bytes | None:
+    """One panel per voice: WER over SNR for each engine, clean beside the axis, the breakdown SNR marked."""
+    curves: dict[str, dict[str, dict]] = {}
+    for s in summary:
+        snr = snr_of(s.condition)
+        if s.micro_wer is None or (snr is None and s.condition != "clean"):
+            continue
+        entry = curves.setdefault(s.voice or "recordings", {}).setdefault(s.asr, {"points": [], "clean": None})
+        if snr is None:
+            entry["clean"] = s.micro_wer
+        else:
+            entry["points"].append((snr, s.micro_wer))
+    curves = {v: e for v, e in curves.items() if any(x["points"] for x in e.values())}
+    if not curves:
+        return None
+    marks = {(b.voice or "recordings", b.asr): b for b in breakdowns}
+    fig = plt.figure(figsize=(4.2 * min(3, len(curves)), 2.8 * math.ceil(len(curves) / 3)))
+    outer = fig.add_gridspec(math.ceil(len(curves) / 3), min(3, len(curves)), wspace=0.35, hspace=0.5)
+    axes = []
+    for k, (voice, engines) in enumerate(sorted(curves.items())):
+        inner = outer[k // 3, k % 3].subgridspec(1, 2, width_ratios=[6, 1], wspace=0.05)
+        ax = fig.add_subplot(inner[0])
+        clean_ax = fig.add_subplot(inner[1], sharey=ax)
+        for n, (engine, entry) in enumerate(sorted(engines.items())):
+            colour = f"C{n}"
+            if entry["points"]:
+                ax.plot(*zip(*sorted(entry["points"])), "o-", color=colour, label=engine)
+            if entry["clean"] is not None:
+                clean_ax.plot([0], [entry["clean"]], "o", color=colour)
+            b = marks.get((voice, engine))
+            if b is not None and b.breakdown_snr is not None:
+                ax.axvline(b.breakdown_snr, color=colour, ls=":", lw=1)
+                if b.ci95_low is not None:
+                    ax.axvspan(b.ci95_low, b.ci95_high, color=colour, alpha=0.1)
+        ax.set_title(f"{voice}: breakdown SNR dotted", fontsize=8)
+        ax.set_xlabel("SNR (dB)", fontsize=8)
+        ax.set_ylabel("micro WER", fontsize=8)
+        ax.grid(alpha=0.3)
+        clean_ax.set_xticks([0], ["clean"], fontsize=8)
+        clean_ax.tick_params(labelleft=False)
+        clean_ax.grid(alpha=0.3)
+        axes.append(ax)
+    _legend_outside(fig, axes)
+    return _save(fig)
+
+
+def difficulty(bins: list[DifficultyBin]) -> bytes | None:
+    """WER by perplexity quartile and by sentence length, one line per voice × engine, a panel per condition."""
+    kinds = [k for k in ("perplexity", "words") if any(b.by == k for b in bins)]
+    conditions = list(dict.fromkeys(b.condition for b in bins))
+    if not bins:
+        return None
+    fig, axes = plt.subplots(len(kinds), len(conditions), squeeze=False,
+                             figsize=(3.6 * len(conditions), 2.6 * len(kinds)), sharey=True)
+    for i, kind in enumerate(kinds):
+        for j, condition in enumerate(conditions):
+            ax = axes[i][j]
+            chosen = [b for b in bins if b.by == kind and b.condition == condition and b.micro_wer is not None]
+            names = list(dict.fromkeys(b.bin for b in bins if b.by == kind))
+            for n, system in enumerate(dict.fromkeys((b.voice, b.asr) for b in chosen)):
+                line = [b for b in chosen if (b.voice, b.asr) == system]
+                x = [names.index(b.bin) for b in line]
+                y = [b.micro_wer for b in line]
+                err = [[w - (b.ci95_low if b.ci95_low is not None else w) for w, b in zip(y, line)],
+                       [(b.ci95_high if b.ci95_high is not None else w) - w for w, b in zip(y, line)]]
+                ax.errorbar(np.array(x) + 0.06 * n, y, yerr=err, fmt="o-", capsize=2, ms=3, color=f"C{n}",
+                            label=f"{system[0] or 'recordings'} | {system[1]}")
+            ax.set_xticks(range(len(names)), [nm.split(" ")[0] for nm in names], fontsize=7)
+            ax.set_title(f"{condition}: by {'perplexity quartile' if kind == 'perplexity' else 'words'}", fontsize=8)
+            ax.grid(alpha=0.3)
+        axes[i][0].set_ylabel("micro WER (95% CI)", fontsize=8)
+    _legend_outside(fig, list(axes.flat))
+    return _save(fig)

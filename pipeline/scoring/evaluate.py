@@ -9,7 +9,7 @@ from pathlib import Path
 from pipeline import records, store
 from pipeline.conditions import SILENCE
 from pipeline.options import option
-from pipeline.records import Confusion, ErrorEvent, GroupSummary, ScoredUtterance, columns
+from pipeline.records import Comparison, Confusion, ErrorEvent, GroupSummary, ScoredUtterance, columns
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
 from pipeline.scoring.align import Alignment, align_text
@@ -59,6 +59,14 @@ def hallucination_wpm(members: list[ScoredUtterance]) -> float | None:
     return sum(len(u.hypothesis_normalized.split()) for u in members) / minutes if minutes else None
 
 
+def char_errors(reference: str, hypothesis: str) -> int:
+    """Character edit distance, spaces included, as jiwer counts it for CER."""
+    import jiwer
+
+    out = jiwer.process_characters(reference, hypothesis)
+    return out.substitutions + out.deletions + out.insertions
+
+
 def score_row(row: dict, transform, out: Results) -> ScoredUtterance:
     """One utterance: aligned, counted and flagged; its error events go to `out`.
 
@@ -81,6 +89,10 @@ def score_row(row: dict, transform, out: Results) -> ScoredUtterance:
                  insertions=a.insertions, errors=a.errors, wer=_round(a.wer))
         u["flags"] = ";".join(flags(u["reference_normalized"], u["hypothesis_normalized"], u["level_dbfs"],
                                     speech_expected))
+        if u["reference_normalized"]:
+            u["ref_chars"] = len(u["reference_normalized"])
+            u["char_errors"] = char_errors(u["reference_normalized"], u["hypothesis_normalized"])
+            u["cer"] = _round(u["char_errors"] / u["ref_chars"])
         if a.ref_words == 0 and speech_expected:  # no rate exists; flagged and kept out of the corpus figures
             u["status"] = "empty_reference"
             u["error"] = "reference is empty after normalization; left out of corpus WER"
@@ -102,6 +114,8 @@ def evaluate(rows: list[dict], normalizer: str = "basic", n_boot: int = 1000, se
     for (voice, engine, condition), members in groups.items():
         scored = [u for u in members if u.status == "ok"]
         c = corpus_wer([u.errors for u in scored], [u.ref_words for u in scored], n_boot, seed)
+        chars = corpus_wer([u.char_errors for u in scored], [u.ref_chars for u in scored], n_boot, seed) \
+            if condition != SILENCE else None
         rated = [u for u in scored if u.wer is not None]
         rho = spearman([u.perplexity for u in rated], [u.wer for u in rated])
         flag_counts = Counter(f for u in members for f in u.flags.split(";") if f)
@@ -109,7 +123,8 @@ def evaluate(rows: list[dict], normalizer: str = "basic", n_boot: int = 1000, se
             voice, engine, condition, normalizer, c.n_utterances, len(members) - len(scored), c.ref_words, c.errors,
             _round(c.micro_wer), _round(c.macro_wer), _round(c.ci_low), _round(c.ci_high), rho.n, _round(rho.rho),
             _round(rho.p, 6), sum(1 for u in members if u.flags), *(flag_counts[f] for f in FLAGS),
-            _round(hallucination_wpm(scored), 2) if condition == SILENCE else None))
+            _round(hallucination_wpm(scored), 2) if condition == SILENCE else None,
+            *((_round(chars.micro_wer), _round(chars.ci_low), _round(chars.ci_high)) if chars else (None,) * 3)))
         scored_ids = {u.id for u in scored}
         pairs = Counter((e.reference_word, e.hypothesis_word) for e in out.events
                         if e.type == "substitution" and e.id in scored_ids)
@@ -168,11 +183,12 @@ def write(results: Results, out_dir: str | Path) -> list[Path]:
     return [out / name for name in files]
 
 
-def summary_table(results: Results) -> str:
-    """A short fixed-width table for the terminal, then the health flags and the hallucination rates."""
+def summary_table(summary: list[GroupSummary], n_utterances: int, confident: list[Comparison] = ()) -> str:
+    """A short fixed-width table for the terminal, the most confident comparisons, then the health flags and the
+    hallucination rates."""
     head = f"{'voice':<16} {'asr':<24} {'condition':<14} {'n':>4} {'micro WER':>9} {'macro WER':>9} {'95% CI':>15}"
     lines = [head, "-" * len(head)]
-    for s in results.summary:
+    for s in summary:
         ci = f"{s.ci95_low:.3f}-{s.ci95_high:.3f}" if s.ci95_low is not None else "n/a"
         micro = f"{s.micro_wer:.3f}" if s.micro_wer is not None else "n/a"
         macro = f"{s.macro_wer:.3f}" if s.macro_wer is not None else "n/a"
@@ -180,11 +196,14 @@ def summary_table(results: Results) -> str:
             micro, macro, ci = "", "", f"{s.hallucination_wpm:.1f} words/min"
         lines.append(f"{s.voice or '-':<16} {s.asr or '-':<24} {s.condition or '-':<14} "
                      f"{s.n_utterances:>4} {micro:>9} {macro:>9} {ci:>15}")
-    counts = {f: sum(getattr(s, f) for s in results.summary) for f in FLAGS}
-    flagged = sum(s.flagged for s in results.summary)
+    if confident:
+        lines.append("most confident comparisons (MAPSSWE, Holm-corrected):")
+        lines += [f"  {c.verdict}" for c in confident]
+    counts = {f: sum(getattr(s, f) for s in summary) for f in FLAGS}
+    flagged = sum(s.flagged for s in summary)
     named = ", ".join(f"{f} {n}" for f, n in counts.items() if n)
-    lines.append(f"{flagged} of {len(results.utterances)} utterances flagged" +
+    lines.append(f"{flagged} of {n_utterances} utterances flagged" +
                  (f" ({named}): see the flags column" if flagged else ""))
-    if any(s.hallucination_wpm is not None for s in results.summary):
+    if any(s.hallucination_wpm is not None for s in summary):
         lines.append("silence rows: words written per minute of audio with no speech (they have no WER)")
     return "\n".join(lines)

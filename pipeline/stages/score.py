@@ -6,7 +6,7 @@ from dataclasses import asdict
 from pipeline import artifacts
 from pipeline.config import Config
 from pipeline.records import Sentence, Transcript
-from pipeline.scoring.evaluate import evaluate, summary_table, write
+from pipeline.scoring.evaluate import evaluate, write
 from pipeline.stage import Result, Stage
 
 
@@ -20,7 +20,6 @@ def run(cfg: Config, loaded: dict) -> Result:
                      "lm_tokens": s.lm_tokens if s else None})
     results = evaluate(rows, cfg.score.normalize, cfg.score.bootstrap, cfg.score.seed)
     write(results, artifacts.path("scores", cfg).parent)
-    print(summary_table(results))
     return Result({"utterances": len(results.utterances), "failed": results.failed, "groups": len(results.summary)})
 
 

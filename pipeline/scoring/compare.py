@@ -1,0 +1,101 @@
+"""Every two groups (voice × engine × condition) that share sentences, compared on those sentences: ΔWER with a
+paired bootstrap interval, ΔCER, MAPSSWE, sign and Wilcoxon tests (scoring/paired.py), Holm-corrected over all
+the pairs of the run, and a one-line verdict."""
+from __future__ import annotations
+
+from itertools import combinations
+
+from pipeline.conditions import SILENCE
+from pipeline.records import Comparison, ErrorEvent, ScoredUtterance
+from pipeline.scoring import paired
+from pipeline.scoring.align import from_events
+
+ALPHA = 0.05
+Group = tuple[str, str, str]
+
+
+def label(group: Group) -> str:
+    return " | ".join(part or "-" for part in group)
+
+
+def short(a: Group, b: Group) -> tuple[str, str]:
+    """The parts that tell two groups apart: 'flite:slt' vs 'piper:joe' when only the voice differs."""
+    keep = [i for i in range(3) if a[i] != b[i]]
+    return " ".join(a[i] or "-" for i in keep), " ".join(b[i] or "-" for i in keep)
+
+
+def _rate(errors: int, words: int) -> float | None:
+    return errors / words if words else None
+
+
+def _r(x: float | None, digits: int = 4) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def verdict(a: Group, b: Group, delta: float | None, low: float | None, high: float | None, p: float) -> str:
+    name_a, name_b = short(a, b)
+    shared = ", ".join(a[i] for i in range(3) if a[i] == b[i] and a[i])
+    context = f"{shared}: " if shared else ""
+    if delta is None:
+        return f"{context}{name_a} and {name_b} share no scored words"
+    interval = f" [{low:+.3f}, {high:+.3f}]" if low is not None else ""
+    figures = f"Δ = {delta:+.3f}{interval}, p = {p:.3g}"
+    if p < ALPHA and delta != 0:
+        return f"{context}{name_b} has {'more' if delta > 0 else 'fewer'} errors than {name_a}, {figures}"
+    return f"{context}no significant difference between {name_a} and {name_b}, {figures}"
+
+
+def compare(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot: int = 1000,
+            seed: int = 1337) -> list[Comparison]:
+    by_id: dict[str, list[ErrorEvent]] = {}
+    for e in events:
+        by_id.setdefault(e.id, []).append(e)
+    groups: dict[Group, dict[str, ScoredUtterance]] = {}
+    for u in utterances:
+        if u.status == "ok" and u.condition != SILENCE:
+            groups.setdefault((u.voice, u.asr, u.condition), {})[u.sentence_id] = u
+    rows = []
+    for a, b in combinations(groups, 2):
+        shared = [s for s in groups[a] if s in groups[b]]
+        if not shared:
+            continue
+        ua, ub = [groups[a][s] for s in shared], [groups[b][s] for s in shared]
+        words = [u.ref_words for u in ua]
+        ea, eb = [u.errors for u in ua], [u.errors for u in ub]
+        delta, low, high = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
+        ops = [(from_events(x.reference_normalized, x.hypothesis_normalized, by_id.get(x.id, [])),
+                from_events(y.reference_normalized, y.hypothesis_normalized, by_id.get(y.id, [])))
+               for x, y in zip(ua, ub)]
+        m = paired.mapsswe(ops)
+        pa, pb = [100 * u.wer for u in ua], [100 * u.wer for u in ub]
+        s, w = paired.sign_test(pb, pa), paired.wilcoxon(pb, pa)
+        chars = sum(u.ref_chars or 0 for u in ua)
+        cer_a, cer_b = _rate(sum(u.char_errors or 0 for u in ua), chars), _rate(sum(u.char_errors or 0 for u in ub), chars)
+        rows.append(dict(a=a, b=b, sentences=len(shared), wer_a=_r(_rate(sum(ea), sum(words))),
+                         wer_b=_r(_rate(sum(eb), sum(words))), delta_wer=_r(delta), delta_ci95_low=_r(low),
+                         delta_ci95_high=_r(high), cer_a=_r(cer_a), cer_b=_r(cer_b),
+                         delta_cer=_r(cer_b - cer_a) if cer_a is not None and cer_b is not None else None,
+                         mapsswe_segments=m.segments, mapsswe_z=_r(m.z, 3), mapsswe_p=m.p, sign_b_worse=s.positive,
+                         sign_b_better=s.negative, sign_ties=s.ties, sign_p=s.p, wilcoxon_z=_r(w.z, 3),
+                         wilcoxon_p=w.p))
+    for test in ("mapsswe", "sign", "wilcoxon"):
+        for row, p in zip(rows, paired.holm([r[f"{test}_p"] for r in rows])):
+            row[f"{test}_p_holm"] = p
+    out = []
+    for r in rows:
+        r["verdict"] = verdict(r["a"], r["b"], r["delta_wer"], r["delta_ci95_low"], r["delta_ci95_high"],
+                               r["mapsswe_p_holm"])
+        for key in ("mapsswe_p", "mapsswe_p_holm", "sign_p", "sign_p_holm", "wilcoxon_p", "wilcoxon_p_holm"):
+            r[key] = float(f"{r[key]:.4g}")
+        out.append(Comparison(**{**r, "a": label(r["a"]), "b": label(r["b"])}))
+    return out
+
+
+def most_confident(comparisons: list[Comparison], k: int = 3) -> list[Comparison]:
+    """The k pairs with the smallest corrected MAPSSWE p-values, the largest |Δ| first among equals; pairs that
+    differ in one factor only (two voices under the same engine and condition) come first, as they answer a
+    question."""
+    def factors(c: Comparison) -> int:
+        return sum(x != y for x, y in zip(c.a.split(" | "), c.b.split(" | ")))
+
+    return sorted(comparisons, key=lambda c: (factors(c) > 1, c.mapsswe_p_holm, -abs(c.delta_wer or 0)))[:k]

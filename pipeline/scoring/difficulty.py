@@ -1,0 +1,56 @@
+"""Does text the LM finds unlikely get transcribed worse? WER per group by perplexity quartile (edges from the
+run's sentences, so every group's bins hold the same sentences) and by reference length, with bootstrap CIs."""
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.conditions import SILENCE
+from pipeline.records import DifficultyBin, ScoredUtterance
+from pipeline.scoring.stats import corpus_wer
+
+LENGTH_BINS = ((1, 5), (6, 10), (11, 20), (21, None))
+
+
+def perplexity_edges(utterances: list[ScoredUtterance]) -> list[float] | None:
+    per_sentence = {u.sentence_id: u.perplexity for u in utterances if u.perplexity is not None}
+    if len(per_sentence) < 4:
+        return None
+    return [float(x) for x in np.quantile(list(per_sentence.values()), [0, 0.25, 0.5, 0.75, 1])]
+
+
+def quartile(ppl: float, edges: list[float]) -> int:
+    return min(3, int(np.searchsorted(edges[1:4], ppl, side="right")))
+
+
+def length_bin(words: int) -> str:
+    for low, high in LENGTH_BINS:
+        if high is None or words <= high:
+            return f"{low}+" if high is None else f"{low}-{high}"
+    raise AssertionError
+
+
+def bins(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int = 1337) -> list[DifficultyBin]:
+    scored = [u for u in utterances if u.status == "ok" and u.condition != SILENCE]
+    edges = perplexity_edges(scored)
+    labels = {}
+    if edges:
+        labels["perplexity"] = [f"Q{q + 1} ({edges[q]:.3g}-{edges[q + 1]:.3g})" for q in range(4)]
+    labels["words"] = [f"{lo}+" if hi is None else f"{lo}-{hi}" for lo, hi in LENGTH_BINS]
+    members: dict[tuple, list[ScoredUtterance]] = {}
+    for u in scored:
+        group = (u.voice, u.asr, u.condition)
+        if edges and u.perplexity is not None:
+            members.setdefault((*group, "perplexity", labels["perplexity"][quartile(u.perplexity, edges)]), []).append(u)
+        members.setdefault((*group, "words", length_bin(u.ref_words)), []).append(u)
+    out = []
+    groups = list(dict.fromkeys((u.voice, u.asr, u.condition) for u in scored))
+    for group in groups:
+        for by, names in labels.items():
+            for name in names:
+                rows = members.get((*group, by, name), [])
+                if not rows:
+                    continue
+                c = corpus_wer([u.errors for u in rows], [u.ref_words for u in rows], n_boot, seed)
+                out.append(DifficultyBin(*group, by, name, c.n_utterances,
+                                         *(None if x is None else round(x, 4) for x in (c.micro_wer, c.ci_low, c.ci_high))))
+    return out

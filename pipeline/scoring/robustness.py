@@ -1,0 +1,72 @@
+"""How much noise breaks a system: the breakdown SNR of a voice × engine is the SNR at which its WER first
+reaches twice its clean WER, going down from clean, interpolated linearly between the measured SNRs. Twice a
+clean WER of 0 is 0, so the threshold is at least MIN_THRESHOLD. The interval resamples sentences (all of a
+sentence's conditions move together)."""
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.records import Breakdown, ScoredUtterance
+
+MIN_THRESHOLD = 0.02
+
+
+def snr_of(condition: str) -> float | None:
+    return float(condition.split("=", 1)[1]) if condition.startswith("noise:snr=") else None
+
+
+def crossing(clean: float, curve: list[tuple[float, float]]) -> float | None:
+    """The SNR where WER first reaches the threshold, from high SNR to low; None if it never does. When the
+    highest SNR measured is already past it, that SNR is returned: the breakdown is there or above."""
+    threshold = max(2 * clean, MIN_THRESHOLD)
+    previous = None
+    for snr, wer in sorted(curve, reverse=True):
+        if wer >= threshold:
+            if previous is None or wer == previous[1]:
+                return snr
+            s0, w0 = previous
+            return s0 + (threshold - w0) * (snr - s0) / (wer - w0)
+        previous = (snr, wer)
+    return None
+
+
+def breakdowns(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int = 1337) -> list[Breakdown]:
+    systems: dict[tuple[str, str], dict[str, dict[str, tuple[int, int]]]] = {}
+    for u in utterances:
+        if u.status == "ok" and (u.condition == "clean" or snr_of(u.condition) is not None):
+            systems.setdefault((u.voice, u.asr), {}).setdefault(u.condition, {})[u.sentence_id] = (u.errors, u.ref_words)
+    out = []
+    for (voice, engine), conditions in systems.items():
+        snrs = [c for c in conditions if c != "clean"]
+        if "clean" not in conditions or not snrs:
+            continue
+        sentences = sorted(set.intersection(*(set(conditions[c]) for c in conditions)))
+        if not sentences:
+            continue
+        names = ["clean", *snrs]
+        errors = np.array([[conditions[c][s][0] for s in sentences] for c in names], dtype=float)
+        words = np.array([conditions["clean"][s][1] for s in sentences], dtype=float)
+
+        def estimate(idx: np.ndarray) -> float | None:
+            total = words[idx].sum()
+            if not total:
+                return None
+            wer = errors[:, idx].sum(axis=1) / total
+            return crossing(float(wer[0]), [(snr_of(c), float(w)) for c, w in zip(snrs, wer[1:])])
+
+        everything = np.arange(len(sentences))
+        clean = float(errors[0].sum() / words.sum()) if words.sum() else None
+        point = estimate(everything)
+        low = high = None
+        if n_boot and len(sentences) > 1:
+            rng = np.random.default_rng(seed)
+            found = [b for b in (estimate(rng.integers(0, len(sentences), len(sentences))) for _ in range(n_boot))
+                     if b is not None]
+            if len(found) >= n_boot / 2:  # an interval only where most resamples break down at all
+                low, high = (float(x) for x in np.percentile(found, [2.5, 97.5]))
+        curve = ";".join(f"{snr_of(c):g}:{errors[i + 1].sum() / words.sum():.4f}" for i, c in enumerate(snrs))
+        out.append(Breakdown(voice, engine, None if clean is None else round(clean, 4),
+                             None if clean is None else round(max(2 * clean, MIN_THRESHOLD), 4),
+                             None if point is None else round(point, 2), None if low is None else round(low, 2),
+                             None if high is None else round(high, 2), curve))
+    return out

@@ -1,0 +1,29 @@
+"""How much of a WER is the normalizer's: every group scored again under each normalizer, from the raw
+reference and hypothesis. Cheap (alignment only), and it keeps numbers made under different normalizers from
+being compared."""
+from __future__ import annotations
+
+from pipeline.conditions import SILENCE
+from pipeline.records import NormalizerEffect, ScoredUtterance
+from pipeline.scoring import normalize as norm
+from pipeline.scoring.align import align_text
+
+
+def effects(utterances: list[ScoredUtterance], used: str) -> list[NormalizerEffect]:
+    transforms = {name: norm.get(name) for name in norm.NORMALIZERS}
+    totals: dict[tuple, dict[str, list[int]]] = {}
+    for u in utterances:
+        if u.status != "ok" or u.condition == SILENCE:
+            continue
+        group = totals.setdefault((u.voice, u.asr, u.condition), {n: [0, 0] for n in transforms})
+        for name, t in transforms.items():
+            a = align_text(t(u.reference), t(u.hypothesis))
+            group[name][0] += a.errors
+            group[name][1] += a.ref_words
+    out = []
+    for (voice, engine, condition), by_name in totals.items():
+        wer = {n: round(e / w, 4) if w else None for n, (e, w) in by_name.items()}
+        raw = by_name["none"][0]
+        share = round((raw - by_name[used][0]) / raw, 4) if raw else None
+        out.append(NormalizerEffect(voice, engine, condition, wer["none"], wer["basic"], wer["whisper"], used, share))
+    return out

@@ -1,0 +1,129 @@
+"""Paired comparisons: NIST sc_stats on the same trn files gives the same MAPSSWE, sign and Wilcoxon figures, and
+the figures are right where the answer is known by construction."""
+import random
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from pipeline.scoring import sclite
+from pipeline.scoring.align import align
+from pipeline.scoring.paired import holm, mapsswe, paired_bootstrap, sign_test, wilcoxon
+
+SCTK = "/usr/lib/sctk/bin"
+VOCAB = "a b c d e the king lord my sister phone".split()
+
+
+def noisy(rng, ref, p):
+    out = []
+    for w in ref:
+        x = rng.random()
+        if x < p:
+            out.append(rng.choice(VOCAB))
+        elif x >= p * 1.3:
+            out.append(w)
+        if rng.random() < p / 3:
+            out.append(rng.choice(VOCAB))
+    return out
+
+
+PRIMES = [5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71]
+
+
+def systems(seed, n=40, lengths=None):
+    rng = random.Random(seed)
+    refs = [[rng.choice(VOCAB) for _ in range(k)] for k in (lengths or [rng.randint(1, 14) for _ in range(n)])]
+    a = [noisy(rng, r, rng.choice([0.0, 0.05, 0.1, 0.2])) for r in refs]
+    b = [noisy(rng, r, rng.choice([0.05, 0.15, 0.3])) for r in refs]
+    return refs, a, b
+
+
+def percent(ops):
+    words = sum(1 for op, _, _ in ops if op != "I")
+    return 100 * sum(1 for op, _, _ in ops if op != "H") / words
+
+
+def sc_stats(tmp_path, refs, a, b) -> dict[str, str]:
+    def trn(rows, name):  # one speaker per sentence: sc_stats' sign and Wilcoxon tests are per speaker
+        (tmp_path / name).write_text(sclite.write_trn([(f"s{i:03d}_u{i:03d}", " ".join(w))
+                                                       for i, w in enumerate(rows)]))
+    trn(refs, "ref.trn"), trn(a, "A.trn"), trn(b, "B.trn")
+    for name in ("A", "B"):
+        subprocess.run([f"{SCTK}/sclite", "-r", "ref.trn", "trn", "-h", f"{name}.trn", "trn", "-i", "spu_id",
+                        "-o", "sgml", "-n", name], cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(f"cat A.sgml B.sgml | {SCTK}/sc_stats -p -t mapsswe sign wilc -v -n out", shell=True,
+                   cwd=tmp_path, check=True, capture_output=True)
+    return {t: (tmp_path / f"out.stats.{t}").read_text() for t in ("mapsswe", "sign", "wilc")}
+
+
+@pytest.mark.skipif(not shutil.os.path.exists(f"{SCTK}/sc_stats"), reason="needs Debian sctk")
+@pytest.mark.parametrize("seed", range(5))
+def test_mapsswe_sign_and_wilcoxon_agree_with_nist_sc_stats(tmp_path, seed):
+    refs, a, b = systems(seed)
+    ops_a = [align(r, h).ops for r, h in zip(refs, a)]
+    ops_b = [align(r, h).ops for r, h in zip(refs, b)]
+    out = sc_stats(tmp_path, refs, a, b)
+
+    m = re.search(r"# segs: (\d+)\).*\(mean: ([-\d.]+)\) \(std dev: ([-\d.]+)\) \(Z Stat: ([-\d.]+)\)", out["mapsswe"])
+    ours = mapsswe(list(zip(ops_a, ops_b)))
+    assert ours.segments == int(m.group(1))
+    assert (round(ours.mean, 3), round(ours.sd, 3), round(ours.z, 3)) == tuple(float(x) for x in m.groups()[1:])
+
+    wa, wb = [percent(o) for o in ops_a], [percent(o) for o in ops_b]
+    first = re.search(r"Percentages for Systems (\w)\.trn", out["sign"]).group(1)  # sc_stats: first − second
+    s = sign_test(wb, wa) if first == "B" else sign_test(wa, wb)
+    counts = [int(x) for x in re.findall(r"= N\([+\-0]\) = +(\d+)", out["sign"])]
+    assert [s.positive, s.negative, s.ties] == counts
+
+
+@pytest.mark.skipif(not shutil.os.path.exists(f"{SCTK}/sc_stats"), reason="needs Debian sctk")
+@pytest.mark.parametrize("seed", range(4))
+def test_wilcoxon_agrees_with_nist_sc_stats(tmp_path, seed):
+    """Sentences of distinct prime lengths, where the two systems' WER (%) differ: two differences can then never
+    tie. (Ties sc_stats ranks by their floating-point values, so 33.33 from 5/12 − 1/12 is not 33.33 from 1/3;
+    and it counts zero differences as positive, which this module does not: see its docstring.)"""
+    refs, a, b = systems(seed, lengths=PRIMES)
+    kept = [i for i in range(len(refs)) if percent(align(refs[i], a[i]).ops) != percent(align(refs[i], b[i]).ops)]
+    refs, a, b = ([x[i] for i in kept] for x in (refs, a, b))
+    wa = [percent(align(r, h).ops) for r, h in zip(refs, a)]
+    wb = [percent(align(r, h).ops) for r, h in zip(refs, b)]
+    out = sc_stats(tmp_path, refs, a, b)
+    first = re.search(r"Percentages for Systems (\w)\.trn", out["wilc"]).group(1)  # sc_stats: first − second
+    w = wilcoxon(wb, wa) if first == "B" else wilcoxon(wa, wb)
+    sums = {sign: float(x) for sign, x in re.findall(r"Sum of +\d+ (\w+) ranks = ([\d.]+)", out["wilc"])}
+    assert w.zero_ranks == 0 and (w.w_plus, w.w_minus) == (sums["positive"], sums["negative"])
+    assert round(w.z, 2) == float(re.search(r"Z statistic = ([-\d.]+)", out["wilc"]).group(1))
+
+
+def test_identical_systems_differ_by_nothing():
+    refs, a, _ = systems(9)
+    ops = [align(r, h).ops for r, h in zip(refs, a)]
+    wers = [percent(o) for o in ops]
+    assert mapsswe(list(zip(ops, ops))).p == 1.0
+    assert sign_test(wers, wers).p == 1.0
+    assert wilcoxon(wers, wers).p == 1.0
+    errors = [sum(1 for op, _, _ in o if op != "H") for o in ops]
+    words = [len(r) for r in refs]
+    delta, low, high = paired_bootstrap(errors, errors, words, 200, 1)
+    assert delta == low == high == 0.0
+
+
+def test_one_extra_error_per_sentence_is_a_known_delta():
+    refs, a, _ = systems(4, n=50)
+    errors_a = [sum(1 for op, _, _ in align(r, h).ops if op != "H") for r, h in zip(refs, a)]
+    words = [len(r) for r in refs]
+    delta, low, high = paired_bootstrap(errors_a, [e + 1 for e in errors_a], words, 500, 1)
+    assert delta == pytest.approx(50 / sum(words))
+    assert low < delta < high
+    # every sentence worse by exactly one error: MAPSSWE and the sign test are certain
+    ops_a = [align(r, h).ops for r, h in zip(refs, a)]
+    ops_b = [o + [("I", None, "uh")] for o in ops_a]
+    assert mapsswe(list(zip(ops_b, ops_a))).p < 1e-6
+    s = sign_test([percent(o) for o in ops_b], [percent(o) for o in ops_a])
+    assert (s.positive, s.negative) == (50, 0) and s.p < 1e-12
+
+
+def test_holm():
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5]) == [0.5]

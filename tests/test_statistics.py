@@ -1,0 +1,133 @@
+"""The statistics of the compare stage, each on data where the answer is known by construction."""
+import pytest
+
+from pipeline.scoring import attribution, difficulty, robustness, sensitivity
+from pipeline.scoring.compare import compare, most_confident
+from pipeline.scoring.evaluate import evaluate
+
+WORDS = "now is the winter of our discontent made glorious summer".split()  # 10 words
+
+
+def row(sentence, voice, asr, condition, reference, hypothesis, perplexity=None):
+    return {"sentence_id": sentence, "voice": voice, "asr": asr, "condition": condition, "reference": reference,
+            "hypothesis": hypothesis, "status": "ok", "perplexity": perplexity}
+
+
+def sentences(n=12):
+    return [(f"s{i:02d}", " ".join(WORDS[i % 3:] + WORDS[:i % 3])) for i in range(n)]
+
+
+def with_errors(text, k):
+    """k substitutions, at the start of the sentence."""
+    words = text.split()
+    return " ".join(["zz"] * k + words[k:])
+
+
+def test_two_identical_systems_differ_by_nothing():
+    rows = [row(s, v, "asr:x", "clean", text, with_errors(text, i % 3)) for v in ("a:1", "b:2")
+            for i, (s, text) in enumerate(sentences())]
+    r = evaluate(rows, n_boot=200)
+    (c,) = compare(r.utterances, r.events, 200)
+    assert (c.delta_wer, c.delta_ci95_low, c.delta_ci95_high, c.delta_cer) == (0.0, 0.0, 0.0, 0.0)
+    assert c.mapsswe_p == c.sign_p == c.wilcoxon_p == c.mapsswe_p_holm == 1.0
+    assert c.verdict.startswith("asr:x, clean: no significant difference between a:1 and b:2")
+
+
+def test_one_extra_error_per_sentence_is_a_known_delta():
+    rows = []
+    for i, (s, text) in enumerate(sentences()):
+        rows.append(row(s, "a:1", "asr:x", "clean", text, with_errors(text, i % 2)))
+        rows.append(row(s, "b:2", "asr:x", "clean", text, with_errors(text, i % 2 + 1)))
+    r = evaluate(rows, n_boot=200)
+    (c,) = compare(r.utterances, r.events, 500)
+    assert c.delta_wer == pytest.approx(12 / 120) and c.sentences == 12
+    assert c.delta_ci95_low == c.delta_ci95_high == pytest.approx(0.1)  # every sentence moves by the same 0.1
+    assert (c.sign_b_worse, c.sign_b_better, c.sign_ties) == (12, 0, 0)
+    assert c.mapsswe_p < 0.001 and c.sign_p < 0.001 and c.wilcoxon_p < 0.01
+    assert c.verdict.startswith("asr:x, clean: b:2 has more errors than a:1, Δ = +0.100")
+    assert c.delta_cer > 0
+
+
+def test_holm_corrects_over_every_pair_and_the_summary_prefers_one_factor_pairs():
+    rows = []
+    for i, (s, text) in enumerate(sentences()):
+        for v, k in (("a:1", 0), ("b:2", 1), ("c:3", 2)):
+            rows.append(row(s, v, "asr:x", "clean", text, with_errors(text, (i % 2) * k)))
+        rows.append(row(s, "a:1", "asr:y", "noise:snr=5", text, with_errors(text, 3)))
+    r = evaluate(rows, n_boot=0)
+    pairs = compare(r.utterances, r.events, 0)
+    assert len(pairs) == 6
+    for c in pairs:
+        assert c.mapsswe_p_holm >= c.mapsswe_p and c.sign_p_holm >= c.sign_p
+    assert all(c.b.endswith("clean") for c in most_confident(pairs))  # the one-factor pairs first
+
+
+def test_cer_counts_characters():
+    r = evaluate([row("s", "", "", "clean", "the king", "the kin")], n_boot=0)
+    u = r.utterances[0]
+    assert (u.ref_chars, u.char_errors, u.cer) == (8, 1, 0.125)
+    assert r.summary[0].micro_cer == 0.125
+    silent = evaluate([row("s", "", "", "silence", "the king", "you")], n_boot=0).utterances[0]
+    assert silent.cer is None
+
+
+def test_normalizer_share_is_the_errors_normalization_removes():
+    rows = [row("a", "v:1", "e:1", "clean", "The King, my lord!", "the king my lord"),
+            row("b", "v:1", "e:1", "clean", "I'd go.", "i would go")]
+    r = evaluate(rows, "basic", n_boot=0)
+    (e,) = sensitivity.effects(r.utterances, "basic")
+    # none: 3 + 3 errors of 6 words (case and punctuation; I'd → i would); basic: 0 + 2; whisper: 0 + 0
+    assert (e.wer_none, e.wer_basic, e.wer_whisper) == (1.0, round(2 / 6, 4), 0.0)
+    assert e.normalization_share == round(4 / 6, 4) and e.used == "basic"
+
+
+def test_difficulty_bins_by_perplexity_quartile_and_length():
+    rows = []
+    for i, (s, text) in enumerate(sentences(8)):
+        hyp = with_errors(text, 5) if i >= 6 else text  # the two least likely sentences fail half their words
+        rows.append(row(s, "v:1", "e:1", "clean", text, hyp, perplexity=float(i + 1)))
+    r = evaluate(rows, n_boot=100)
+    bins = difficulty.bins(r.utterances, 100)
+    quartiles = [b for b in bins if b.by == "perplexity"]
+    assert [b.n_utterances for b in quartiles] == [2, 2, 2, 2]
+    assert [b.micro_wer for b in quartiles] == [0.0, 0.0, 0.0, 0.5]
+    assert quartiles[0].bin.startswith("Q1 (1-")
+    (words,) = [b for b in bins if b.by == "words"]
+    assert words.bin == "6-10" and words.micro_wer == 0.125
+
+
+def test_a_word_failing_in_every_voice_points_at_the_text_one_voice_at_the_voice():
+    rows = [row("s1", "a:1", "e:1", "clean", "the king rides", "the thing rides"),
+            row("s1", "b:2", "e:1", "clean", "the king rides", "the thing rides"),
+            row("s2", "a:1", "e:1", "clean", "a queen waits", "a queen waits"),
+            row("s2", "b:2", "e:1", "clean", "a queen waits", "a green waits")]
+    r = evaluate(rows, n_boot=0)
+    words = {w.word: w for w in attribution.words(r.utterances, r.events)}
+    assert set(words) == {"king", "queen"}
+    assert words["king"].points_at == "text or ASR" and words["king"].failure_rate == 1.0
+    assert words["queen"].points_at == "voice b:2" and words["queen"].failure_rate == 0.5
+    assert list(words) == ["king", "queen"]  # hardest first
+    assert words["queen"].utterances == r.utterances[3].id
+
+
+def test_engine_agreement_is_the_share_of_identical_hypotheses():
+    rows = [row(s, "a:1", e, "clean", text, text if (e == "e:1" or i < 3) else with_errors(text, 1))
+            for e in ("e:1", "e:2") for i, (s, text) in enumerate(sentences(4))]
+    r = evaluate(rows, n_boot=0)
+    (a,) = attribution.agreement(r.utterances)
+    assert (a.engines, a.utterances, a.agreement) == (2, 4, 0.75)
+
+
+def test_breakdown_snr_is_interpolated_where_wer_doubles():
+    assert robustness.crossing(0.1, [(20, 0.1), (10, 0.3)]) == pytest.approx(15.0)
+    assert robustness.crossing(0.1, [(20, 0.15), (10, 0.18)]) is None
+    assert robustness.crossing(0.0, [(20, 0.0), (10, 0.04)]) == pytest.approx(15.0)  # the 0.02 floor
+    rows = []
+    for s, text in sentences(10):
+        for condition, k in (("clean", 1), ("noise:snr=20", 1), ("noise:snr=10", 3)):
+            rows.append(row(s, "v:1", "e:1", condition, text, with_errors(text, k)))
+    r = evaluate(rows, n_boot=0)
+    (b,) = robustness.breakdowns(r.utterances, 200)
+    assert (b.clean_wer, b.threshold, b.breakdown_snr) == (0.1, 0.2, 15.0)
+    assert b.ci95_low == b.ci95_high == 15.0  # every sentence alike: no spread
+    assert b.curve == "20:0.1000;10:0.3000"

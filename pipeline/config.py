@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline import options
+from pipeline import device, options
 from pipeline.asr.base import ASRConfig
 from pipeline.errors import ConfigError
 from pipeline.executor import ExecutorConfig
@@ -37,6 +37,8 @@ class Config:
                             flag="--sentences")
     audio_manifest: str = option("", "CSV/TSV with id, audio path, reference: transcribe and score only",
                                  flag="--audio-manifest")
+    device: str = option("auto", "where the LM and Whisper run: auto (cuda when torch sees a GPU), cpu or cuda",
+                         flag="--device", choices=device.DEVICES)
     model: GPTConfig = field(default_factory=GPTConfig)
     data: DataConfig = field(default_factory=DataConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
@@ -93,6 +95,9 @@ def validate(cfg: Config) -> None:
     """Reject values that cannot work, before any work starts: each field against its declaration, then what
     spans fields, then the user's files."""
     options.check(cfg)
+    # resolved here, so that every key and the manifest hold what runs, never "auto"
+    cfg.device = device.resolve(cfg.device)
+    cfg.train.precision = device.precision(cfg.train.precision, cfg.device, cfg.models_dir)
     if cfg.model.n_embd % cfg.model.n_head:
         raise ConfigError(f"model.n_embd = {cfg.model.n_embd} must be a multiple of model.n_head = {cfg.model.n_head}")
     if not 0 < cfg.data.val_fraction < 1:

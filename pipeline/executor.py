@@ -40,6 +40,8 @@ class ExecutorConfig:
                          speed_only=True)
     cpus_per_actor: float = option(1.0, "CPUs each Ray actor asks for", at_least=1e-3, speed_only=True)
     num_cpus: int = option(0, "CPUs of a local Ray instance started here; 0: all", at_least=0, speed_only=True)
+    asr_gpus: float = option(0.0, "GPUs each Ray ASR actor asks for; 0: one when device is cuda, none on CPUs (TTS "
+                             "actors never ask for one)", at_least=0, speed_only=True)
     allow_insecure: bool = option(False, "join a cluster without token authentication (see pipeline/ray_auth.py)",
                                   speed_only=True)
 
@@ -50,7 +52,7 @@ class LocalExecutor:
         self.files: list[str] = []
 
     def map(self, worker_cls, args: tuple, method: str, jobs: Iterable[tuple[Any, Any]],
-            count: int) -> Iterator[tuple[Any, Any]]:
+            count: int, gpus: float = 0) -> Iterator[tuple[Any, Any]]:
         """Run `worker_cls(*args).method(arg)` for each (key, arg) of `count` jobs; the worker loads once.
         `jobs` may be a generator: it is drawn from only as workers are free, so inputs stream."""
         if not count:
@@ -85,21 +87,22 @@ class RayExecutor:
             self.ray.init(address=address, num_cpus=None if address else (self.cfg.num_cpus or None),
                           include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
 
-    def actors(self) -> int:
+    def actors(self, gpus: float = 0) -> int:
         if self.cfg.actors:
             return self.cfg.actors
-        cpus = self.ray.cluster_resources().get("CPU", 1)
-        return max(1, int(cpus // self.cfg.cpus_per_actor))
+        resources = self.ray.cluster_resources()
+        n = max(1, int(resources.get("CPU", 1) // self.cfg.cpus_per_actor))
+        return min(n, max(1, int(resources.get("GPU", 0) // gpus))) if gpus else n
 
     def map(self, worker_cls, args: tuple, method: str, jobs: Iterable[tuple[Any, Any]],
-            count: int) -> Iterator[tuple[Any, Any]]:
+            count: int, gpus: float = 0) -> Iterator[tuple[Any, Any]]:
         if not count:
             return
         self._connect()
         ray = self.ray
-        remote = ray.remote(worker_cls).options(num_cpus=self.cfg.cpus_per_actor, max_restarts=-1,
+        remote = ray.remote(worker_cls).options(num_cpus=self.cfg.cpus_per_actor, num_gpus=gpus, max_restarts=-1,
                                                 max_task_retries=-1)
-        n = min(self.actors(), count)
+        n = min(self.actors(gpus), count)
         actors = [remote.remote(*args) for _ in range(n)]
         self.files = ray.get(actors[0].files.remote())
         todo = iter(jobs)

@@ -44,7 +44,7 @@ def written(path: Path) -> dict:
 
 
 def cached_map(pool, worker: tuple[type, tuple], method: str, items: dict[Hashable, Item], *, chunk: int,
-               desc: str, save: Callable[[Hashable, dict], dict]) -> tuple[dict[Hashable, dict], int]:
+               desc: str, save: Callable[[Hashable, dict], dict], gpus: float = 0) -> tuple[dict[Hashable, dict], int]:
     """Every item's record, and how many came from the cache.
 
     `worker[0](*worker[1]).method(list of inputs)` returns one result dict (with a `status`) per input. `save(id,
@@ -74,7 +74,7 @@ def cached_map(pool, worker: tuple[type, tuple], method: str, items: dict[Hashab
             yield ready, inputs
 
     bar = progress.bar(total=len(pending), desc=desc)
-    for ready, outcome in pool.map(worker[0], worker[1], method, jobs(), len(chunks)):
+    for ready, outcome in pool.map(worker[0], worker[1], method, jobs(), len(chunks), gpus):
         for (item_id, heard), result in zip(ready, outcome):
             record = save(item_id, {"key": items[item_id].key, **heard, **result})
             if record["status"] != "error":

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from pipeline import options, paths, store
+from pipeline import device, options, paths, store
 from pipeline.artifacts import ARTIFACTS
 from pipeline.asr import base as asr
 from pipeline.config import Config
@@ -166,6 +166,7 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
         manifest_path = run_dir / "manifest.json"
         manifest = store.read_json_or_empty(manifest_path)
         manifest.update(config=asdict(cfg), versions=versions(), git_commit=git_commit(), asr_decoding=asr.DECODING,
+                        matmul_gflops=device.peaks(cfg.models_dir),  # what train.precision = auto chose from
                         seeds={"train": cfg.train.seed, "sample": cfg.sample.seed, "tts": cfg.tts.seed,
                                "bootstrap": cfg.score.seed})
         if cfg.executor.kind == "ray":  # before any work: a cluster open to anyone is refused here
@@ -190,6 +191,8 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
             # A rerun replaces what the stage used before; one that only reused cached items loaded no model.
             stage_files[name] = result.model_files or stage_files.get(name, {})
             results[name] = result.summary
+            if result.device:
+                manifest.setdefault("stage_devices", {})[name] = result.device
             store.write_json(state_dir / f"{name}.json", {"key": key, "outputs": outputs(cfg, stage)})
             store.write_json(manifest_path, manifest)
             log.info("%s: done in %.1f s", name, timings[name])

@@ -20,7 +20,7 @@ def write(cfg: Config, lm_dir: Path | None, texts: list[tuple[str, int | None, s
     from pipeline.lm.sample import REFERENCE_SENTENCES
     from pipeline.lm.train import load_model
 
-    model = load_model(lm_dir / "ckpt.pt") if lm_dir else None
+    model = load_model(lm_dir / "ckpt.pt", cfg.device) if lm_dir else None
     if model is None:
         log.warning("no intact trained model for this config (%s): perplexity is left empty", cfg.models_dir)
     start_ids = tokenizer.encode(cfg.sample.start)

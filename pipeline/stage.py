@@ -13,6 +13,7 @@ from pipeline.config import Config
 class Result:
     summary: dict = field(default_factory=dict)  # counts and figures, kept in the manifest's stage_results
     model_files: dict[str, str] = field(default_factory=dict)  # {path: sha256} of the weights it read
+    device: str | None = None  # where its model work ran, for stages that run a model
 
 
 @dataclass(frozen=True)

@@ -62,10 +62,10 @@ class Speaker:
 class Listener:
     """One ASR engine, loaded once."""
 
-    def __init__(self, engine: str, options: asr.ASRConfig, models_dir: str):
+    def __init__(self, engine: str, options: asr.ASRConfig, models_dir: str, device: str = "cpu"):
         self.recognizer, self.error = None, ""
         try:
-            self.recognizer = asr.load(engine, options, models_dir)
+            self.recognizer = asr.load(engine, options, models_dir, device)
         except Exception as e:
             self.error = f"{engine}: {e}"
 

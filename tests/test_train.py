@@ -18,7 +18,7 @@ def data():
 
 def cfg(**kw):
     base = dict(batch_size=4, max_iters=20, eval_interval=10, eval_iters=2, warmup_iters=5, lr_decay_iters=40,
-                threads=1)
+                threads=1, precision="fp32")
     base.update(kw)
     return TrainConfig(**base)
 

@@ -40,8 +40,9 @@ class ASRConfig:
     temperature: float = option(0.0, "sampling temperature (0 = greedy; > 0 decodes one utterance at a time)",
                                 at_least=0)
     condition_on_previous_text: bool = option(False, "long-form audio only: prompt each window with the last")
-    compute_type: str = option("int8", "faster-whisper compute type", flag="--compute-type",
-                               choices=("int8", "float32"))
+    compute_type: str = option("int8", "faster-whisper compute type (on a GPU int8 runs as int8_float16; float16 "
+                               "and int8_float16 are GPU only)", flag="--compute-type",
+                               choices=("int8", "float32", "float16", "int8_float16"))
     batch_size: int = option(32, "utterances handed to a worker per call; each is still decoded alone",
                              at_least=1, speed_only=True)
     threads: int = option(0, "utterances transcribed at once, each on one thread; 0: one per core, at most 8",
@@ -58,8 +59,15 @@ class Recognizer(Protocol):
         """Weight files read, for the manifest."""
 
 
-def load(name: str, options: ASRConfig, models_dir: str) -> Recognizer:
-    return ENGINES.load(name, options, models_dir)
+def load(name: str, options: ASRConfig, models_dir: str, device: str = "cpu") -> Recognizer:
+    return ENGINES.load(name, options, models_dir, device)
+
+
+def compute_type(options: ASRConfig, device: str) -> str:
+    """CTranslate2's compute type: int8 on a GPU keeps float16 activations (int8_float16)."""
+    if device == "cuda":
+        return {"int8": "int8_float16"}.get(options.compute_type, options.compute_type)
+    return options.compute_type
 
 
 @dataclass(frozen=True)

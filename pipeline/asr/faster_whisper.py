@@ -12,7 +12,7 @@ from pipeline.audio import N_SAMPLES
 
 
 class FasterWhisper:
-    def __init__(self, model: str, options: base.ASRConfig, models_dir: str):
+    def __init__(self, model: str, options: base.ASRConfig, models_dir: str, device: str = "cpu"):
         import ctranslate2
         from faster_whisper import WhisperModel
         from faster_whisper.tokenizer import Tokenizer
@@ -21,9 +21,9 @@ class FasterWhisper:
         self.options = options
         path = weights.ct2_dir(model, models_dir)
         self._files = [str(path / "model.bin")]
-        self.workers = base.parallel_decoders(options)
-        self.model = WhisperModel(str(path), device="cpu", compute_type=options.compute_type, cpu_threads=1,
-                                  num_workers=self.workers)
+        self.workers = base.parallel_decoders(options) if device == "cpu" else 1
+        self.model = WhisperModel(str(path), device=device, compute_type=base.compute_type(options, device),
+                                  cpu_threads=1, num_workers=self.workers)
         language = options.language if self.model.model.is_multilingual else None
         self.tokenizer = Tokenizer(self.model.hf_tokenizer, self.model.model.is_multilingual,
                                    task="transcribe", language=language)

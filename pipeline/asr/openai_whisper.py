@@ -3,7 +3,7 @@
 An utterance up to 30 s is decoded alone with whisper.decode on its padded window; longer audio with whisper's
 transcribe() and the same options. Each decode runs on one torch thread, so utterances are decoded in parallel
 on copies of the model: whisper.decode installs its key-value cache hooks on the model it is given, so two
-decodes must never share one."""
+decodes must never share one. On a GPU one model decodes one utterance at a time, in float16."""
 from __future__ import annotations
 
 import copy
@@ -14,23 +14,27 @@ from pipeline.asr import base, weights
 
 
 class OpenAIWhisper:
-    def __init__(self, model: str, options: base.ASRConfig, models_dir: str):
+    def __init__(self, model: str, options: base.ASRConfig, models_dir: str, device: str = "cpu"):
         import torch
         import whisper
 
         self.name = f"openai-whisper:{model}"
-        self.options = options
-        torch.set_num_threads(1)  # see base.parallel_decoders: one thread per decode, decodes side by side
+        self.options, self.device = options, device
+        if device == "cpu":
+            torch.set_num_threads(1)  # see base.parallel_decoders: one thread per decode, decodes side by side
         path = weights.openai_checkpoint(model, models_dir)
         self._files = [str(path)]
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
         first = whisper.model.Whisper(whisper.model.ModelDimensions(**ckpt["dims"]))
         first.load_state_dict(ckpt["model_state_dict"])
         first.eval()
-        self.models = [first] + [copy.deepcopy(first) for _ in range(base.parallel_decoders(options) - 1)]
+        first.to(device)
+        copies = base.parallel_decoders(options) - 1 if device == "cpu" else 0
+        self.models = [first] + [copy.deepcopy(first) for _ in range(copies)]
         self.whisper = whisper
+        self.fp16 = device == "cuda"
         self.decode_options = whisper.DecodingOptions(
-            language=options.language, without_timestamps=True, fp16=False, temperature=options.temperature,
+            language=options.language, without_timestamps=True, fp16=self.fp16, temperature=options.temperature,
             beam_size=options.beam_size if options.beam_size > 1 else None)
 
     def files(self) -> list[str]:
@@ -40,7 +44,7 @@ class OpenAIWhisper:
         import torch
 
         w = self.whisper
-        mel = w.log_mel_spectrogram(w.pad_or_trim(torch.from_numpy(audio)))
+        mel = w.log_mel_spectrogram(w.pad_or_trim(torch.from_numpy(audio).to(self.device)))
         with torch.inference_mode():
             result = w.decode(model, mel, self.decode_options)
         return result.text.strip()
@@ -48,7 +52,7 @@ class OpenAIWhisper:
     def _long(self, model, audio: np.ndarray) -> str:
         result = model.transcribe(
             audio, language=self.options.language, beam_size=self.decode_options.beam_size,
-            temperature=self.options.temperature, fp16=False, verbose=None,
+            temperature=self.options.temperature, fp16=self.fp16, verbose=None,
             condition_on_previous_text=self.options.condition_on_previous_text)
         return result["text"].strip()
 

@@ -43,8 +43,9 @@ class TrainConfig:
     eval_interval: int = option(250, "iterations between evaluations (and checkpoints)", at_least=1)
     eval_iters: int = option(20, "batches per evaluation", at_least=1)
     seed: int = option(1337, "training seed", flag="--seed")
-    precision: str = option("fp32", "training precision: bf16 autocast is no faster on CPUs without AMX "
-                            "(bench/train_speed.py)", flag="--precision", choices=("fp32", "bf16"))
+    precision: str = option("auto", "training precision: auto picks the faster of fp32 and bf16 autocast on this "
+                            "machine by measuring both (pipeline/device.py)", flag="--precision",
+                            choices=("auto", "fp32", "bf16"))
     threads: int = option(0, "torch threads; 0: all cores", at_least=0, speed_only=True)
 
 

@@ -32,11 +32,11 @@ def sequence_nll(model: GPT, ids: list[int], context: list[int] | None = None) -
     start = 0
     while scored_until < len(seq):
         end = min(start + block + 1, len(seq))  # window inputs seq[start:end-1], targets seq[start+1:end]
-        window = torch.tensor(seq[start:end], dtype=torch.long)[None]
+        window = torch.tensor(seq[start:end], dtype=torch.long, device=model.head.weight.device)[None]
         logits, _ = model(window[:, :-1])
         logp = F.log_softmax(logits[0, :, :GPT2_VOCAB].float(), dim=-1)
         targets = window[0, 1:]
-        rows = torch.arange(scored_until, end) - start - 1  # targets not scored by an earlier window
+        rows = torch.arange(scored_until, end, device=window.device) - start - 1  # targets not scored by an earlier window
         total -= logp[rows, targets[rows]].sum().item()
         counted += len(rows)
         scored_until = end

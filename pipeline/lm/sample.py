@@ -26,11 +26,12 @@ REFERENCE_SENTENCES = {
 def generate(model: GPT, start: str, num_samples: int, max_new_tokens: int, temperature: float,
              top_k: int | None, seed: int) -> list[str]:
     """PA6a's sampling loop: each sample continues `start` for max_new_tokens tokens."""
-    gen = torch.Generator().manual_seed(seed)
+    device = model.head.weight.device
+    gen = torch.Generator(device=device).manual_seed(seed)
     start_ids = tokenizer.encode(start)
     samples = []
     for _ in range(num_samples):
-        idx = torch.tensor([start_ids], dtype=torch.long)
+        idx = torch.tensor([start_ids], dtype=torch.long, device=device)
         out = model.generate(idx, max_new_tokens, temperature=temperature, top_k=top_k, generator=gen)
         samples.append(tokenizer.decode(out[0, len(start_ids):].tolist()))
     return samples

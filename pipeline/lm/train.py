@@ -35,23 +35,24 @@ def lr_at(it: int, cfg: TrainConfig) -> float:
     return cfg.min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (cfg.lr - cfg.min_lr)
 
 
-def get_batch(data: np.ndarray, batch_size: int, block_size: int, rng: np.random.Generator):
+def get_batch(data: np.ndarray, batch_size: int, block_size: int, rng: np.random.Generator, device: str = "cpu"):
     if len(data) <= block_size + 1:
         raise ValueError(f"{len(data)} tokens are too few for block_size {block_size}")
     ix = rng.integers(0, len(data) - block_size - 1, size=batch_size)
     x = np.stack([data[i:i + block_size] for i in ix]).astype(np.int64)
     y = np.stack([data[i + 1:i + 1 + block_size] for i in ix]).astype(np.int64)
-    return torch.from_numpy(x), torch.from_numpy(y)
+    return torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
 
 
-def autocast(precision: str):
+def autocast(precision: str, device: str = "cpu"):
     if precision == "bf16":
-        return torch.autocast("cpu", dtype=torch.bfloat16)
+        return torch.autocast(device, dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 
 @torch.no_grad()
-def estimate_loss(model: GPT, splits: dict[str, np.ndarray], cfg: TrainConfig, seed: int) -> dict[str, float]:
+def estimate_loss(model: GPT, splits: dict[str, np.ndarray], cfg: TrainConfig, seed: int,
+                  device: str = "cpu") -> dict[str, float]:
     """Mean loss over eval_iters batches per split, on batches fixed by `seed` so evaluations compare."""
     model.eval()
     out = {}
@@ -59,8 +60,8 @@ def estimate_loss(model: GPT, splits: dict[str, np.ndarray], cfg: TrainConfig, s
         rng = np.random.default_rng(seed)
         losses = []
         for _ in range(cfg.eval_iters):
-            x, y = get_batch(data, cfg.batch_size, model.cfg.block_size, rng)
-            with autocast(cfg.precision):
+            x, y = get_batch(data, cfg.batch_size, model.cfg.block_size, rng, device)
+            with autocast(cfg.precision, device):
                 _, loss = model(x, y)
             losses.append(loss.item())
         out[name] = float(np.mean(losses))
@@ -95,13 +96,13 @@ def save_checkpoint(path: Path, model: GPT, optimizer, it: int, best_val: float,
         torch.save(state, tmp)
 
 
-def load_model(path: str | Path) -> GPT:
+def load_model(path: str | Path, device: str = "cpu") -> GPT:
     """Rebuild a GPT from a checkpoint written by `train`."""
     state = torch.load(path, map_location="cpu", weights_only=False)
     model = GPT(GPTConfig(**state["model_config"]))
     model.load_state_dict(state["model"])
     model.eval()
-    return model
+    return model.to(device)
 
 
 def finished(out: Path) -> dict:
@@ -121,14 +122,17 @@ def finished(out: Path) -> dict:
 
 
 def train(train_data: np.ndarray, val_data: np.ndarray, model_cfg: GPTConfig, cfg: TrainConfig,
-          out_dir: str | Path, meta: dict | None = None, progress: bool = True) -> dict:
-    """Train to cfg.max_iters, resuming from `out_dir/last.pt` when present. Returns a summary."""
+          out_dir: str | Path, meta: dict | None = None, progress: bool = True, device: str = "cpu") -> dict:
+    """Train to cfg.max_iters on `device`, resuming from `out_dir/last.pt` when present. Returns a summary.
+    cfg.precision must be resolved (pipeline/device.py), not "auto"."""
+    if cfg.precision not in ("fp32", "bf16"):
+        raise ValueError(f"train.precision = {cfg.precision!r}: resolve it first (pipeline.device.precision)")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(cfg.threads or os.cpu_count() or 1)
     tune_malloc()
     torch.manual_seed(cfg.seed)
-    model = GPT(model_cfg)
+    model = GPT(model_cfg).to(device)  # initialised on the CPU: the same weights on every device
     optimizer = make_optimizer(model, cfg)
     rng = np.random.default_rng(cfg.seed)
     start, best_val = 0, float("inf")
@@ -158,8 +162,8 @@ def train(train_data: np.ndarray, val_data: np.ndarray, model_cfg: GPTConfig, cf
         lr = lr_at(it, cfg)
         for group in optimizer.param_groups:
             group["lr"] = lr
-        x, y = get_batch(train_data, cfg.batch_size, model_cfg.block_size, rng)
-        with autocast(cfg.precision):
+        x, y = get_batch(train_data, cfg.batch_size, model_cfg.block_size, rng, device)
+        with autocast(cfg.precision, device):
             _, loss = model(x, y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -172,7 +176,7 @@ def train(train_data: np.ndarray, val_data: np.ndarray, model_cfg: GPTConfig, cf
         t_last = now
         done = it + 1
         if done % cfg.eval_interval == 0 or done == cfg.max_iters:
-            losses = estimate_loss(model, splits, cfg, seed=cfg.seed + 1)
+            losses = estimate_loss(model, splits, cfg, seed=cfg.seed + 1, device=device)
             row["eval_train"], row["eval_val"] = f"{losses['train']:.4f}", f"{losses['val']:.4f}"
             bar.write(f"iter {done}: train {losses['train']:.4f}, val {losses['val']:.4f}")
             if losses["val"] < best_val:

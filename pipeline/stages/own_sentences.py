@@ -13,4 +13,4 @@ def run(cfg: Config, loaded: dict) -> Result:
 
 
 STAGE = Stage("sample", "the user's sentences, with their perplexity when an LM exists",
-              reads=("sentence_file",), optional=("lm",), makes=("sentences",), config=("sample.start",), run=run)
+              reads=("sentence_file",), optional=("lm",), makes=("sentences",), config=("sample.start", "device"), run=run)

@@ -17,5 +17,5 @@ def run(cfg: Config, loaded: dict) -> Result:
 
 
 STAGE = Stage("sample", "the user's recordings and their references",
-              reads=("audio_manifest",), optional=("lm",), makes=("sentences", "speech"), config=("sample.start",),
+              reads=("audio_manifest",), optional=("lm",), makes=("sentences", "speech"), config=("sample.start", "device"),
               run=run)

@@ -11,13 +11,13 @@ def run(cfg: Config, loaded: dict) -> Result:
     from pipeline.lm.train import load_model
 
     s = cfg.sample
-    model = load_model(loaded["lm"] / "ckpt.pt")
+    model = load_model(loaded["lm"] / "ckpt.pt", cfg.device)
     samples = generate(model, s.start, s.num_samples, s.max_new_tokens, s.temperature, s.top_k, s.seed)
     store.write_json(artifacts.path("sentences", cfg).parent / "sampled_sentences.json", samples)  # PA6a's file
     texts = [(f"s{k:02d}-{j:02d}", k, text) for k, sample in enumerate(samples)
              for j, text in enumerate(split_sentences(sample, s.speaker_tags, s.min_words))]
-    return Result({"sentences": sentences.write(cfg, loaded["lm"], texts)})
+    return Result({"sentences": sentences.write(cfg, loaded["lm"], texts)}, device=cfg.device)
 
 
 STAGE = Stage("sample", "sentences cut from the LM's samples, with their perplexity",
-              reads=("lm",), makes=("sentences",), config=("sample",), run=run)
+              reads=("lm",), makes=("sentences",), config=("sample", "device"), run=run)

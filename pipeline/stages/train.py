@@ -23,12 +23,12 @@ def run(cfg: Config, loaded: dict) -> Result:
                 (out / name).unlink(missing_ok=True)
         train_ids, val_ids = loaded["tokens"]
         meta = {"data": paths.corpus_identity(cfg)}
-        summary = train(train_ids, val_ids, cfg.model, cfg.train, out, meta=meta)
-        summary.update(model=asdict(cfg.model), train=asdict(cfg.train), data=meta["data"],
+        summary = train(train_ids, val_ids, cfg.model, cfg.train, out, meta=meta, device=cfg.device)
+        summary.update(model=asdict(cfg.model), train=asdict(cfg.train), data=meta["data"], device=cfg.device,
                        checkpoint=str(out / "ckpt.pt"), ckpt_sha256=store.sha256_file(out / "ckpt.pt"))
         store.write_json(out / "train.json", summary)
-    return Result(summary, store.file_hashes(cfg.models_dir, [out / "ckpt.pt"]))
+    return Result(summary, store.file_hashes(cfg.models_dir, [out / "ckpt.pt"]), summary.get("device", "cpu"))
 
 
 STAGE = Stage("train", "PA6a's GPT trained on the tokens; the best checkpoint by validation loss",
-              reads=("tokens",), makes=("lm",), config=("model", "train"), run=run)
+              reads=("tokens",), makes=("lm",), config=("model", "train", "device"), run=run)

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pipeline import artifacts, audio, executor, options, paths, records, store
+from pipeline.asr import base as asr
 from pipeline.config import Config
 from pipeline.items import Item, Unusable, cached_map, tally
 from pipeline.records import Speech, Transcript
@@ -21,6 +22,11 @@ def decoding(cfg: Config):
     if cfg.asr.threads or cfg.executor.kind != "ray":
         return cfg.asr
     return replace(cfg.asr, threads=max(1, int(cfg.executor.cpus_per_actor)))
+
+
+def asr_gpus(cfg: Config) -> float:
+    """GPUs a Ray ASR actor asks for: as configured, else one when the device is a GPU."""
+    return cfg.executor.asr_gpus or (1.0 if cfg.device == "cuda" else 0.0)
 
 
 def record_path(cfg: Config, engine: str, speech: Speech) -> Path:
@@ -40,7 +46,9 @@ def heard(path: str) -> tuple:
 
 def run(cfg: Config, loaded: dict) -> Result:
     speech: list[Speech] = loaded["speech"]
-    decode_key = {k: v for k, v in options.identity(cfg.asr).items() if k != "engines"}
+    # the device and the compute type it runs change results: both are in every transcript's key
+    decode_key = {**{k: v for k, v in options.identity(cfg.asr).items() if k != "engines"}, "device": cfg.device,
+                  "compute_type": asr.compute_type(cfg.asr, cfg.device)}
     rows, files, reused = [], {}, 0
     with executor.make(cfg.executor) as pool:
         for engine in cfg.asr.engines:
@@ -50,9 +58,10 @@ def run(cfg: Config, loaded: dict) -> Result:
                     sha = store.sha256_or_none(s.audio_path)  # None: unreadable, and its row will say why
                     items[i] = Item(store.key_of([sha, engine, decode_key]) if sha else "",
                                     record_path(cfg, engine, s), lambda p=s.audio_path: heard(p))
-            results, cached_here = cached_map(pool, (Listener, (engine, decoding(cfg), cfg.models_dir)),
+            results, cached_here = cached_map(pool, (Listener, (engine, decoding(cfg), cfg.models_dir, cfg.device)),
                                               "transcribe", items, chunk=cfg.asr.batch_size,
-                                              desc=f"transcribe {engine}", save=lambda i, result: result)
+                                              desc=f"transcribe {engine}", save=lambda i, result: result,
+                                              gpus=asr_gpus(cfg))
             files.update(store.file_hashes(cfg.models_dir, pool.files))
             reused += cached_here
             for i, s in enumerate(speech):
@@ -62,8 +71,8 @@ def run(cfg: Config, loaded: dict) -> Result:
                     r.get("audio_seconds", s.audio_seconds), s.tts_seconds, r.get("hypothesis", ""),
                     r.get("asr_seconds"), r["status"], r["error"], r.get("audio_sha256", ""), r.get("level_dbfs")))
     records.write_csv(artifacts.path("transcripts", cfg), Transcript, rows)
-    return Result(tally([r.status for r in rows], reused), files)
+    return Result(tally([r.status for r in rows], reused), files, cfg.device)
 
 
 STAGE = Stage("transcribe", "each speech row heard by each ASR engine, every utterance decoded alone",
-              reads=("speech",), makes=("transcripts",), config=("asr",), run=run)
+              reads=("speech",), makes=("transcripts",), config=("asr", "device"), run=run)

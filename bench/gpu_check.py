@@ -1,0 +1,164 @@
+"""The GPU check (issue: use a GPU when there is one): one script, at most about 5 minutes on one GPU.
+
+    scripts/gpu_wheels                                   # here, once: the pure-Python wheels the GPU machine lacks
+    python bench/gpu_check.py [--iters 200]              # there (the device tool: carry bench/wheels)
+
+It needs only torch, numpy and tiktoken on the machine; openai-whisper and tqdm come as wheels in bench/wheels/
+(openai-whisper imports numba only for word timestamps, which nothing here uses: a stand-in is registered when
+numba is absent). Whisper's real weights cannot travel, so Whisper's code path runs on a small randomly
+initialised model (ModelDimensions) on the same audio on both devices.
+
+1. Trains the PA6a config for --iters iterations on CUDA and on the CPU from the same seed and batches, and
+   compares the loss curves (mean of the last 50 iterations).
+2. Samples and scores perplexity on CUDA.
+3. Decodes the same audio greedily with openai-whisper's code on CUDA (float32, and float16 as the pipeline uses)
+   and on the CPU: the tokens should be equal.
+4. Prints a timing table: ms per training iteration, audio seconds decoded per second."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+import types
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WHEELS = ROOT / "bench" / "wheels"
+sys.path.insert(0, str(ROOT))  # run as a script on a machine where the pipeline is not installed
+
+
+def importable_wheels() -> None:
+    """Unpack the carried wheels onto sys.path (no pip, no network), and stand in for numba if it is absent."""
+    if WHEELS.is_dir():
+        target = Path(tempfile.mkdtemp(prefix="wheels-"))
+        for wheel in sorted(WHEELS.glob("*.whl")):
+            zipfile.ZipFile(wheel).extractall(target)
+        sys.path.insert(0, str(target))
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        stub = types.ModuleType("numba")
+        stub.jit = lambda *a, **k: (a[0] if a and callable(a[0]) else (lambda f: f))
+        stub.njit = stub.jit
+        sys.modules["numba"] = stub
+
+
+def corpus_ids():
+    import numpy as np
+
+    from pipeline.lm import tokenizer
+
+    text = (ROOT.parent / "shared" / "data" / "tinyshakespeare.txt")
+    text = text.read_text() if text.exists() else ("First Citizen: Before we proceed any further, hear me speak. " * 2000)
+    ids = np.array(tokenizer.encode(text), dtype=np.int64)
+    cut = int(len(ids) * 0.9)
+    return ids[:cut], ids[cut:]
+
+
+def train_curve(device: str, iters: int, train_ids, val_ids) -> tuple[list[float], float]:
+    import numpy as np
+    import torch
+
+    from pipeline.lm.config import GPTConfig, TrainConfig
+    from pipeline.lm.model import GPT
+    from pipeline.lm.train import autocast, get_batch, lr_at, make_optimizer
+
+    cfg = TrainConfig(max_iters=iters, precision="fp32")
+    torch.manual_seed(cfg.seed)
+    model = GPT(GPTConfig()).to(device)
+    optimizer = make_optimizer(model, cfg)
+    rng = np.random.default_rng(cfg.seed)
+    losses = []
+    if device == "cuda":
+        torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for it in range(iters):
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(it, cfg)
+        x, y = get_batch(train_ids, cfg.batch_size, model.cfg.block_size, rng, device)
+        with autocast(cfg.precision, device):
+            _, loss = model(x, y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        optimizer.step()
+        losses.append(loss.item())
+    return losses, (time.perf_counter() - t0) / iters * 1000, model
+
+
+def whisper_tokens(device: str, fp16: bool, audio) -> tuple[list[list[int]], float]:
+    import torch
+    import whisper
+
+    torch.manual_seed(0)
+    dims = whisper.model.ModelDimensions(n_mels=80, n_audio_ctx=1500, n_audio_state=256, n_audio_head=4,
+                                         n_audio_layer=2, n_vocab=51864, n_text_ctx=448, n_text_state=256,
+                                         n_text_head=4, n_text_layer=2)
+    model = whisper.model.Whisper(dims).eval().to(device)
+    options = whisper.DecodingOptions(language="en", without_timestamps=True, fp16=fp16, sample_len=24)
+    out, t0 = [], time.perf_counter()
+    for a in audio:
+        mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(torch.from_numpy(a).to(device)))
+        with torch.inference_mode():
+            out.append(whisper.decode(model, mel, options).tokens)
+    return out, time.perf_counter() - t0
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--iters", type=int, default=200)
+    p.add_argument("--utterances", type=int, default=8)
+    p.add_argument("--device", default="cuda", help="the device under test (cpu: a dry run of this script)")
+    args = p.parse_args()
+    importable_wheels()
+    import numpy as np
+    import torch
+
+    dev = args.device
+    if dev == "cuda" and not torch.cuda.is_available():
+        print("no CUDA GPU here: run with --device cpu for a dry run", file=sys.stderr)
+        return 2
+    print(f"torch {torch.__version__}, device {dev}"
+          + (f" ({torch.cuda.get_device_name()})" if dev == "cuda" else ""), flush=True)
+    train_ids, val_ids = corpus_ids()
+    report = {}
+    curve_dev, ms_dev, model = train_curve(dev, args.iters, train_ids, val_ids)
+    curve_cpu, ms_cpu, _ = train_curve("cpu", args.iters, train_ids, val_ids)
+    tail = min(50, args.iters)
+    report["loss_last50"] = {dev: float(np.mean(curve_dev[-tail:])), "cpu": float(np.mean(curve_cpu[-tail:]))}
+    report["loss_curves_agree"] = abs(report["loss_last50"][dev] - report["loss_last50"]["cpu"]) <= 0.02
+
+    from pipeline.lm.perplexity import perplexity
+    from pipeline.lm.sample import generate
+    from pipeline.lm import tokenizer
+
+    model.eval()
+    samples = generate(model, "\n", 2, 40, 0.7, 200, 1337)
+    report["samples"] = samples
+    report["perplexity"] = [perplexity(model, tokenizer.encode(s)) for s in samples]
+
+    rng = np.random.default_rng(0)
+    audio = [(0.1 * rng.standard_normal(16000 * (2 + k % 4))).astype(np.float32) for k in range(args.utterances)]
+    seconds = sum(len(a) for a in audio) / 16000
+    cpu_tokens, cpu_s = whisper_tokens("cpu", False, audio)
+    dev_tokens, dev_s = whisper_tokens(dev, False, audio)
+    half_tokens, half_s = whisper_tokens(dev, dev == "cuda", audio)
+    report["whisper_fp32_tokens_equal"] = dev_tokens == cpu_tokens
+    report["whisper_fp16_tokens_equal"] = half_tokens == cpu_tokens
+    rows = [("train ms/iter (PA6a config, fp32)", f"{ms_cpu:.1f}", f"{ms_dev:.1f}"),
+            ("whisper code path, audio s per s (fp32)", f"{seconds / cpu_s:.1f}", f"{seconds / dev_s:.1f}"),
+            ("whisper code path, audio s per s (fp16 on GPU)", "", f"{seconds / half_s:.1f}")]
+    print(f"\n| measure | cpu | {dev} |\n|---|---|---|")
+    for r in rows:
+        print(f"| {r[0]} | {r[1]} | {r[2]} |")
+    print(json.dumps(report, indent=1))
+    ok = report["loss_curves_agree"] and (report["whisper_fp32_tokens_equal"] or report["whisper_fp16_tokens_equal"])
+    print("GPU CHECK", "PASSED" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""Where the model work runs (`device`: auto, cpu or cuda) and in which precision the LM trains.
+
+Both are resolved when the config is loaded, so that every cache key, the LM's directory and the manifest hold
+what really ran: "auto" never reaches a key. On a CPU the training precision is chosen by measuring the matmul
+peak of each dtype on this machine (bf16 only when clearly faster: machines of this kind differ, from half
+to four times fp32's speed); the measurement is kept in models/hardware.json, so the choice is stable from run to
+run on one machine. On a GPU, bf16 autocast where the GPU supports it."""
+from __future__ import annotations
+
+import platform
+import time
+from pathlib import Path
+
+from pipeline import store
+from pipeline.errors import ConfigError
+
+DEVICES = ("auto", "cpu", "cuda")
+PRECISIONS = ("auto", "fp32", "bf16")
+BF16_MARGIN = 1.5  # bf16 is chosen only this much faster than fp32: a near tie must not flip between runs
+
+
+def cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def resolve(device: str) -> str:
+    if device == "cuda" and not cuda_available():
+        raise ConfigError("device = 'cuda': torch sees no CUDA GPU here (torch.cuda.is_available() is False); use "
+                          "--device cpu or auto, or install a CUDA build of torch (README: GPU machines)")
+    if device == "auto":
+        return "cuda" if cuda_available() else "cpu"
+    return device
+
+
+def matmul_gflops(dtype_name: str, device: str = "cpu", size: int = 512, seconds: float = 0.25) -> float:
+    """The matmul rate of one dtype, measured for about `seconds`."""
+    import torch
+
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype_name]
+    a = torch.randn(size, size, device=device).to(dtype)
+    b = torch.randn(size, size, device=device).to(dtype)
+    a @ b  # warm-up
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        a @ b
+        n += 1
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return 2 * size ** 3 * n / (time.perf_counter() - t0) / 1e9
+
+
+def machine() -> str:
+    import torch
+
+    return f"{platform.machine()} {platform.processor() or _cpu_name()} threads={torch.get_num_threads()} " \
+           f"torch={torch.__version__}"
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "cpu"
+
+
+def precision(requested: str, device: str, models_dir: str) -> str:
+    """The training precision: as asked, or for "auto" the faster one here."""
+    if requested != "auto":
+        return requested
+    if device == "cuda":
+        import torch
+
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+    cache_path = Path(models_dir) / "hardware.json"
+    cache = store.read_json_or_empty(cache_path)
+    key = machine()
+    if key not in cache:
+        cache[key] = {"fp32_gflops": round(matmul_gflops("fp32"), 1), "bf16_gflops": round(matmul_gflops("bf16"), 1)}
+        try:
+            store.write_json(cache_path, cache)
+        except OSError:
+            pass  # measured again next time
+    peaks = cache[key]
+    return "bf16" if peaks["bf16_gflops"] > BF16_MARGIN * peaks["fp32_gflops"] else "fp32"
+
+
+def peaks(models_dir: str) -> dict:
+    """What was measured on this machine, for the manifest."""
+    return store.read_json_or_empty(Path(models_dir) / "hardware.json").get(machine(), {})

@@ -1,0 +1,72 @@
+"""The device setting. The CUDA tests are marked `gpu` and skipped where torch sees no GPU; on CPU machines the
+checks here are that CPU stays the default and that asking for CUDA without one is a clear error."""
+import pytest
+import torch
+
+from pipeline import config, device
+from pipeline.cli import main
+from pipeline.errors import ConfigError
+from tests.test_pipeline import SENTENCES, TINY, cli, write_sentences
+
+CUDA = torch.cuda.is_available()
+gpu = pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU (torch.cuda.is_available() is False)")
+
+
+@pytest.mark.skipif(CUDA, reason="this machine has a GPU")
+def test_cuda_without_a_gpu_is_a_config_error(capsys, tmp_path):
+    assert main(["--print-config", "--device", "cuda"]) == 2
+    err = capsys.readouterr().err
+    assert "device = 'cuda'" in err and "--device cpu" in err
+    cfg = config.load(overrides={"models_dir": str(tmp_path)})
+    assert cfg.device == "cpu"  # auto, resolved: no key ever holds "auto"
+
+
+def test_the_training_precision_is_measured_once_per_machine_and_forced_when_asked(tmp_path):
+    chosen = device.precision("auto", "cpu", str(tmp_path))
+    assert chosen in ("fp32", "bf16")
+    peaks = device.peaks(str(tmp_path))
+    assert peaks["fp32_gflops"] > 0 and peaks["bf16_gflops"] > 0
+    assert chosen == ("bf16" if peaks["bf16_gflops"] > device.BF16_MARGIN * peaks["fp32_gflops"] else "fp32")
+    assert device.precision("fp32", "cpu", str(tmp_path)) == "fp32"
+    cfg = config.load(overrides={"models_dir": str(tmp_path), "train.precision": "bf16"})
+    assert cfg.train.precision == "bf16"
+
+
+def test_the_device_is_in_the_keys_of_the_stages_that_run_models():
+    from pipeline import runner
+
+    declared = {s.name: s.config for s in runner.plan(config.Config())}
+    for name in ("train", "sample", "transcribe"):
+        assert "device" in declared[name], name
+    assert "device" not in declared["synthesize"]
+
+
+@gpu
+@pytest.mark.gpu
+def test_fused_loss_on_cuda_equals_cross_entropy():
+    from pipeline.lm.fused_loss import head_loss
+
+    torch.manual_seed(0)
+    h = torch.randn(300, 64, device="cuda", requires_grad=True)
+    w = torch.randn(1000, 64, device="cuda", requires_grad=True)
+    t = torch.randint(0, 1000, (300,), device="cuda")
+    ours = head_loss(h, w, t)
+    ours.backward()
+    gh, gw = h.grad.clone(), w.grad.clone()
+    h.grad = w.grad = None
+    ref = torch.nn.functional.cross_entropy(h @ w.t(), t)
+    ref.backward()
+    assert torch.allclose(ours, ref, atol=1e-5) and torch.allclose(gh, h.grad, atol=1e-5)
+    assert torch.allclose(gw, w.grad, atol=1e-5)
+
+
+@gpu
+@pytest.mark.gpu
+def test_the_pipeline_runs_its_models_on_the_gpu(tmp_path, models_dir):
+    sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:2])
+    cli(tmp_path, "--sentences", str(sentences), *TINY, "--device", "cuda", models=models_dir)
+    from pipeline import store
+
+    manifest = store.read_json(tmp_path / "results" / "default" / "manifest.json")
+    assert manifest["config"]["device"] == "cuda"
+    assert manifest["stage_devices"]["transcribe"] == "cuda"

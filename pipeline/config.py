@@ -48,10 +48,6 @@ class Config:
     score: ScoreConfig = field(default_factory=ScoreConfig)
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
 
-    @property
-    def run_dir(self) -> Path:
-        return Path(self.results_dir) / self.run
-
 
 def _read_toml(path: Path, what: str) -> dict:
     from pipeline import inputs

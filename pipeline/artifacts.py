@@ -54,7 +54,7 @@ def _lm_files(cfg: Config) -> list[Path]:
 
 
 def _lm_identity(cfg: Config) -> str | None:
-    from pipeline.lm.train import finished  # imports torch: only when a stage reads the LM
+    from pipeline.lm.checkpoint import finished
 
     return finished(paths.lm_dir(cfg)).get("ckpt_sha256")
 

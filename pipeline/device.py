@@ -7,8 +7,11 @@ to four times fp32's speed); the measurement is kept in models/hardware.json, so
 run on one machine. On a GPU, bf16 autocast where the GPU supports it."""
 from __future__ import annotations
 
+import os
 import platform
+import shutil
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 from pipeline import store
@@ -20,6 +23,10 @@ BF16_MARGIN = 1.5  # bf16 is chosen only this much faster than fp32: a near tie 
 
 
 def cuda_available() -> bool:
+    # Without a GPU driver there is no CUDA: answered without importing torch (seconds a rerun need not pay).
+    # /dev/kfd is ROCm's, whose torch also answers through torch.cuda.
+    if not (Path("/proc/driver/nvidia/version").exists() or Path("/dev/kfd").exists() or shutil.which("nvidia-smi")):
+        return False
     import torch
 
     return torch.cuda.is_available()
@@ -52,10 +59,8 @@ def matmul_gflops(dtype_name: str, device: str = "cpu", size: int = 512, seconds
 
 
 def machine() -> str:
-    import torch
-
-    return f"{platform.machine()} {platform.processor() or _cpu_name()} threads={torch.get_num_threads()} " \
-           f"torch={torch.__version__}"
+    """What a measurement holds for: the CPU, its cores and the torch build."""
+    return f"{platform.machine()} {platform.processor() or _cpu_name()} cores={os.cpu_count()} torch={version('torch')}"
 
 
 def _cpu_name() -> str:

@@ -105,22 +105,6 @@ def load_model(path: str | Path, device: str = "cpu") -> GPT:
     return model.to(device)
 
 
-def finished(out: Path) -> dict:
-    """train.json when the checkpoint it describes is intact, else {}."""
-    done = store.read_json_or_empty(out / "train.json")
-    ckpt = out / "ckpt.pt"
-    if not done or not ckpt.exists():
-        return {}
-    if "ckpt_sha256" not in done:  # written before hashes were recorded: trusted if it loads, then sealed
-        try:
-            load_model(ckpt)
-        except Exception:
-            return {}
-        done["ckpt_sha256"] = store.sha256_file(ckpt)
-        store.write_json(out / "train.json", done)
-    return done if done["ckpt_sha256"] == store.sha256_stat(ckpt) else {}
-
-
 def train(train_data: np.ndarray, val_data: np.ndarray, model_cfg: GPTConfig, cfg: TrainConfig,
           out_dir: str | Path, meta: dict | None = None, progress: bool = True, device: str = "cpu") -> dict:
     """Train to cfg.max_iters on `device`, resuming from `out_dir/last.pt` when present. Returns a summary.

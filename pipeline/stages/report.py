@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pipeline import artifacts, store
 from pipeline.config import Config
-from pipeline.report import html, plots
+from pipeline.report import html
 from pipeline.scoring.compare import most_confident
 from pipeline.scoring.evaluate import summary_table
 from pipeline.stage import Result, Stage
@@ -17,6 +17,8 @@ from pipeline.versions import versions
 
 
 def run(cfg: Config, loaded: dict) -> Result:
+    from pipeline.report import plots  # matplotlib: only when a report is drawn
+
     scores, stats, out = loaded["scores"], loaded["statistics"], artifacts.path("report", cfg)
     figures = {"groups": plots.wer_heatmaps(scores["summary"]),
                "perplexity": plots.wer_vs_perplexity(scores["utterances"]),

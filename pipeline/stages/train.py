@@ -7,7 +7,7 @@ from dataclasses import asdict
 
 from pipeline import paths, store
 from pipeline.config import Config
-from pipeline.lm.train import finished, train
+from pipeline.lm.checkpoint import finished
 from pipeline.stage import Result, Stage
 
 log = logging.getLogger(__name__)
@@ -21,6 +21,8 @@ def run(cfg: Config, loaded: dict) -> Result:
             log.warning("%s does not match train.json (damaged or replaced): training again", out / "ckpt.pt")
             for name in ("train.json", "ckpt.pt", "last.pt", "loss_log.csv"):
                 (out / name).unlink(missing_ok=True)
+        from pipeline.lm.train import train  # torch: only when training
+
         train_ids, val_ids = loaded["tokens"]
         meta = {"data": paths.corpus_identity(cfg)}
         summary = train(train_ids, val_ids, cfg.model, cfg.train, out, meta=meta, device=cfg.device)

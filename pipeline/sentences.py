@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from pipeline import artifacts, records, store
+from pipeline import artifacts, records
 from pipeline.config import Config
 from pipeline.records import Sentence
 

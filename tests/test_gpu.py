@@ -5,7 +5,6 @@ import torch
 
 from pipeline import config, device
 from pipeline.cli import main
-from pipeline.errors import ConfigError
 from tests.test_pipeline import SENTENCES, TINY, cli, write_sentences
 
 CUDA = torch.cuda.is_available()

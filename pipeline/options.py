@@ -10,13 +10,13 @@ from typing import Any, Callable
 from pipeline.errors import ConfigError
 
 
-def option(default: Any, help: str, *, flag: str | None = None, choices: tuple | Callable[[], list[str]] = (),
+def option(default: Any, help: str, *, flag: str | None = None, choices: tuple = (),
            at_least: float | None = None, check: Callable[[Any], None] | None = None,
            speed_only: bool = False) -> Any:
     """A config field.
 
     flag: the command-line shortcut (`--voices`); every field is also reachable with --set.
-    choices: the allowed values, or a function that lists them (a registry): checked on load.
+    choices: the allowed values, checked on load (names from a registry go through `check`).
     at_least: the smallest allowed number. check: raises ConfigError for a bad value.
     speed_only: changes how fast, never what comes out, so it is left out of every cache key."""
     meta = {"help": help, "flag": flag, "choices": choices, "at_least": at_least, "check": check,
@@ -24,11 +24,6 @@ def option(default: Any, help: str, *, flag: str | None = None, choices: tuple |
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
-
-
-def allowed(f: dataclasses.Field) -> list:
-    choices = f.metadata.get("choices", ())
-    return list(choices()) if callable(choices) else list(choices)
 
 
 def coerce(key: str, value: Any, default: Any) -> Any:
@@ -77,7 +72,7 @@ def check(obj: Any, prefix: str = "") -> None:
         if dataclasses.is_dataclass(value):
             check(value, key + ".")
             continue
-        choices = allowed(f)
+        choices = f.metadata.get("choices", ())
         for v in (value if isinstance(value, list) else [value]):
             if choices and v not in choices:
                 raise ConfigError(f"{key} = {v!r}; allowed: {', '.join(map(str, choices))}")
@@ -125,7 +120,7 @@ def add_flags(parser: Any, obj: Any, every_field: bool = False) -> list[str]:
         shown = ",".join(default) if isinstance(default, list) else repr(default)
         parser.add_argument(flag, dest=key, default=None, metavar=f.name.upper(),
                             type=str if isinstance(default, (list, bool, str)) else type(default),
-                            choices=list(choices) if choices and not callable(choices) else None,
+                            choices=list(choices) or None,
                             help=f"{f.metadata['help']} (default {shown}; key {key})".replace("%", "%%"))
         dests.append(key)
     return dests

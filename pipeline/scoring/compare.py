@@ -51,9 +51,11 @@ def compare(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot:
     for e in events:
         by_id.setdefault(e.id, []).append(e)
     groups: dict[Group, dict[str, ScoredUtterance]] = {}
+    ops = {}  # each utterance's alignment, rebuilt once: it takes part in a pair with every other group
     for u in utterances:
         if u.status == "ok" and u.condition != SILENCE:
             groups.setdefault((u.voice, u.asr, u.condition), {})[u.sentence_id] = u
+            ops[u.id] = from_events(u.reference_normalized, u.hypothesis_normalized, by_id.get(u.id, []))
     rows = []
     for a, b in combinations(groups, 2):
         shared = [s for s in groups[a] if s in groups[b]]
@@ -63,10 +65,7 @@ def compare(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot:
         words = [u.ref_words for u in ua]
         ea, eb = [u.errors for u in ua], [u.errors for u in ub]
         delta, low, high = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
-        ops = [(from_events(x.reference_normalized, x.hypothesis_normalized, by_id.get(x.id, [])),
-                from_events(y.reference_normalized, y.hypothesis_normalized, by_id.get(y.id, [])))
-               for x, y in zip(ua, ub)]
-        m = paired.mapsswe(ops)
+        m = paired.mapsswe([(ops[x.id], ops[y.id]) for x, y in zip(ua, ub)])
         pa, pb = [100 * u.wer for u in ua], [100 * u.wer for u in ub]
         s, w = paired.sign_test(pb, pa), paired.wilcoxon(pb, pa)
         chars = sum(u.ref_chars or 0 for u in ua)

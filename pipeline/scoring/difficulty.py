@@ -22,11 +22,12 @@ def quartile(ppl: float, edges: list[float]) -> int:
     return min(3, int(np.searchsorted(edges[1:4], ppl, side="right")))
 
 
+def _label(low: int, high: int | None) -> str:
+    return f"{low}+" if high is None else f"{low}-{high}"
+
+
 def length_bin(words: int) -> str:
-    for low, high in LENGTH_BINS:
-        if high is None or words <= high:
-            return f"{low}+" if high is None else f"{low}-{high}"
-    raise AssertionError
+    return next(_label(low, high) for low, high in LENGTH_BINS if high is None or words <= high)
 
 
 def bins(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int = 1337) -> list[DifficultyBin]:
@@ -35,7 +36,7 @@ def bins(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int = 1337
     labels = {}
     if edges:
         labels["perplexity"] = [f"Q{q + 1} ({edges[q]:.3g}-{edges[q + 1]:.3g})" for q in range(4)]
-    labels["words"] = [f"{lo}+" if hi is None else f"{lo}-{hi}" for lo, hi in LENGTH_BINS]
+    labels["words"] = [_label(low, high) for low, high in LENGTH_BINS]
     members: dict[tuple, list[ScoredUtterance]] = {}
     for u in scored:
         group = (u.voice, u.asr, u.condition)

@@ -5,7 +5,10 @@
 Baseline: openai-whisper's own transcribe(), one utterance at a time, as a user would call it.
 Each variant loads its model once, in its own subprocess (for a clean peak RSS), then transcribes every
 utterance `--repeat` times; the fastest run counts (this shared machine's timings vary by ±20%), and load time
-is reported apart. Writes bench/out/asr_speed.{json,md}."""
+is reported apart. The goal (≥ 3× the baseline, WER inside the baseline's 95% bootstrap CI over sentences) is
+checked for each variant. A profile on one thread then splits a decode into features, encoder and decoder, for
+the full 30 s window and the trimmed one, and sets the encoder's rate against this CPU's matmul peak.
+Writes bench/out/asr_speed.{json,md}."""
 from __future__ import annotations
 
 import argparse
@@ -24,8 +27,56 @@ from common import ROOT, shakespeare_lines, write_report
 MODELS = ROOT / "models"
 # "ours" is the pipeline's recognizer as the pipeline runs it: every utterance decoded alone in its own window,
 # `--threads` utterances at a time, each on one thread.
+# "faster-whisper-trim" is the same with the encoder window trimmed to the speech (pipeline/asr/faster_whisper_trim.py).
 VARIANTS = ["openai-whisper transcribe()", "openai-whisper ours", "faster-whisper transcribe() int8",
-            "faster-whisper ours float32", "faster-whisper ours int8"]
+            "faster-whisper ours float32", "faster-whisper ours int8", "faster-whisper-trim ours int8"]
+ENCODER_DIMS = {"base": (512, 6), "tiny.en": (384, 4)}  # width, layers
+GOAL = 3.0
+
+
+def encoder_gflop(model: str, frames: int) -> float:
+    """Matmul FLOPs of Whisper's encoder over `frames` log-mel frames (two convolutions, then the layers)."""
+    d, layers = ENCODER_DIMS[model]
+    t = frames // 2
+    convs = 2 * frames * d * 80 * 3 + 2 * t * d * d * 3
+    return (convs + layers * (24 * t * d * d + 4 * t * t * d)) / 1e9
+
+
+def run_profile(model: str, audio_file: str) -> dict:
+    """One thread, one utterance at a time: where a decode's time goes, full window against trimmed."""
+    import torch
+
+    from pipeline.asr import base
+    from pipeline.asr.faster_whisper_trim import window_samples
+    from pipeline.audio import HOP_LENGTH, N_SAMPLES
+    from pipeline.device import matmul_gflops
+
+    torch.set_num_threads(1)
+    peak = matmul_gflops("fp32", size=1024, seconds=2.0)
+    r = base.load(f"faster-whisper:{model}", base.ASRConfig(threads=1), str(MODELS))
+    data = np.load(audio_file)
+    arrays = [data[k] for k in sorted(data.files)]
+    out = {"fp32_peak_1_thread": peak}
+    for window in ("full", "trimmed"):
+        parts = {"features": 0.0, "encoder": 0.0, "decoder": 0.0}
+        gflop = 0.0
+        for a in arrays:
+            samples = N_SAMPLES if window == "full" else window_samples(len(a))
+            t0 = time.perf_counter()
+            feats = r.features(a, samples)
+            t1 = time.perf_counter()
+            encoded = r.model.model.encode(r._storage(np.ascontiguousarray(feats[None])), to_cpu=False)
+            t2 = time.perf_counter()
+            r.model.model.generate(encoded, [r.prompt], beam_size=1, max_length=448, suppress_blank=True,
+                                   suppress_tokens=[-1])
+            t3 = time.perf_counter()
+            parts["features"] += t1 - t0
+            parts["encoder"] += t2 - t1
+            parts["decoder"] += t3 - t2
+            gflop += encoder_gflop(model, samples // HOP_LENGTH)
+        out[window] = {**{k: v / len(arrays) for k, v in parts.items()}, "encoder_gflops": gflop / parts["encoder"],
+                       "encoder_gflop_per_utterance": gflop / len(arrays)}
+    return out
 
 
 def run_variant(name: str, model: str, audio_file: str, threads: int, repeat: int) -> dict:
@@ -63,7 +114,7 @@ def run_variant(name: str, model: str, audio_file: str, threads: int, repeat: in
                 a, language="en", beam_size=1, temperature=0.0, condition_on_previous_text=False)[0]).strip()
                 for a in arrays]
     else:
-        engine = "openai-whisper" if name.startswith("openai") else "faster-whisper"
+        engine = name.split()[0]
         compute = "float32" if "float32" in name else "int8"
         r = base.load(f"{engine}:{model}", base.ASRConfig(threads=threads, compute_type=compute), str(MODELS))
 
@@ -88,12 +139,16 @@ def main() -> None:
     p.add_argument("--variant")
     p.add_argument("--audio")
     args = p.parse_args()
+    if args.variant == "profile":
+        print(json.dumps(run_profile(args.model, args.audio)))
+        return
     if args.variant:
         print(json.dumps(run_variant(args.variant, args.model, args.audio, args.threads, args.repeat)))
         return
     from pipeline import audio
     from pipeline.scoring.align import align_text
     from pipeline.scoring.normalize import get
+    from pipeline.scoring.stats import corpus_wer
     from pipeline.tts import base as tts
 
     texts = shakespeare_lines(args.sentences, 6, 20)
@@ -109,29 +164,61 @@ def main() -> None:
     np.savez(tmp, **arrays)
     print(f"piper:joe: {spoken:.1f} s of speech in {tts_wall:.1f} s, RTF {tts_wall / spoken:.3f}", flush=True)
     norm = get("basic")
+    words = np.array([len(norm(t).split()) for t in texts])  # every line has words: no empty reference
+
+    def subprocess_json(variant: str) -> dict:
+        out = subprocess.run([sys.executable, __file__, "--variant", variant, "--model", args.model, "--audio",
+                              str(tmp), "--threads", str(args.threads), "--repeat", str(args.repeat)],
+                             capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
     results = []
     for v in VARIANTS:
-        out = subprocess.run([sys.executable, __file__, "--variant", v, "--model", args.model, "--audio", str(tmp),
-                              "--threads", str(args.threads), "--repeat", str(args.repeat)], capture_output=True,
-                             text=True, check=True)
-        r = json.loads(out.stdout.strip().splitlines()[-1])
-        errors = sum(align_text(norm(t), norm(h)).errors for t, h in zip(texts, r["texts"]))
-        r["wer"] = errors / sum(len(norm(t).split()) for t in texts)
+        r = subprocess_json(v)
+        r["errors"] = [align_text(norm(t), norm(h)).errors for t, h in zip(texts, r["texts"])]
+        r["wer"] = sum(r["errors"]) / words.sum()
         r["throughput"] = spoken / r["wall_s"]
         results.append(r)
         print(f"{v:>34}: {r['throughput']:.1f} audio s / s, WER {r['wer']:.3f}, RSS {r['peak_rss_mb']:.0f} MB", flush=True)
     base = results[0]
+    base_wer = corpus_wer(base["errors"], list(words), n_boot=10000)
+    ci = (base_wer.ci_low, base_wer.ci_high)
+    full = next(r for r in results if r["variant"] == "faster-whisper ours int8")
     lines = [f"# Transcription throughput, Whisper {args.model}, greedy, {args.threads} threads, "
              f"{len(texts)} Piper utterances ({spoken:.0f} s of speech), best of {args.repeat} runs", "",
              f"TTS piper:joe: RTF {tts_wall / spoken:.3f} ({tts_wall:.1f} s wall for {spoken:.1f} s of audio).", "",
-             "| variant | audio s per wall s | × openai-whisper transcribe() | WER | transcripts equal to baseline | "
-             "load s | peak RSS MB |", "|---|---|---|---|---|---|---|"]
+             f"The baseline's WER {base['wer']:.3f} has a 95% bootstrap CI over sentences of {ci[0]:.3f}-{ci[1]:.3f}.", "",
+             f"| variant | audio s per wall s | × openai-whisper transcribe() | WER | goal (≥ {GOAL:g}×, WER in the CI) | "
+             "transcripts equal to baseline | equal to faster-whisper ours int8 | load s | peak RSS MB |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         same = sum(a == b for a, b in zip(r["texts"], base["texts"]))
-        lines.append(f"| {r['variant']} | {r['throughput']:.1f} | {r['throughput'] / base['throughput']:.2f} | "
-                     f"{r['wer']:.3f} | {same}/{len(texts)} | {r['load_s']:.1f} | {r['peak_rss_mb']:.0f} |")
+        same_full = sum(a == b for a, b in zip(r["texts"], full["texts"]))
+        ratio = r["throughput"] / base["throughput"]
+        met = "met" if ratio >= GOAL and ci[0] <= r["wer"] <= ci[1] else "not met"
+        lines.append(f"| {r['variant']} | {r['throughput']:.1f} | {ratio:.2f} | {r['wer']:.3f} | "
+                     f"{'—' if r is base else met} | {same}/{len(texts)} | {same_full}/{len(texts)} | "
+                     f"{r['load_s']:.1f} | {r['peak_rss_mb']:.0f} |")
+    prof = subprocess_json("profile")
+    n = len(texts)
+    lines += ["", f"Profile, one thread, faster-whisper:{args.model} int8, ms per utterance (mean of {n}); this CPU's "
+              f"fp32 matmul peak on one thread: {prof['fp32_peak_1_thread']:.0f} GFLOP/s:", "",
+              "| window | features | encoder | decoder | encoder GFLOP | encoder GFLOP/s |", "|---|---|---|---|---|---|"]
+    for window in ("full", "trimmed"):
+        w = prof[window]
+        lines.append(f"| {window} | {1000 * w['features']:.0f} | {1000 * w['encoder']:.0f} | {1000 * w['decoder']:.0f} | "
+                     f"{w['encoder_gflop_per_utterance']:.1f} | {w['encoder_gflops']:.0f} |")
+    cores, enc = args.threads, prof["full"]["encoder_gflop_per_utterance"] * n
+
+    def ceiling(gflops_per_thread: float) -> str:
+        rate = spoken / (enc / (cores * gflops_per_thread))
+        return f"{rate:.1f} audio s per s = {rate / base['throughput']:.2f}×"
+
+    lines += ["", f"Ceiling for a full-window decoder on {cores} threads, from the encoder alone, before a single token "
+              f"is decoded: {ceiling(prof['full']['encoder_gflops'])} the baseline at the encoder's measured rate, "
+              f"{ceiling(prof['fp32_peak_1_thread'])} at 100% of the fp32 matmul peak."]
     write_report("asr_speed", lines, {"tts_rtf": tts_wall / spoken, "speech_s": spoken, "sentences": texts,
-                                      "results": results})
+                                      "baseline_wer_ci95": ci, "profile": prof, "results": results})
 
 
 if __name__ == "__main__":

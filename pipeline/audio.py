@@ -12,6 +12,7 @@ from pipeline import store
 
 SAMPLE_RATE = 16000  # what Whisper hears
 N_SAMPLES = 30 * SAMPLE_RATE  # one Whisper window; longer audio goes through long-form transcription
+HOP_LENGTH = 160  # samples per log-mel frame: 100 frames a second, 3000 a window
 LEVEL_FRAME_S = 0.03
 FLOOR_DBFS = -120.0  # digital silence: a finite number for CSV and JSON instead of -inf
 

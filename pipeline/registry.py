@@ -14,6 +14,7 @@ class Registry:
     def __init__(self, package: str, key: str, example: str, skip: tuple[str, ...] = ("base",)):
         self.package, self.key, self.example, self.skip = package, key, example, skip
         self._families: dict[str, tuple[Callable[..., Any], Callable[[str], None], tuple[str, ...]]] = {}
+        self._discovered = False  # not the same as having families: a backend module may be imported directly
 
     def register(self, family: str, loader: Callable[..., Any], check: Callable[[str], None] | None = None,
                  names: tuple[str, ...] = ()) -> None:
@@ -22,8 +23,9 @@ class Registry:
         self._families[family] = (loader, check or (lambda name: None), names)
 
     def _discover(self) -> None:
-        if self._families:
+        if self._discovered:
             return
+        self._discovered = True
         package = importlib.import_module(self.package)
         for info in pkgutil.iter_modules(package.__path__):
             if info.name not in self.skip:

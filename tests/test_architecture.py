@@ -2,6 +2,8 @@
 records with one CSV reader and writer, one registry for voices and engines."""
 import ast
 import random
+import subprocess
+import sys
 import typing
 from pathlib import Path
 
@@ -123,6 +125,13 @@ def test_voices_and_engines_share_one_registry():
     assert "faster-whisper:base" in ENGINES.names() and "piper:joe" in VOICES.names()
     with pytest.raises(ConfigError, match="tts.voices"):
         VOICES.check("piper:nobody")
+
+
+def test_a_backend_imported_directly_still_leaves_its_family_all_its_members():
+    code = ("import pipeline.asr.faster_whisper_trim; from pipeline.asr.base import ENGINES; "
+            "ENGINES.check('openai-whisper:tiny.en'); print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PIPELINE.parent)
+    assert out.stdout.strip() == "ok", out.stderr
 
 
 @pytest.mark.parametrize("cls", [records.Sentence, records.Speech, records.Transcript, records.ScoredUtterance,

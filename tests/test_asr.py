@@ -57,3 +57,34 @@ def test_unknown_engine_lists_the_available_ones():
 
     with pytest.raises(ConfigError, match="faster-whisper:tiny.en"):
         base.ENGINES.check("faster-whisper:large-v3")
+
+
+def test_the_trimmed_window_follows_the_utterances_own_length():
+    from pipeline.asr.faster_whisper_trim import window_samples
+
+    sr = 16000
+    assert window_samples(2 * sr) == 10 * sr  # at least 10 s
+    assert window_samples(int(7.5 * sr)) == 12 * sr  # whole seconds, 4 s past the speech
+    assert window_samples(27 * sr) == 30 * sr  # never past Whisper's own window
+
+
+def test_a_looping_transcript_is_told_from_a_line():
+    from pipeline.asr.faster_whisper_trim import looks_like_a_loop
+
+    line = "I would my father look but with my eyes."
+    assert looks_like_a_loop(" ".join([line] * 12))
+    assert not looks_like_a_loop(line) and not looks_like_a_loop("")
+
+
+def test_trimmed_window_recognises_speech_and_falls_back_to_the_full_window(models_dir, piper_speech, monkeypatch):
+    from pipeline.asr import faster_whisper_trim
+
+    texts, speech = piper_speech
+    opts = base.ASRConfig(threads=1)
+    trimmed = [t for t, _ in base.load("faster-whisper-trim:tiny.en", opts, str(models_dir)).transcribe(speech)]
+    assert all(wer(ref, hyp) <= 0.25 for ref, hyp in zip(texts, trimmed)), trimmed
+    full = [t for t, _ in base.load("faster-whisper:tiny.en", opts, str(models_dir)).transcribe(speech)]
+    monkeypatch.setattr(faster_whisper_trim, "looks_like_a_loop", lambda text: True)
+    again = base.load("faster-whisper-trim:tiny.en", opts, str(models_dir))
+    assert again.name == "faster-whisper-trim:tiny.en"
+    assert [t for t, _ in again.transcribe(speech)] == full  # every "loop" decoded again in 30 s

@@ -10,7 +10,7 @@ from pipeline import store
 from pipeline.asr import base
 from tests.test_pipeline import SENTENCES, cli, ran
 
-ENGINES = ["faster-whisper:tiny.en", "openai-whisper:tiny.en"]
+ENGINES = ["faster-whisper:tiny.en", "faster-whisper-trim:tiny.en", "openai-whisper:tiny.en"]
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,10 @@
 import math
 
+import pytest
 import torch
 import torch.nn.functional as F
 
+from pipeline.lm import fused_loss
 from pipeline.lm.model import GPT, GPT2_VOCAB, GPTConfig, attention, causal_mask
 
 
@@ -82,7 +84,9 @@ def test_post_ln_option_changes_the_block_arrangement():
     assert torch.allclose(block(x).mean(-1), torch.zeros(1, 8), atol=1e-5)
 
 
-def test_fused_loss_equals_cross_entropy_and_its_gradients():
+@pytest.mark.parametrize("chunk_rows", [20, fused_loss.CHUNK_ROWS])  # 48 rows: 20+20+8, or one chunk
+def test_fused_loss_equals_cross_entropy_and_its_gradients(monkeypatch, chunk_rows):
+    monkeypatch.setattr(fused_loss, "CHUNK_ROWS", chunk_rows)
     torch.manual_seed(0)
     model = GPT(GPTConfig(n_layer=1, n_head=2, n_embd=32, block_size=16))
     idx = torch.randint(0, GPT2_VOCAB, (3, 16))

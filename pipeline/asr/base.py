@@ -25,7 +25,8 @@ from pipeline.registry import Registry
 
 SAMPLING_SEED = 0  # temperature > 0 only: each utterance's sampler starts from this seed
 DEFAULT_MAX_DECODERS = 8
-DECODING = "each utterance alone in its own 30 s window (long-form past 30 s), one thread per decode"
+DECODING = ("each utterance alone in its own window: 30 s, or max(10 s, length + 4 s) for faster-whisper-trim; "
+            "long-form past 30 s; one thread per decode")
 ENGINES = Registry(__package__, "asr.engines", "faster-whisper:base, openai-whisper:tiny.en", ("base", "weights"))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.asr import base, weights
-from pipeline.audio import N_SAMPLES
+from pipeline.audio import HOP_LENGTH, N_SAMPLES
 
 
 class FasterWhisper:
@@ -34,13 +34,17 @@ class FasterWhisper:
     def files(self) -> list[str]:
         return self._files
 
-    def features(self, audio: np.ndarray) -> np.ndarray:
-        padded = np.zeros(N_SAMPLES, dtype=np.float32)
+    def features(self, audio: np.ndarray, window: int = N_SAMPLES) -> np.ndarray:
+        """Log-mel frames of `audio` zero-padded to `window` samples (30 s unless trimmed)."""
+        padded = np.zeros(window, dtype=np.float32)
         padded[:len(audio)] = audio
-        return self.model.feature_extractor(padded)[:, :3000]
+        return self.model.feature_extractor(padded)[:, :window // HOP_LENGTH]
 
     def _short(self, audio: np.ndarray) -> str:
-        feats = self._storage(np.ascontiguousarray(self.features(audio)[None]))
+        return self.decode_features(self.features(audio))
+
+    def decode_features(self, features: np.ndarray) -> str:
+        feats = self._storage(np.ascontiguousarray(features[None]))
         sampling = {"sampling_temperature": self.options.temperature, "sampling_topk": 0} \
             if self.options.temperature > 0 else {}
         result, = self.model.model.generate(

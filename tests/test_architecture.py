@@ -127,7 +127,7 @@ def test_voices_and_engines_share_one_registry():
         VOICES.check("piper:nobody")
 
 
-def test_a_backend_imported_directly_still_leaves_its_family_all_its_members():
+def test_importing_one_backend_directly_does_not_hide_the_others():
     code = ("import pipeline.asr.faster_whisper_trim; from pipeline.asr.base import ENGINES; "
             "ENGINES.check('openai-whisper:tiny.en'); print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PIPELINE.parent)

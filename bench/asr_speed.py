@@ -93,7 +93,8 @@ def run_variant(name: str, model: str, audio_file: str, threads: int, repeat: in
 
         from pipeline.asr import weights
 
-        ckpt = torch.load(weights.openai_checkpoint(model, MODELS), map_location="cpu", weights_only=True)
+        ckpt = torch.load(weights.openai_checkpoint(weights.ct2_dir(model, MODELS), MODELS), map_location="cpu",
+                          weights_only=True)
         w = whisper.model.Whisper(whisper.model.ModelDimensions(**ckpt["dims"]))
         w.load_state_dict(ckpt["model_state_dict"])
         w.eval()

@@ -49,7 +49,6 @@ class ExecutorConfig:
 class LocalExecutor:
     def __init__(self, cfg: ExecutorConfig):
         self.cfg = cfg
-        self.files: list[str] = []
 
     def map(self, worker_cls, args: tuple, method: str, jobs: Iterable[tuple[Any, Any]],
             count: int, gpus: float = 0) -> Iterator[tuple[Any, Any]]:
@@ -58,7 +57,6 @@ class LocalExecutor:
         if not count:
             return
         worker = worker_cls(*args)
-        self.files = worker.files()
         call = getattr(worker, method)
         for key, arg in jobs:
             yield key, call(arg)
@@ -77,7 +75,6 @@ class RayExecutor:
         except ImportError:
             raise ConfigError(f"executor.kind = 'ray' needs Ray: {RAY_INSTALL}") from None
         self.ray, self.cfg = ray, cfg
-        self.files: list[str] = []
         self.nodes: Counter = Counter()
 
     def _connect(self) -> None:
@@ -104,7 +101,6 @@ class RayExecutor:
                                                 max_task_retries=-1)
         n = min(self.actors(gpus), count)
         actors = [remote.remote(*args) for _ in range(n)]
-        self.files = ray.get(actors[0].files.remote())
         todo = iter(jobs)
         idle, in_flight = list(actors), {}
         try:

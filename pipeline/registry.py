@@ -1,6 +1,10 @@
 """Backends by name: `family:name` (`piper:joe`, `faster-whisper:base`). Each family is one module of a
 package that registers itself on import; the registry imports the package's modules the first time a name is
-looked up, so adding a backend is adding a file."""
+looked up, so adding a backend is adding a file.
+
+A name is checked when the config is read (cheap: no file is opened), resolved to a Source before any work
+(pipeline/source.py: where its model is, and the files whose hashes join the keys), and loaded from that
+Source by the worker that uses it."""
 from __future__ import annotations
 
 import importlib
@@ -8,19 +12,24 @@ import pkgutil
 from typing import Any, Callable
 
 from pipeline.errors import ConfigError
+from pipeline.source import Source
 
 
 class Registry:
     def __init__(self, package: str, key: str, example: str, skip: tuple[str, ...] = ("base",)):
         self.package, self.key, self.example, self.skip = package, key, example, skip
         self._families: dict[str, tuple[Callable[..., Any], Callable[[str], None], tuple[str, ...]]] = {}
+        self._resolvers: dict[str, Callable[..., Source]] = {}
         self._discovered = False  # not the same as having families: a backend module may be imported directly
 
     def register(self, family: str, loader: Callable[..., Any], check: Callable[[str], None] | None = None,
-                 names: tuple[str, ...] = ()) -> None:
-        """`loader(name, ...)` builds the backend. `names` lists every name of a closed family;
-        otherwise `check(name)` raises ConfigError for a name the family cannot load."""
+                 names: tuple[str, ...] = (), resolve: Callable[..., Source] | None = None) -> None:
+        """`loader(source, ...)` builds the backend from its resolved Source. `names` lists every name of a
+        closed family; otherwise `check(name)` raises ConfigError for a name the family cannot load.
+        `resolve(spec, options, models_dir)` finds the model; without one, the name alone is the model."""
         self._families[family] = (loader, check or (lambda name: None), names)
+        if resolve:
+            self._resolvers[family] = resolve
 
     def _discover(self) -> None:
         if self._discovered:
@@ -56,7 +65,13 @@ class Registry:
         for value in values:
             self.check(value)
 
-    def load(self, full: str, *args: Any) -> Any:
+    def resolve(self, full: str, options: Any, models_dir: str) -> Source:
+        """Where `full`'s model is; ModelMissing or ModelDamaged (both ConfigError) when it cannot be used."""
         self.check(full)
-        family, _, name = full.partition(":")
-        return self._families[family][0](name, *args)
+        family = full.partition(":")[0]
+        if family in self._resolvers:
+            return self._resolvers[family](full, options, models_dir)
+        return Source(spec=full, found="built in", path="", files=())
+
+    def load(self, source: Source, *args: Any) -> Any:
+        return self._families[source.spec.partition(":")[0]][0](source, *args)

@@ -91,7 +91,13 @@ def maker(name: str, cfg: Config) -> str:
     return next((s.name for s in plan(cfg) if name in s.makes), "an earlier stage")
 
 
-def stage_key(cfg: Config, stage: Stage) -> str:
+def resolve_models(cfg: Config, stages: list[Stage]) -> dict[str, dict]:
+    """Every model the stages run, found before any of them runs: a model that is nowhere is exit 2 now, not
+    after an hour of training. {stage name: {spec: Source}}."""
+    return {stage.name: stage.models(cfg) for stage in stages if stage.models}
+
+
+def stage_key(cfg: Config, stage: Stage, models: dict | None = None) -> str:
     contents = {}
     for name in stage.reads + stage.optional:
         contents[name] = ARTIFACTS[name].content(cfg)
@@ -99,21 +105,26 @@ def stage_key(cfg: Config, stage: Stage) -> str:
             raise MissingInput(f"stage {stage.name} needs {name} ({ARTIFACTS[name].path(cfg)}), which does not "
                                f"exist yet; run the stages before it (e.g. --from {maker(name, cfg)}, or no "
                                f"--stages at all)")
-    return store.key_of({"inputs": contents, "config": config_of(cfg, stage.config)})
+    key = {"inputs": contents, "config": config_of(cfg, stage.config)}
+    if models:
+        key["models"] = {spec: source.content(cfg.models_dir) for spec, source in models.items()}
+    return store.key_of(key)
 
 
 def outputs(cfg: Config, stage: Stage) -> dict[str, str | None]:
     return {str(p): store.sha256_or_none(p) for name in stage.makes for p in ARTIFACTS[name].files(cfg)}
 
 
-def stale(cfg: Config, stage: Stage, state_dir: Path) -> tuple[bool, str]:
-    key = stage_key(cfg, stage)
+def stale(cfg: Config, stage: Stage, state_dir: Path, models: dict | None = None) -> tuple[bool, str]:
+    key = stage_key(cfg, stage, models)
     recorded = store.read_json_or_empty(state_dir / f"{stage.name}.json")
     return recorded.get("key") != key or recorded.get("outputs") != outputs(cfg, stage), key
 
 
-def load_inputs(cfg: Config, stage: Stage) -> dict[str, Any]:
-    loaded = {name: ARTIFACTS[name].load(cfg) for name in stage.reads}
+def load_inputs(cfg: Config, stage: Stage, models: dict | None = None) -> dict[str, Any]:
+    loaded: dict[str, Any] = {name: ARTIFACTS[name].load(cfg) for name in stage.reads}
+    if stage.models:
+        loaded["models"] = models
     for name in stage.optional:
         loaded[name] = ARTIFACTS[name].load(cfg) if ARTIFACTS[name].exists(cfg) else None
     return loaded
@@ -175,18 +186,22 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
             manifest["executor"] = ray_auth.check(cfg)
         else:
             manifest["executor"] = {"kind": cfg.executor.kind}
+        chosen = select(cfg, stages, start)
+        models = resolve_models(cfg, chosen)
+        manifest.setdefault("models", {}).update(
+            {spec: source.describe(cfg.models_dir) for found in models.values() for spec, source in found.items()})
         timings = manifest.setdefault("stage_seconds", {})
         results: dict = manifest.setdefault("stage_results", {})
         stage_files: dict = manifest.setdefault("stage_files", {})
-        for stage in select(cfg, stages, start):
+        for stage in chosen:
             name = stage.name
-            is_stale, key = stale(cfg, stage, state_dir)
+            is_stale, key = stale(cfg, stage, state_dir, models.get(name))
             if not (is_stale or force):
                 log.info("%s: up to date", name)
                 continue
             log.info("%s: running", name)
             t0 = time.perf_counter()
-            result = stage.run(cfg, load_inputs(cfg, stage))
+            result = stage.run(cfg, load_inputs(cfg, stage, models.get(name)))
             timings[name] = round(time.perf_counter() - t0, 3)
             # A rerun replaces what the stage used before; one that only reused cached items loaded no model.
             stage_files[name] = result.model_files or stage_files.get(name, {})

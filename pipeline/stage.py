@@ -1,5 +1,5 @@
 """What a stage is: a function from loaded input artifacts to output artifacts, and a declaration of what it
-reads, what it makes and which config it depends on. The runner does the rest (runner.py); a stage never imports
+reads, what it makes, which config it depends on and which models it runs. The runner does the rest (runner.py); a stage never imports
 another stage or the runner."""
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from pipeline.config import Config
+from pipeline.source import Source
 
 
 @dataclass
@@ -25,3 +26,6 @@ class Stage:
     config: tuple[str, ...]  # config sections or keys its outputs depend on
     run: Callable[[Config, dict[str, Any]], Result]
     optional: tuple[str, ...] = ()  # artifacts it uses when they exist (loaded as None otherwise)
+    # the models it runs, resolved before any stage runs: their files' hashes join its key, the manifest records
+    # where each was found, and the stage receives them as loaded["models"], {spec: Source}
+    models: Callable[[Config], dict[str, Source]] | None = None

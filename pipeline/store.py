@@ -131,15 +131,16 @@ def key_of(obj: Any) -> str:
 def file_hashes(models_dir: str | Path, files: list[str | Path]) -> dict[str, str]:
     """{path: sha256} of the files a run used, for its manifest.
 
-    Hashes are cached in models/hashes.json by path, size and mtime: a 145 MB model is hashed once."""
+    Hashes are cached in models/hashes.json by path, size and mtime: a 3 GB model is hashed once, not on every
+    run."""
     cache_path = Path(models_dir) / "hashes.json"
-    cache = read_json(cache_path) if cache_path.exists() else {}
+    cache = read_json_or_empty(cache_path)  # damaged means hashed again, never trusted
     out, changed = {}, False
     for f in files:
         st = Path(f).stat()
         stamp = f"{st.st_size}:{st.st_mtime_ns}"
         entry = cache.get(str(f))
-        if not entry or entry["stamp"] != stamp:
+        if not isinstance(entry, dict) or entry.get("stamp") != stamp or not isinstance(entry.get("sha256"), str):
             entry = cache[str(f)] = {"stamp": stamp, "sha256": sha256_file(f)}
             changed = True
         out[str(f)] = entry["sha256"]

@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from pipeline.asr import base as asr
+from pipeline.source import Source
 from pipeline.tts import base as tts
 
 
@@ -28,17 +29,14 @@ def where() -> dict:
 
 
 class Speaker:
-    """One voice, loaded once."""
+    """One voice, loaded once from its resolved Source."""
 
-    def __init__(self, voice: str, options: tts.TTSConfig):
+    def __init__(self, source: Source, options: tts.TTSConfig):
         self.voice, self.error = None, ""
         try:
-            self.voice = tts.load(voice, options)
+            self.voice = tts.load(source, options)
         except Exception as e:  # reported on every row of this voice; the other voices go on
             self.error = str(e)
-
-    def files(self) -> list[str]:
-        return self.voice.files() if self.voice else []
 
     def speak(self, texts: list[str]) -> list[dict]:
         return [self.speak_one(text) for text in texts]
@@ -60,17 +58,14 @@ class Speaker:
 
 
 class Listener:
-    """One ASR engine, loaded once."""
+    """One ASR engine, loaded once from its resolved Source."""
 
-    def __init__(self, engine: str, options: asr.ASRConfig, models_dir: str, device: str = "cpu"):
+    def __init__(self, source: Source, options: asr.ASRConfig, models_dir: str, device: str = "cpu"):
         self.recognizer, self.error = None, ""
         try:
-            self.recognizer = asr.load(engine, options, models_dir, device)
+            self.recognizer = asr.load(source, options, models_dir, device)
         except Exception as e:
-            self.error = f"{engine}: {e}"
-
-    def files(self) -> list[str]:
-        return self.recognizer.files() if self.recognizer else []
+            self.error = f"{source.spec}: {e}"
 
     def transcribe(self, arrays: list[np.ndarray]) -> list[dict]:
         if self.recognizer is None:

@@ -13,7 +13,6 @@ from pipeline import config, options, records, runner
 from pipeline.asr.base import ENGINES
 from pipeline.cli import main
 from pipeline.errors import ConfigError
-from pipeline.registry import Registry
 from pipeline.scoring.align import align_text, from_events
 from pipeline.scoring.evaluate import evaluate
 from pipeline.tts.base import VOICES
@@ -120,11 +119,15 @@ def test_an_old_speech_key_says_where_it_went():
         config.load(overrides={"speech.voices": "piper:joe"})
 
 
-def test_voices_and_engines_share_one_registry():
-    assert isinstance(VOICES, Registry) and isinstance(ENGINES, Registry)
-    assert "faster-whisper:base" in ENGINES.names() and "piper:joe" in VOICES.names()
+def test_voices_and_engines_share_one_registry(tmp_path):
+    from pipeline.source import ModelMissing
+    from pipeline.tts.base import TTSConfig
+
+    assert {"faster-whisper:…", "openai-whisper:…"} <= set(ENGINES.names()) and "flite:slt" in VOICES.names()
     with pytest.raises(ConfigError, match="tts.voices"):
-        VOICES.check("piper:nobody")
+        VOICES.check("flite:nobody")  # a closed family knows its names when the config is read
+    with pytest.raises(ModelMissing, match="piper:nobody"):  # an open one finds out when it looks for the model
+        VOICES.resolve("piper:nobody", TTSConfig(), str(tmp_path))
 
 
 def test_importing_one_backend_directly_does_not_hide_the_others():

@@ -23,11 +23,13 @@ def test_converted_openai_whisper_equals_faster_whisper_float32(models_dir, pipe
 
 
 def test_conversion_is_cached_and_hash_checked(models_dir):
-    path = weights.openai_checkpoint("tiny.en", models_dir)
+    tiny = weights.ct2_dir("tiny.en", models_dir)
+    path = weights.openai_checkpoint(tiny, models_dir)
     stamp = path.stat().st_mtime_ns
-    assert weights.openai_checkpoint("tiny.en", models_dir).stat().st_mtime_ns == stamp
+    assert weights.openai_checkpoint(tiny, models_dir).stat().st_mtime_ns == stamp
     path.write_bytes(path.read_bytes()[:-10])  # a torn or tampered file is converted again
-    assert weights.openai_checkpoint("tiny.en", models_dir).stat().st_mtime_ns != stamp
+    assert weights.openai_checkpoint(tiny, models_dir).stat().st_mtime_ns != stamp
+    assert path != weights.openai_checkpoint(weights.ct2_dir("base", models_dir), models_dir)
     import torch
     ckpt = torch.load(path, weights_only=True)
     assert ckpt["dims"]["n_text_layer"] == 4 and ckpt["dims"]["n_vocab"] == 51864
@@ -55,8 +57,8 @@ def test_audio_longer_than_thirty_seconds_is_transcribed_in_full(models_dir, pip
 def test_unknown_engine_lists_the_available_ones():
     from pipeline.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="faster-whisper:tiny.en"):
-        base.ENGINES.check("faster-whisper:large-v3")
+    with pytest.raises(ConfigError, match="faster-whisper:…"):
+        base.ENGINES.check("fast-whisper:base")
 
 
 def test_the_trimmed_window_follows_the_utterances_own_length():

@@ -21,7 +21,8 @@ def test_toml_round_trip(tmp_path):
 
 
 @pytest.mark.parametrize("overrides, words", [
-    ({"tts.voices": "piper:nobody"}, ["tts.voices", "piper:joe"]),
+    ({"tts.voices": "flite:nobody"}, ["tts.voices", "flite:slt"]),
+    ({"asr.engines": "faster-whisper:huge"}, ["asr.engines", "large-v3"]),
     ({"tts.voices": "marble:x"}, ["tts.voices", "flite"]),
     ({"asr.engines": "whisper:huge"}, ["asr.engines", "faster-whisper:base"]),
     ({"tts.conditions": "noise:snr=loud"}, ["tts.conditions", "not a number"]),

@@ -47,15 +47,20 @@ def test_tiny_vits_loads_through_coqui_and_speaks(tiny_vits):
     assert np.array_equal(audio, again)  # seeded: deterministic
     longer, _ = voice.synthesize(" ".join(["to be or not to be that is the question"] * 20))  # three chunks
     assert len(longer) > 2 * len(audio)
-    assert voice.files() == [str(tiny_vits / "model.pth"), str(tiny_vits / "config.json")]
+    assert base.resolve(f"coqui:{tiny_vits}").files == (str(tiny_vits / "model.pth"), str(tiny_vits / "config.json"))
 
 
-def test_model_file_path_form_and_missing_models(tiny_vits, tmp_path):
+def test_model_file_path_form_and_missing_models(tiny_vits, tmp_path, monkeypatch):
+    from pipeline.source import ModelDamaged, ModelMissing
+
     voice = base.load(f"coqui:{tiny_vits / 'model.pth'}")
     assert voice.sample_rate == 16000
-    with pytest.raises(base.VoiceUnavailable, match="config.json"):
+    with pytest.raises(ModelDamaged, match="config.json"):
         base.load(f"coqui:{tmp_path}")
-    with pytest.raises(base.VoiceUnavailable, match="never downloads"):
+    monkeypatch.delenv("TTS_HOME", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no network: Coqui's manager is not asked
+    with pytest.raises(ModelMissing, match=r"(?s)Coqui cache .*tts_models--en--nowhere--vits.*tts --model_name"):
         base.load("coqui:tts_models/en/nowhere/vits")
 
 

@@ -22,21 +22,25 @@ import numpy as np
 from pipeline.audio import N_SAMPLES
 from pipeline.options import option
 from pipeline.registry import Registry
+from pipeline.source import Source
 
 SAMPLING_SEED = 0  # temperature > 0 only: each utterance's sampler starts from this seed
 DEFAULT_MAX_DECODERS = 8
 DECODING = ("each utterance alone in its own window: 30 s, or max(10 s, length + 4 s) for faster-whisper-trim; "
             "long-form past 30 s; one thread per decode")
-ENGINES = Registry(__package__, "asr.engines", "faster-whisper:base, openai-whisper:tiny.en", ("base", "weights"))
+ENGINES = Registry(__package__, "asr.engines", "faster-whisper:base, openai-whisper:tiny.en",
+                   ("base", "weights", "sources"))
 
 
 @dataclass
 class ASRConfig:
     """The `asr` config section: which engines, and the decoding options that can change a transcript (every
     field not marked speed_only is in the transcript cache key)."""
-    engines: list[str] = option(["faster-whisper:base"], "comma-separated engines, e.g. "
-                                "faster-whisper:base,openai-whisper:tiny.en", flag="--asr", check=ENGINES.check_all)
-    language: str = option("en", "Whisper language", flag="--language")
+    engines: list[str] = option(["faster-whisper:base"], "comma-separated engines, e.g. faster-whisper:base,"
+                                "openai-whisper:tiny.en, faster-whisper:large-v3, faster-whisper:/path/to/ct2-model",
+                                flag="--asr", check=ENGINES.check_all)
+    language: str = option("en", "the spoken language, given to multilingual models (an English-only .en model "
+                           "takes only en)", flag="--language")
     beam_size: int = option(1, "Whisper beam size (1 = greedy)", flag="--beam-size", at_least=1)
     temperature: float = option(0.0, "sampling temperature (0 = greedy; > 0 decodes one utterance at a time)",
                                 at_least=0)
@@ -56,12 +60,16 @@ class Recognizer(Protocol):
     def transcribe(self, batch: list[np.ndarray]) -> list[tuple[str, dict]]:
         """One (text, details) per 16 kHz float32 array, in order."""
 
-    def files(self) -> list[str]:
-        """Weight files read, for the manifest."""
 
 
-def load(name: str, options: ASRConfig, models_dir: str, device: str = "cpu") -> Recognizer:
-    return ENGINES.load(name, options, models_dir, device)
+def resolve(name: str, options: ASRConfig, models_dir: str) -> Source:
+    """Where the engine's model is (pipeline/asr/sources.py), before any work."""
+    return ENGINES.resolve(name, options, models_dir)
+
+
+def load(engine: str | Source, options: ASRConfig, models_dir: str, device: str = "cpu") -> Recognizer:
+    source = engine if isinstance(engine, Source) else resolve(engine, options, models_dir)
+    return ENGINES.load(source, options, models_dir, device)
 
 
 def compute_type(options: ASRConfig, device: str) -> str:

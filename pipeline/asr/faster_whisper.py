@@ -1,4 +1,4 @@
-"""faster-whisper (CTranslate2) on the bundled weights.
+"""faster-whisper (CTranslate2) on any CTranslate2 Whisper model (found by pipeline/asr/sources.py).
 
 An utterance up to 30 s goes straight through CTranslate2's generate(), alone in its padded window, with
 faster-whisper's own feature extractor and prompt; longer audio goes through faster-whisper's long-form
@@ -7,20 +7,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.asr import base, weights
+from pipeline.asr import base, sources
 from pipeline.audio import HOP_LENGTH, N_SAMPLES
+from pipeline.source import Source
 
 
 class FasterWhisper:
-    def __init__(self, model: str, options: base.ASRConfig, models_dir: str, device: str = "cpu"):
+    def __init__(self, source: Source, options: base.ASRConfig, models_dir: str, device: str = "cpu"):
         import ctranslate2
         from faster_whisper import WhisperModel
         from faster_whisper.tokenizer import Tokenizer
 
-        self.name = f"faster-whisper:{model}"
+        self.name = source.spec
         self.options = options
-        path = weights.ct2_dir(model, models_dir)
-        self._files = [str(path / "model.bin")]
+        path = source.path
         self.workers = base.parallel_decoders(options) if device == "cpu" else 1
         self.model = WhisperModel(str(path), device=device, compute_type=base.compute_type(options, device),
                                   cpu_threads=1, num_workers=self.workers)
@@ -30,9 +30,6 @@ class FasterWhisper:
         self.prompt = list(self.tokenizer.sot_sequence) + [self.tokenizer.no_timestamps]
         self._storage = ctranslate2.StorageView.from_array
         self._ctranslate2 = ctranslate2
-
-    def files(self) -> list[str]:
-        return self._files
 
     def features(self, audio: np.ndarray, window: int = N_SAMPLES) -> np.ndarray:
         """Log-mel frames of `audio` zero-padded to `window` samples (30 s unless trimmed)."""
@@ -66,4 +63,5 @@ class FasterWhisper:
         return base.decode_each(arrays, [decoder] * self.workers)
 
 
-base.ENGINES.register("faster-whisper", FasterWhisper, names=weights.MODELS)
+base.ENGINES.register("faster-whisper", FasterWhisper, check=lambda name: sources.check_name("faster-whisper", name),
+                      resolve=sources.faster_whisper)

@@ -17,7 +17,7 @@ import zlib
 
 import numpy as np
 
-from pipeline.asr import base, weights
+from pipeline.asr import base, sources
 from pipeline.asr.faster_whisper import FasterWhisper
 from pipeline.audio import N_SAMPLES, SAMPLE_RATE
 
@@ -38,10 +38,6 @@ def looks_like_a_loop(text: str) -> bool:
 
 
 class TrimmedFasterWhisper(FasterWhisper):
-    def __init__(self, model: str, options: base.ASRConfig, models_dir: str, device: str = "cpu"):
-        super().__init__(model, options, models_dir, device)
-        self.name = f"faster-whisper-trim:{model}"
-
     def _short(self, audio: np.ndarray) -> str:
         window = window_samples(len(audio))
         if window < N_SAMPLES:
@@ -51,4 +47,5 @@ class TrimmedFasterWhisper(FasterWhisper):
         return super()._short(audio)
 
 
-base.ENGINES.register("faster-whisper-trim", TrimmedFasterWhisper, names=weights.MODELS)
+base.ENGINES.register("faster-whisper-trim", TrimmedFasterWhisper,
+                      check=lambda name: sources.check_name("faster-whisper", name), resolve=sources.faster_whisper)

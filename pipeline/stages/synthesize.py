@@ -1,6 +1,6 @@
 """synthesize: sentences → a wav per sentence × voice × condition, and the table naming them.
 
-Each clean wav is spoken once per (text, voice, voice options) and kept with a sealed record of its key and
+Each clean wav is spoken once per (text, voice, its model files' sha256, voice options) and kept with a sealed record of its key and
 sha256 (pipeline/items.py); a condition's wav is made from the clean one with a seed of its own, and recorded the
 same way. A killed run redoes only the items in flight; a torn or replaced wav is made again."""
 from __future__ import annotations
@@ -11,12 +11,18 @@ from pipeline import artifacts, audio, conditions, executor, paths, records, sto
 from pipeline.config import Config
 from pipeline.items import Item, cached, cached_map, tally, written
 from pipeline.records import Sentence, Speech
+from pipeline.source import Source
 from pipeline.stage import Result, Stage
+from pipeline.tts import base as tts
 from pipeline.workers import Speaker
 
 
 def wav_path(cfg: Config, voice: str, condition: str, sentence_id: str) -> Path:
     return paths.audio_dir(cfg) / paths.slug(voice) / paths.slug(condition) / f"{cfg.run}_{sentence_id}.wav"
+
+
+def models(cfg: Config) -> dict[str, Source]:
+    return {voice: tts.resolve(voice, cfg.tts, cfg.models_dir) for voice in cfg.tts.voices}
 
 
 def run(cfg: Config, loaded: dict) -> Result:
@@ -25,8 +31,9 @@ def run(cfg: Config, loaded: dict) -> Result:
     rows, statuses, files, reused = [], [], {}, 0
     with executor.make(cfg.executor) as pool:
         for voice in cfg.tts.voices:
-            metas, cached_here = speak_all(cfg, pool, voice, sentences)
-            files.update(store.file_hashes(cfg.models_dir, pool.files))
+            source = loaded["models"][voice]
+            metas, cached_here = speak_all(cfg, pool, source, sentences)
+            files.update(source.hashes(cfg.models_dir))
             reused += cached_here
             for s in sentences:
                 meta = metas[s.sentence_id]
@@ -52,13 +59,14 @@ def condition_one(cfg: Config, cond: conditions.Condition, clean_key: str, clean
         store.write_record(item.record, {"key": item.key, "status": "ok", **written(wav)})
 
 
-def speak_all(cfg: Config, pool, voice: str, sentences: list[Sentence]) -> tuple[dict[str, dict], int]:
+def speak_all(cfg: Config, pool, source: Source, sentences: list[Sentence]) -> tuple[dict[str, dict], int]:
     """Each sentence's record for this voice, from its cache or spoken now."""
+    voice, model = source.spec, source.content(cfg.models_dir)
     items = {}
     for s in sentences:
         clean = wav_path(cfg, voice, "clean", s.sentence_id)
-        items[s.sentence_id] = Item(store.key_of([s.text, voice, cfg.tts.voice_noise]), clean.with_suffix(".json"),
-                                    lambda text=s.text: (text, {}), clean)
+        items[s.sentence_id] = Item(store.key_of([s.text, voice, model, cfg.tts.voice_noise]),
+                                    clean.with_suffix(".json"), lambda text=s.text: (text, {}), clean)
 
     def save(sentence_id: str, result: dict) -> dict:
         record = {k: result[k] for k in ("key", "status", "error", "tts_seconds", "audio_seconds", "node", "pid")}
@@ -68,9 +76,9 @@ def speak_all(cfg: Config, pool, voice: str, sentences: list[Sentence]) -> tuple
             record.update(written(clean))
         return record
 
-    return cached_map(pool, (Speaker, (voice, cfg.tts)), "speak", items, chunk=1, desc=f"synthesize {voice}",
+    return cached_map(pool, (Speaker, (source, cfg.tts)), "speak", items, chunk=1, desc=f"synthesize {voice}",
                       save=save)
 
 
 STAGE = Stage("synthesize", "each sentence spoken by each voice, in each condition",
-              reads=("sentences",), makes=("speech",), config=("tts",), run=run)
+              reads=("sentences",), makes=("speech",), config=("tts",), run=run, models=models)

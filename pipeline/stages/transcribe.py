@@ -1,6 +1,6 @@
 """transcribe: speech → a hypothesis per speech row × engine. Each transcript is cached as its own sealed record,
-keyed by exactly what determines it: the audio's sha256, the engine and the decoding options (the `asr` section
-minus what is speed only: each utterance is decoded alone, so batch size and threads cannot change a transcript;
+keyed by exactly what determines it: the audio's sha256, the engine, its model files' sha256 and the decoding
+options (the `asr` section minus what is speed only: each utterance is decoded alone, so batch size and threads cannot change a transcript;
 tests/test_invariance.py). A killed run loses at most the batch in flight."""
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pipeline.asr import base as asr
 from pipeline.config import Config
 from pipeline.items import Item, Unusable, cached_map, tally
 from pipeline.records import Speech, Transcript
+from pipeline.source import Source
 from pipeline.stage import Result, Stage
 from pipeline.workers import Listener
 
@@ -44,25 +45,32 @@ def heard(path: str) -> tuple:
                      "audio_seconds": round(len(samples) / audio.SAMPLE_RATE, 4)}
 
 
+def models(cfg: Config) -> dict[str, Source]:
+    return {engine: asr.resolve(engine, cfg.asr, cfg.models_dir) for engine in cfg.asr.engines}
+
+
 def run(cfg: Config, loaded: dict) -> Result:
     speech: list[Speech] = loaded["speech"]
+    sources: dict[str, Source] = loaded["models"]
     # the device and the compute type it runs change results: both are in every transcript's key
     decode_key = {**{k: v for k, v in options.identity(cfg.asr).items() if k != "engines"}, "device": cfg.device,
                   "compute_type": asr.compute_type(cfg.asr, cfg.device)}
     rows, files, reused = [], {}, 0
     with executor.make(cfg.executor) as pool:
         for engine in cfg.asr.engines:
+            source = sources[engine]
+            model = source.content(cfg.models_dir)
             items = {}
             for i, s in enumerate(speech):
                 if s.status == "ok":
                     sha = store.sha256_or_none(s.audio_path)  # None: unreadable, and its row will say why
-                    items[i] = Item(store.key_of([sha, engine, decode_key]) if sha else "",
+                    items[i] = Item(store.key_of([sha, engine, model, decode_key]) if sha else "",
                                     record_path(cfg, engine, s), lambda p=s.audio_path: heard(p))
-            results, cached_here = cached_map(pool, (Listener, (engine, decoding(cfg), cfg.models_dir, cfg.device)),
+            results, cached_here = cached_map(pool, (Listener, (source, decoding(cfg), cfg.models_dir, cfg.device)),
                                               "transcribe", items, chunk=cfg.asr.batch_size,
                                               desc=f"transcribe {engine}", save=lambda i, result: result,
                                               gpus=asr_gpus(cfg))
-            files.update(store.file_hashes(cfg.models_dir, pool.files))
+            files.update(source.hashes(cfg.models_dir))
             reused += cached_here
             for i, s in enumerate(speech):
                 r = results.get(i, {"status": s.status, "error": s.error})
@@ -75,4 +83,4 @@ def run(cfg: Config, loaded: dict) -> Result:
 
 
 STAGE = Stage("transcribe", "each speech row heard by each ASR engine, every utterance decoded alone",
-              reads=("speech",), makes=("transcripts",), config=("asr", "device"), run=run)
+              reads=("speech",), makes=("transcripts",), config=("asr", "device"), run=run, models=models)

@@ -1,7 +1,8 @@
 """The Voice interface and its registry.
 
-A voice is named `family:voice` (`piper:joe`, `flite:slt`, `espeak:en-us`, `coqui:<name or path>`).
-Each family is one module in this package that calls `VOICES.register`; adding a family is adding a file."""
+A voice is named `family:voice` (`piper:joe`, `piper:en_GB-alan-medium`, `piper:/path/voice.onnx`, `flite:slt`,
+`espeak:en-us`, `coqui:<name or path>`). Each family is one module in this package that calls `VOICES.register`;
+adding a family is adding a file. A voice's model is found before any work (its Source, pipeline/source.py)."""
 from __future__ import annotations
 
 import re
@@ -13,6 +14,7 @@ import numpy as np
 from pipeline import conditions
 from pipeline.options import option
 from pipeline.registry import Registry
+from pipeline.source import Source
 
 VOICES = Registry(__package__, "tts.voices", "piper:joe, flite:slt, espeak:en-us")
 
@@ -25,6 +27,9 @@ class TTSConfig:
     conditions: list[str] = option(["clean"], "comma-separated, e.g. clean,noise:snr=10,speed:0.9,silence",
                                    flag="--conditions", check=conditions.check_all)
     voice_noise: bool = option(False, "Piper's own noise; off keeps synthesis bit-identical")
+    # where a model is looked for cannot change what it says: the model's own hashes are in every key
+    piper_dirs: list[str] = option([], "folders searched for piper:<voice> (<voice>.onnx + .onnx.json), after "
+                                   "models/piper/", speed_only=True)
     seed: int = option(1337, "seed of the noise conditions")
 
 
@@ -34,8 +39,6 @@ class Voice(Protocol):
     def synthesize(self, text: str) -> tuple[np.ndarray, int]:
         """Mono float32 audio in [-1, 1] and its sample rate."""
 
-    def files(self) -> list[str]:
-        """Model files this voice reads, for the run's manifest."""
 
 
 class VoiceUnavailable(RuntimeError):
@@ -46,8 +49,14 @@ class UnspeakableText(ValueError):
     """Text with nothing a voice could say (empty, whitespace, punctuation only)."""
 
 
-def load(name: str, options: TTSConfig | None = None) -> Voice:
-    return VOICES.load(name, options or TTSConfig())
+def resolve(name: str, options: TTSConfig | None = None, models_dir: str = "models") -> Source:
+    return VOICES.resolve(name, options or TTSConfig(), models_dir)
+
+
+def load(voice: str | Source, options: TTSConfig | None = None, models_dir: str = "models") -> Voice:
+    options = options or TTSConfig()
+    source = voice if isinstance(voice, Source) else resolve(voice, options, models_dir)
+    return VOICES.load(source, options)
 
 
 def speakable(text: str) -> str:

@@ -10,6 +10,7 @@ from typing import Callable
 import numpy as np
 import soundfile as sf
 
+from pipeline.source import Source
 from pipeline.tts import base
 
 Argv = Callable[[str, Path, Path], list[str]]  # (voice, text file, wav file) -> command line
@@ -18,14 +19,11 @@ Argv = Callable[[str, Path, Path], list[str]]  # (voice, text file, wav file) ->
 class CommandVoice:
     """A voice spoken by `program`; the text goes through a file, so no text is ever taken for an option."""
 
-    def __init__(self, family: str, program: str, voice: str, argv: Argv, install_hint: str):
-        if shutil.which(program) is None:
-            raise base.VoiceUnavailable(f"{family}:{voice} needs the {program} program: {install_hint}")
-        self.name = f"{family}:{voice}"
-        self.program, self.voice, self.argv = program, voice, argv
-
-    def files(self) -> list[str]:
-        return [shutil.which(self.program)]
+    def __init__(self, source: Source, program: str, argv: Argv, install_hint: str):
+        if not source.files:
+            raise base.VoiceUnavailable(f"{source.spec} needs the {program} program: {install_hint}")
+        self.name = source.spec
+        self.program, self.voice, self.argv = source.files[0], source.name, argv
 
     def synthesize(self, text: str) -> tuple[np.ndarray, int]:
         text = base.speakable(text)
@@ -38,3 +36,12 @@ class CommandVoice:
                 raise RuntimeError(f"{self.program} failed (exit {proc.returncode}): {proc.stderr.strip()[:300]}")
             audio, sr = sf.read(wav_file, dtype="float32", always_2d=True)
         return audio.mean(axis=1), sr
+
+
+def program(name: str) -> Callable[[str, object, str], Source]:
+    """The resolver of a program's voices: the program file is the model (its voices are built in). A missing
+    program resolves to no files, and its rows say how to install it; the other voices go on."""
+    def resolve(spec: str, options, models_dir: str) -> Source:
+        path = shutil.which(name)
+        return Source(spec=spec, found="program", path=path or "", files=(path,) if path else ())
+    return resolve

@@ -2,7 +2,8 @@
 
     coqui:/path/to/model.pth          a checkpoint with config.json beside it
     coqui:/path/to/model_dir          a folder holding model.pth (or best_model.pth) and config.json
-    coqui:tts_models/en/ljspeech/vits a Coqui model name, loaded from your Coqui cache; never downloaded
+    coqui:tts_models/en/ljspeech/vits a Coqui model name: from your Coqui cache, else downloaded by Coqui's own
+                                      model manager when the network allows
 
 Coqui imports torchaudio (and, with torch ≥ 2.9, checks that torchcodec exists). PyPI's torchaudio is a CUDA
 build that cannot load beside the pinned CPU torch 2.13, and no matching CPU build is published. VITS inference
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pipeline.source import ModelDamaged, ModelMissing, Source, offline, reachable
 from pipeline.tts import base
 
 INSTALL = "pip install -e '.[coqui]' (scripts/setup --test installs it)"
@@ -75,49 +77,72 @@ def install_standins() -> list[str]:
     return made
 
 
-def resolve(spec: str) -> tuple[Path, Path] | None:
-    """(model, config) for a path spec; None for a model name."""
-    path = Path(spec).expanduser()
+def model_files(spec: str, path: Path) -> tuple[Path, Path]:
+    """(model, config) of a checkpoint path or folder."""
     if path.is_dir():
         for name in ("model.pth", "best_model.pth", "model_file.pth", "checkpoint.pth"):
             if (path / name).exists() and (path / "config.json").exists():
                 return path / name, path / "config.json"
-        raise base.VoiceUnavailable(f"coqui:{spec}: the folder needs model.pth (or best_model.pth) and config.json")
+        raise ModelDamaged(f"coqui:{spec}: the folder {path} needs model.pth (or best_model.pth) and config.json")
+    if not path.exists():
+        raise ModelDamaged(f"coqui:{spec}: no such model file {path}")
+    config = path.parent / "config.json"
+    if not config.exists():
+        raise ModelDamaged(f"coqui:{spec}: {config} is missing beside the model file")
+    return path, config
+
+
+def cache_dir(name: str) -> Path:
+    from trainer.io import get_user_data_dir
+
+    return Path(get_user_data_dir("tts")) / name.replace("/", "--")
+
+
+def download(name: str) -> None:
+    """Coqui's own model manager, with its progress bar; only when one of its hosts answers."""
+    if offline() or not (reachable("huggingface.co") or reachable("github.com")):
+        return
+    install_standins()
+    from TTS.utils.manage import ModelManager
+
+    try:
+        ModelManager(progress_bar=True).download_model(name)
+    except Exception as e:
+        raise ModelMissing(f"coqui:{name}", [f"Coqui's model manager ({type(e).__name__}: {e})"],
+                           "check the name with `.venv/bin/tts --list_models`") from None
+
+
+def resolve(spec: str, options, models_dir: str) -> Source:
+    name = spec.partition(":")[2]
+    path = Path(name).expanduser()
     if path.suffix in (".pth", ".pt", ".tar") or path.exists():
-        if not path.exists():
-            raise base.VoiceUnavailable(f"coqui:{spec}: no such model file")
-        config = path.parent / "config.json"
-        if not config.exists():
-            raise base.VoiceUnavailable(f"coqui:{spec}: config.json is missing beside the model file")
-        return path, config
-    return None
+        model, config = model_files(name, path)
+        return Source(spec=spec, found="path", path=str(model), files=(str(model), str(config)))
+    cached = cache_dir(name)
+    if not cached.is_dir():
+        download(name)
+    if not cached.is_dir():
+        raise ModelMissing(spec, [f"your Coqui cache {cached}", "Coqui's model manager (network not reachable)"],
+                           f"on a machine with a network, run `.venv/bin/tts --model_name {name} --text hello "
+                           f"--out_path /tmp/hello.wav` and copy {cached} to the same place here; or pass a "
+                           "model path")
+    files = tuple(str(p) for p in sorted(cached.iterdir()) if p.is_file())
+    return Source(spec=spec, found="coqui cache", path=str(cached), files=files)
 
 
 class CoquiVoice:
-    def __init__(self, spec: str, options):
+    def __init__(self, source: Source, options):
         try:
             install_standins()
             from TTS.api import TTS
         except ImportError as e:
-            raise base.VoiceUnavailable(f"coqui:{spec} needs the coqui extra: {INSTALL} ({e})") from None
-        self.name = f"coqui:{spec}"
-        paths = resolve(spec)
-        if paths is None:
-            from trainer.io import get_user_data_dir
-
-            cached = Path(get_user_data_dir("tts")) / spec.replace("/", "--")
-            if not cached.is_dir():
-                raise base.VoiceUnavailable(f"coqui:{spec} is not in your Coqui cache ({cached}); this pipeline never "
-                                            "downloads models: download it once with Coqui, or pass a model path")
-            self._files = [str(p) for p in sorted(cached.iterdir()) if p.is_file()]
-            self.tts = TTS(model_name=spec, progress_bar=False)
+            raise base.VoiceUnavailable(f"{source.spec} needs the coqui extra: {INSTALL} ({e})") from None
+        self.name = source.spec
+        if Path(source.path).is_dir():  # a model name, in the Coqui cache
+            self.tts = TTS(model_name=source.name, progress_bar=False)
         else:
-            self._files = [str(p) for p in paths]
-            self.tts = TTS(model_path=str(paths[0]), config_path=str(paths[1]), progress_bar=False)
+            self.tts = TTS(model_path=source.files[0], config_path=source.files[1], progress_bar=False)
         self.sample_rate = int(self.tts.synthesizer.output_sample_rate)
-
-    def files(self) -> list[str]:
-        return self._files
 
     def synthesize(self, text: str) -> tuple[np.ndarray, int]:
         import torch
@@ -130,4 +155,4 @@ class CoquiVoice:
         return (audio / peak if peak > 1.0 else audio), self.sample_rate
 
 
-base.VOICES.register("coqui", CoquiVoice)
+base.VOICES.register("coqui", CoquiVoice, resolve=resolve)

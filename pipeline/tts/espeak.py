@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from pipeline.tts import base
-from pipeline.tts.command import CommandVoice
+from pipeline.tts.command import CommandVoice, program
 
 
-def load(voice: str, options) -> CommandVoice:
-    return CommandVoice("espeak", "espeak-ng", voice, lambda v, text, wav: ["espeak-ng", "-v", v, "-f", str(text),
+def load(source, options) -> CommandVoice:
+    return CommandVoice(source, "espeak-ng", lambda v, text, wav: ["espeak-ng", "-v", v, "-f", str(text),
                                                                             "-w", str(wav)],
                         "apt-get install espeak-ng (scripts/setup does this)")
 
 
-base.VOICES.register("espeak", load)
+base.VOICES.register("espeak", load, resolve=program("espeak-ng"))

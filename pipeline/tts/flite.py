@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 from pipeline.tts import base
-from pipeline.tts.command import CommandVoice
+from pipeline.tts.command import CommandVoice, program
 
 VOICES = ("slt", "awb", "rms", "kal")
 
 
-def load(voice: str, options) -> CommandVoice:
-    return CommandVoice("flite", "flite", voice, lambda v, text, wav: ["flite", "-voice", v, "-f", str(text),
+def load(source, options) -> CommandVoice:
+    return CommandVoice(source, "flite", lambda v, text, wav: ["flite", "-voice", v, "-f", str(text),
                                                                        "-o", str(wav)],
                         "apt-get install flite (scripts/setup does this)")
 
 
-base.VOICES.register("flite", load, names=VOICES)
+base.VOICES.register("flite", load, resolve=program("flite"), names=VOICES)

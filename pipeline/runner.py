@@ -201,7 +201,11 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
                 continue
             log.info("%s: running", name)
             t0 = time.perf_counter()
-            result = stage.run(cfg, load_inputs(cfg, stage, models.get(name)))
+            try:
+                result = stage.run(cfg, load_inputs(cfg, stage, models.get(name)))
+            except KeyboardInterrupt as stop:
+                stop.stage = name
+                raise
             timings[name] = round(time.perf_counter() - t0, 3)
             # A rerun replaces what the stage used before; one that only reused cached items loaded no model.
             stage_files[name] = result.model_files or stage_files.get(name, {})

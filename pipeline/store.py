@@ -86,6 +86,15 @@ def write_csv(path: str | Path, rows: Iterable[dict], columns: list[str]) -> Non
     write_text(path, buf.getvalue())
 
 
+def write_rows(path: str | Path, columns: list[str], rows: Iterable[tuple]) -> None:
+    """A CSV of value tuples in column order (None is written empty, as csv.DictWriter writes it)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(rows)
+    write_text(path, buf.getvalue())
+
+
 def read_csv(path: str | Path) -> list[dict]:
     with open(path, newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))

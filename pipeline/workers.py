@@ -53,6 +53,8 @@ class Speaker:
             return {**out, "status": "skipped", "error": str(e)}
         except Exception as e:  # one bad sentence must not stop the others
             return {**out, "status": "error", "error": f"{type(e).__name__}: {e}"}
+        if not np.isfinite(samples).all():
+            return {**out, "status": "error", "error": f"{self.voice.name} made non-finite samples (NaN or Inf)"}
         return {**out, "status": "ok", "error": "", "samples": np.asarray(samples, dtype=np.float32), "sr": sr,
                 "tts_seconds": round(time.perf_counter() - t0, 4), "audio_seconds": round(len(samples) / sr, 4)}
 

@@ -116,5 +116,8 @@ def decode_each(arrays: list[np.ndarray], decoders: list[Decoder]) -> list[tuple
 
     if len(decoders) == 1:
         return [one(a) for a in arrays]
-    with ThreadPoolExecutor(len(decoders)) as pool:
+    pool = ThreadPoolExecutor(len(decoders))
+    try:
         return list(pool.map(one, arrays))
+    finally:  # after an interrupt, the decodes in flight are abandoned, not waited for
+        pool.shutdown(wait=False, cancel_futures=True)

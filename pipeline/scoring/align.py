@@ -3,12 +3,22 @@
 The alignment uses NIST sclite's weights (substitution 4, insertion 3, deletion 3) so that, among the
 alignments with the fewest edits, the one that keeps matching words as hits is chosen, as sclite does:
 "um I left this phone" / "my sister her phone" aligns "phone" with "phone". jiwer's `process_words`
-(uniform weights) gives the same edit distance on the examples in the tests, which check the two agree."""
+(uniform weights) gives the same edit distance on the examples in the tests, which check the two agree.
+
+Among equally cheap alignments sclite's choice is kept: going back from the end, a hit or substitution first,
+then a deletion, then an insertion. kaldialign (Kaldi's aligner, `sclite_mode=True`) breaks such ties otherwise:
+on 20,000 random pairs over a five-word vocabulary its S/D/I counts differed from sclite's on 488. So the
+dynamic programme here is compiled with numba: two rows of costs and one byte of back-pointer per cell, so a
+6,000-word recording against its transcript takes 36 MB and a fraction of a second, and 20,000 words 400 MB."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
+import numpy as np
+
 SUB, INS, DEL = 4, 3, 3
+DIAG, UP, LEFT = 0, 1, 2  # back-pointers: hit or substitution, deletion, insertion
 Ops = list[tuple[str, str | None, str | None]]  # (H/S/D/I, reference word, hypothesis word)
 
 
@@ -32,41 +42,94 @@ class Alignment:
         return self.errors / self.ref_words if self.ref_words else None
 
 
+HIT, SUBSTITUTION, DELETION, INSERTION = range(4)  # op codes
+OP_NAMES = "HSDI"
+
+
+@numba.njit(cache=True, nogil=True)
+def _codes(ref: np.ndarray, r_off: np.ndarray, hyp: np.ndarray, h_off: np.ndarray,
+           out: np.ndarray, out_off: np.ndarray, out_len: np.ndarray) -> None:
+    """Each pair's op codes, in order, into out[out_off[k]:out_off[k] + out_len[k]]. Forward: the cost table's
+    last two rows and a back-pointer per cell, preferring the diagonal, then up, then left on a tie; back from
+    the end along the pointers, as sclite's backtrace goes."""
+    for k in range(len(r_off) - 1):
+        r, h = ref[r_off[k]:r_off[k + 1]], hyp[h_off[k]:h_off[k + 1]]
+        n, m = len(r), len(h)
+        back = np.empty((n + 1, m + 1), np.uint8)
+        prev = np.empty(m + 1, np.int64)
+        cur = np.empty(m + 1, np.int64)
+        for j in range(m + 1):
+            prev[j] = j * INS
+            back[0, j] = LEFT
+        for i in range(1, n + 1):
+            cur[0] = i * DEL
+            back[i, 0] = UP
+            for j in range(1, m + 1):
+                diag = prev[j - 1] + (0 if r[i - 1] == h[j - 1] else SUB)
+                up = prev[j] + DEL
+                left = cur[j - 1] + INS
+                if diag <= up and diag <= left:
+                    cur[j], back[i, j] = diag, DIAG
+                elif up <= left:
+                    cur[j], back[i, j] = up, UP
+                else:
+                    cur[j], back[i, j] = left, LEFT
+            prev, cur = cur, prev
+        i, j, length, base = n, m, 0, out_off[k]
+        while i > 0 or j > 0:
+            step = back[i, j]
+            if step == DIAG:
+                out[base + length] = HIT if r[i - 1] == h[j - 1] else SUBSTITUTION
+                i, j = i - 1, j - 1
+            elif step == UP:
+                out[base + length] = DELETION
+                i -= 1
+            else:
+                out[base + length] = INSERTION
+                j -= 1
+            length += 1
+        out[base:base + length] = out[base:base + length][::-1].copy()
+        out_len[k] = length
+
+
+def align_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[list[int]]:
+    """The op codes of every (reference, hypothesis) pair. Each pair is aligned alone; they only share one
+    compiled call (words become integers, equal where the words are equal), so a corpus costs one call."""
+    ids: dict[str, int] = {}
+
+    def flat(texts: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        words = np.fromiter((ids.setdefault(w, len(ids)) for t in texts for w in t), np.int64)
+        return words, np.cumsum([0, *map(len, texts)], dtype=np.int64)
+
+    (r, r_off), (h, h_off) = flat(refs), flat(hyps)
+    out_off = r_off + h_off
+    out = np.empty(out_off[-1], np.int8)
+    out_len = np.empty(len(refs), np.int64)
+    _codes(r, r_off, h, h_off, out, out_off, out_len)
+    codes = out.tolist()
+    return [codes[o:o + n] for o, n in zip(out_off.tolist(), out_len.tolist())]
+
+
+def from_codes(ref: list[str], hyp: list[str], codes: list[int]) -> Alignment:
+    ops: Ops = []
+    counts = [0, 0, 0, 0]
+    i = j = 0
+    for c in codes:
+        counts[c] += 1
+        if c == HIT or c == SUBSTITUTION:
+            ops.append((OP_NAMES[c], ref[i], hyp[j]))
+            i, j = i + 1, j + 1
+        elif c == DELETION:
+            ops.append(("D", ref[i], None))
+            i += 1
+        else:
+            ops.append(("I", None, hyp[j]))
+            j += 1
+    return Alignment(len(ref), *counts, ops=ops)
+
+
 def align(ref: list[str], hyp: list[str]) -> Alignment:
-    n, m = len(ref), len(hyp)
-    cost = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(1, n + 1):
-        cost[i][0] = i * DEL
-    for j in range(1, m + 1):
-        cost[0][j] = j * INS
-    for i in range(1, n + 1):
-        for j in range(1, m + 1):
-            diag = cost[i - 1][j - 1] + (0 if ref[i - 1] == hyp[j - 1] else SUB)
-            cost[i][j] = min(diag, cost[i - 1][j] + DEL, cost[i][j - 1] + INS)
-    ops: list[tuple[str, str | None, str | None]] = []
-    i, j = n, m
-    while i or j:
-        if i and j and cost[i][j] == cost[i - 1][j - 1] + (0 if ref[i - 1] == hyp[j - 1] else SUB):
-            ops.append(("H" if ref[i - 1] == hyp[j - 1] else "S", ref[i - 1], hyp[j - 1]))
-            i, j = i - 1, j - 1
-        elif i and cost[i][j] == cost[i - 1][j] + DEL:
-            ops.append(("D", ref[i - 1], None))
-            i -= 1
-        else:
-            ops.append(("I", None, hyp[j - 1]))
-            j -= 1
-    ops.reverse()
-    out = Alignment(ref_words=n, ops=ops)
-    for op, _, _ in ops:
-        if op == "H":
-            out.hits += 1
-        elif op == "S":
-            out.substitutions += 1
-        elif op == "D":
-            out.deletions += 1
-        else:
-            out.insertions += 1
-    return out
+    return from_codes(ref, hyp, align_codes([ref], [hyp])[0])
 
 
 def align_text(ref: str, hyp: str) -> Alignment:

@@ -12,7 +12,7 @@ from pipeline.options import option
 from pipeline.records import Comparison, Confusion, ErrorEvent, GroupSummary, ScoredUtterance, columns
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
-from pipeline.scoring.align import Alignment, align_text
+from pipeline.scoring.align import Alignment, align_codes, from_codes
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.flags import flags
 from pipeline.scoring.stats import corpus_wer, spearman
@@ -27,6 +27,7 @@ class ScoreConfig:
 
 
 TYPE_NAMES = {"S": "substitution", "D": "deletion", "I": "insertion"}
+CHUNK = 10_000  # utterances aligned per compiled call: their words and op codes are all that is held at once
 
 
 def utterance_id(row: dict) -> str:
@@ -42,7 +43,7 @@ class Results:
     events: list[ErrorEvent] = field(default_factory=list)
     confusions: list[Confusion] = field(default_factory=list)
     summary: list[GroupSummary] = field(default_factory=list)
-    alignments: dict[str, Alignment] = field(default_factory=dict)
+    pralign: list[str] = field(default_factory=list)  # each aligned utterance's REF/HYP/Eval text
 
     @property
     def failed(self) -> int:
@@ -60,15 +61,15 @@ def hallucination_wpm(members: list[ScoredUtterance]) -> float | None:
 
 
 def char_errors(reference: str, hypothesis: str) -> int:
-    """Character edit distance, spaces included, as jiwer counts it for CER."""
-    import jiwer
+    """Character edit distance, spaces included: jiwer's S + D + I for CER is the Levenshtein distance, here
+    computed by RapidFuzz (which jiwer itself calls) without jiwer's per-call overhead."""
+    from rapidfuzz.distance import Levenshtein
 
-    out = jiwer.process_characters(reference, hypothesis)
-    return out.substitutions + out.deletions + out.insertions
+    return Levenshtein.distance(reference, hypothesis)
 
 
-def score_row(row: dict, transform, out: Results) -> ScoredUtterance:
-    """One utterance: aligned, counted and flagged; its error events go to `out`.
+def begin_row(row: dict, transform) -> dict:
+    """An utterance's fields before alignment: normalized texts for the rows that reached an engine.
 
     Rows of the silence condition are scored against an empty reference: nothing was said, so every word
     heard is an insertion; they have no WER and give their group's hallucination rate instead."""
@@ -78,40 +79,52 @@ def score_row(row: dict, transform, out: Results) -> ScoredUtterance:
         u[c] = u[c] or ""
     u.update(id=utterance_id(row), status=row.get("status") or "ok", reference_normalized="",
              hypothesis_normalized="", flags="")
-    speech_expected = u["condition"] != SILENCE
-    if not speech_expected:
+    if u["condition"] == SILENCE:
         u["reference"] = ""
     if u["status"] == "ok":
         u["reference_normalized"] = transform(u["reference"])
         u["hypothesis_normalized"] = transform(u["hypothesis"])
-        a = align_text(u["reference_normalized"], u["hypothesis_normalized"])
-        u.update(ref_words=a.ref_words, hits=a.hits, substitutions=a.substitutions, deletions=a.deletions,
-                 insertions=a.insertions, errors=a.errors, wer=_round(a.wer))
-        u["flags"] = ";".join(flags(u["reference_normalized"], u["hypothesis_normalized"], u["level_dbfs"],
-                                    speech_expected))
-        if u["reference_normalized"]:
-            u["ref_chars"] = len(u["reference_normalized"])
-            u["char_errors"] = char_errors(u["reference_normalized"], u["hypothesis_normalized"])
-            u["cer"] = _round(u["char_errors"] / u["ref_chars"])
-        if a.ref_words == 0 and speech_expected:  # no rate exists; flagged and kept out of the corpus figures
-            u["status"] = "empty_reference"
-            u["error"] = "reference is empty after normalization; left out of corpus WER"
-        out.alignments[u["id"]] = a
-        out.events += [ErrorEvent(u["id"], TYPE_NAMES[op], r or "", h or "", pos)
-                       for pos, (op, r, h) in enumerate(a.ops) if op != "H"]
+    return u
+
+
+def finish_row(u: dict, a: Alignment, out: Results) -> ScoredUtterance:
+    """An aligned utterance counted and flagged; its error events and alignment text go to `out`."""
+    speech_expected = u["condition"] != SILENCE
+    u.update(ref_words=a.ref_words, hits=a.hits, substitutions=a.substitutions, deletions=a.deletions,
+             insertions=a.insertions, errors=a.errors, wer=_round(a.wer))
+    u["flags"] = ";".join(flags(u["reference_normalized"], u["hypothesis_normalized"], u["level_dbfs"],
+                                speech_expected))
+    # an empty reference still counts what was written (insertions), but has no rate, as for WER
+    u["ref_chars"] = len(u["reference_normalized"])
+    u["char_errors"] = char_errors(u["reference_normalized"], u["hypothesis_normalized"])
+    u["cer"] = _round(u["char_errors"] / u["ref_chars"]) if u["ref_chars"] else None
+    if a.ref_words == 0 and speech_expected:  # no rate exists; flagged and kept out of the corpus figures
+        u["status"] = "empty_reference"
+        u["error"] = "reference is empty after normalization; left out of corpus WER"
+    out.events += [ErrorEvent(u["id"], TYPE_NAMES[op], r or "", h or "", pos)
+                   for pos, (op, r, h) in enumerate(a.ops) if op != "H"]
+    out.pralign.append(sclite.pralign(u["id"], a))
     return ScoredUtterance(**u)
 
 
 def evaluate(rows: list[dict], normalizer: str = "basic", n_boot: int = 1000, seed: int = 1337) -> Results:
     """rows carry sentence_id, reference, hypothesis, status and optionally the other fields of a
-    ScoredUtterance (voice, asr, condition, perplexity, audio_seconds, level_dbfs, …); an absent value is None."""
+    ScoredUtterance (voice, asr, condition, perplexity, audio_seconds, level_dbfs, …); an absent value is None.
+
+    Each utterance is aligned alone; all of them go through one compiled call (pipeline/scoring/align.py).
+    What is kept per utterance is its record, its error events and its alignment's text, not the alignment."""
     transform = norm.get(normalizer)
     out = Results(normalizer)
-    out.utterances = [score_row(row, transform, out) for row in rows]
-    groups: dict[tuple, list[ScoredUtterance]] = {}
-    for u in out.utterances:
-        groups.setdefault((u.voice, u.asr, u.condition), []).append(u)
-    for (voice, engine, condition), members in groups.items():
+    for start in range(0, len(rows), CHUNK):
+        begun = [begin_row(row, transform) for row in rows[start:start + CHUNK]]
+        words = [(u["reference_normalized"].split(), u["hypothesis_normalized"].split())
+                 for u in begun if u["status"] == "ok"]
+        codes = align_codes([r for r, _ in words], [h for _, h in words])
+        alignments = (from_codes(r, h, c) for (r, h), c in zip(words, codes))  # one at a time
+        out.utterances += [finish_row(u, next(alignments), out) if u["status"] == "ok" else ScoredUtterance(**u)
+                           for u in begun]
+    events = events_by_id(out)
+    for (voice, engine, condition), members in groups(out).items():
         scored = [u for u in members if u.status == "ok"]
         c = corpus_wer([u.errors for u in scored], [u.ref_words for u in scored], n_boot, seed)
         chars = corpus_wer([u.char_errors for u in scored], [u.ref_chars for u in scored], n_boot, seed) \
@@ -125,12 +138,31 @@ def evaluate(rows: list[dict], normalizer: str = "basic", n_boot: int = 1000, se
             _round(rho.p, 6), sum(1 for u in members if u.flags), *(flag_counts[f] for f in FLAGS),
             _round(hallucination_wpm(scored), 2) if condition == SILENCE else None,
             *((_round(chars.micro_wer), _round(chars.ci_low), _round(chars.ci_high)) if chars else (None,) * 3)))
-        scored_ids = {u.id for u in scored}
-        pairs = Counter((e.reference_word, e.hypothesis_word) for e in out.events
-                        if e.type == "substitution" and e.id in scored_ids)
+        pairs = Counter((e.reference_word, e.hypothesis_word) for u in scored for e in events.get(u.id, ())
+                        if e.type == "substitution")
         out.confusions += [Confusion(voice, engine, condition, r, h, count)
                            for (r, h), count in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))]
     return out
+
+
+def groups(results: Results) -> dict[tuple, list[ScoredUtterance]]:
+    """The utterances of each (voice, asr, condition), in order."""
+    out: dict[tuple, list[ScoredUtterance]] = {}
+    for u in results.utterances:
+        out.setdefault((u.voice, u.asr, u.condition), []).append(u)
+    return out
+
+
+def events_by_id(results: Results) -> dict[str, list[ErrorEvent]]:
+    out: dict[str, list[ErrorEvent]] = {}
+    for e in results.events:
+        out.setdefault(e.id, []).append(e)
+    return out
+
+
+def aligned(results: Results) -> list[ScoredUtterance]:
+    """The utterances that were aligned: the ones that reached scoring, empty references included."""
+    return [u for u in results.utterances if u.status in ("ok", "empty_reference")]
 
 
 def _cell(x) -> str:
@@ -140,10 +172,9 @@ def _cell(x) -> str:
 def dtl(results: Results, top: int = 20) -> str:
     """sclite dtl-style text: confusion pairs and the most deleted and inserted words, per group."""
     lines = [f"Normalizer: {results.normalizer}", ""]
+    members, by_id = groups(results), events_by_id(results)
     for s in results.summary:
-        group = (s.voice, s.asr, s.condition)
-        ids = {u.id for u in results.utterances if (u.voice, u.asr, u.condition) == group}
-        events = [e for e in results.events if e.id in ids]
+        events = [e for u in members[(s.voice, s.asr, s.condition)] for e in by_id.get(u.id, ())]
         lines.append(f"== voice {s.voice or '-'} | asr {s.asr or '-'} | condition {s.condition or '-'}: "
                      f"micro WER {_cell(s.micro_wer)}, macro WER {_cell(s.macro_wer)}, {s.errors} errors / "
                      f"{s.ref_words} words")
@@ -164,7 +195,6 @@ def dtl(results: Results, top: int = 20) -> str:
 def write(results: Results, out_dir: str | Path) -> list[Path]:
     """All results files; the same set whether the pipeline or `score` produced them."""
     out = Path(out_dir)
-    aligned = [u for u in results.utterances if u.id in results.alignments]
     files = {
         "utterances.csv": lambda p: records.write_csv(p, ScoredUtterance, results.utterances),
         "errors.csv": lambda p: records.write_csv(p, ErrorEvent, results.events),
@@ -172,10 +202,11 @@ def write(results: Results, out_dir: str | Path) -> list[Path]:
         "summary.csv": lambda p: records.write_csv(p, GroupSummary, results.summary),
         "summary.json": lambda p: store.write_json(p, {"normalizer": results.normalizer,
                                                        "groups": [asdict(s) for s in results.summary]}),
-        "ref.trn": lambda p: store.write_text(p, sclite.write_trn([(u.id, u.reference_normalized) for u in aligned])),
-        "hyp.trn": lambda p: store.write_text(p, sclite.write_trn([(u.id, u.hypothesis_normalized) for u in aligned])),
-        "pralign.txt": lambda p: store.write_text(p, "".join(
-            sclite.pralign(uid, a) + "\n" for uid, a in results.alignments.items())),
+        "ref.trn": lambda p: store.write_text(p, sclite.write_trn(
+            [(u.id, u.reference_normalized) for u in aligned(results)])),
+        "hyp.trn": lambda p: store.write_text(p, sclite.write_trn(
+            [(u.id, u.hypothesis_normalized) for u in aligned(results)])),
+        "pralign.txt": lambda p: store.write_text(p, "".join(text + "\n" for text in results.pralign)),
         "dtl.txt": lambda p: store.write_text(p, dtl(results)),
     }
     for name, writer in files.items():

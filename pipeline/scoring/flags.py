@@ -20,14 +20,15 @@ def compression_ratio(text: str) -> float:
 
 
 def longest_repeat(words: list[str]) -> int:
-    """The most times any n-gram (n ≤ MAX_NGRAM) occurs back to back."""
+    """The most times any n-gram (n ≤ MAX_NGRAM) occurs back to back. An n-gram repeated k times is a run of
+    (k − 1)·n positions where a word equals the word n later, so one pass per n finds every repeat."""
     best = 1 if words else 0
     for n in range(1, MAX_NGRAM + 1):
-        for start in range(len(words) - n + 1):
-            gram, count, pos = words[start:start + n], 1, start + n
-            while words[pos:pos + n] == gram:
-                count, pos = count + 1, pos + n
-            best = max(best, count)
+        run = 0
+        for a, b in zip(words, words[n:]):
+            run = run + 1 if a == b else 0
+            if run // n + 1 > best:
+                best = run // n + 1
     return best
 
 

@@ -27,12 +27,24 @@ def corpus_wer(errors: list[int], ref_words: list[int], n_boot: int = 1000, seed
     macro = float(np.mean(e / n))
     low = high = None
     if n_boot and len(e) > 1:
-        rng = np.random.default_rng(seed)
-        idx = rng.integers(0, len(e), size=(n_boot, len(e)))
-        sums = n[idx].sum(axis=1)
-        rates = e[idx].sum(axis=1) / np.where(sums == 0, np.nan, sums)
+        rates = np.concatenate(list(resampled_rates(e, n, n_boot, seed)))
         low, high = (float(x) for x in np.nanpercentile(rates, [2.5, 97.5]))
     return CorpusWER(len(e), int(n.sum()), int(e.sum()), float(micro), macro, low, high)
+
+
+BOOTSTRAP_BLOCK = 1 << 22  # resampled indices held at once: 32 MB, whatever the number of utterances
+
+
+def resampled_rates(e: np.ndarray, n: np.ndarray, n_boot: int, seed: int):
+    """Σe / Σn of each bootstrap resample, drawn a block of resamples at a time: the generator yields the same
+    indices in blocks as in one (n_boot, len) draw, so the interval does not depend on the block size, and
+    100,000 utterances need 32 MB instead of 2.4 GB."""
+    rng = np.random.default_rng(seed)
+    per_block = max(1, BOOTSTRAP_BLOCK // len(e))
+    for start in range(0, n_boot, per_block):
+        idx = rng.integers(0, len(e), size=(min(per_block, n_boot - start), len(e)))
+        sums = n[idx].sum(axis=1)
+        yield e[idx].sum(axis=1) / np.where(sums == 0, np.nan, sums)
 
 
 @dataclass
@@ -42,9 +54,22 @@ class Correlation:
     p: float | None
 
 
+def ranks(x: np.ndarray) -> np.ndarray:
+    """1-based ranks, ties sharing their mean rank (scipy.stats.rankdata's default)."""
+    order = np.argsort(x, kind="mergesort")
+    sorted_x = x[order]
+    starts = np.flatnonzero(np.r_[True, sorted_x[1:] != sorted_x[:-1]])
+    ends = np.r_[starts[1:], len(x)]
+    out = np.empty(len(x))
+    out[order] = np.repeat((starts + ends + 1) / 2, ends - starts)
+    return out
+
+
 def spearman(x: list[float], y: list[float]) -> Correlation:
-    """Spearman's ρ with its two-sided p-value; None where it is undefined (n < 3 or a constant input)."""
-    from scipy.stats import spearmanr
+    """Spearman's ρ with its two-sided p-value, as scipy.stats.spearmanr computes them (the Pearson correlation
+    of the ranks; Student t with n − 2 degrees of freedom), without importing scipy.stats, which alone takes
+    longer than scoring 10,000 utterances. None where it is undefined (n < 3 or a constant input)."""
+    from scipy.special import stdtr
 
     pairs = [(a, b) for a, b in zip(x, y) if a is not None and b is not None
              and not (isinstance(a, float) and math.isnan(a))]
@@ -53,5 +78,10 @@ def spearman(x: list[float], y: list[float]) -> Correlation:
     xs, ys = zip(*pairs)
     if len(set(xs)) < 2 or len(set(ys)) < 2:
         return Correlation(len(pairs), None, None)
-    result = spearmanr(xs, ys)
-    return Correlation(len(pairs), float(result.statistic), float(result.pvalue))
+    rx, ry = ranks(np.asarray(xs, dtype=float)), ranks(np.asarray(ys, dtype=float))
+    rho = float(np.clip(np.corrcoef(rx, ry)[0, 1], -1.0, 1.0))
+    df = len(pairs) - 2
+    if abs(rho) == 1.0:
+        return Correlation(len(pairs), rho, 0.0)
+    t = rho * math.sqrt(df / ((1.0 - rho) * (1.0 + rho)))
+    return Correlation(len(pairs), rho, float(2 * stdtr(df, -abs(t))))

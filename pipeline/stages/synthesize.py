@@ -77,7 +77,7 @@ def speak_all(cfg: Config, pool, source: Source, sentences: list[Sentence]) -> t
         return record
 
     return cached_map(pool, (Speaker, (source, cfg.tts)), "speak", items, chunk=1, desc=f"synthesize {voice}",
-                      save=save)
+                      save=save, noun="wavs")
 
 
 STAGE = Stage("synthesize", "each sentence spoken by each voice, in each condition",

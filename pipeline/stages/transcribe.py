@@ -69,7 +69,7 @@ def run(cfg: Config, loaded: dict) -> Result:
             results, cached_here = cached_map(pool, (Listener, (source, decoding(cfg), cfg.models_dir, cfg.device)),
                                               "transcribe", items, chunk=cfg.asr.batch_size,
                                               desc=f"transcribe {engine}", save=lambda i, result: result,
-                                              gpus=asr_gpus(cfg))
+                                              gpus=asr_gpus(cfg), noun="transcripts")
             files.update(source.hashes(cfg.models_dir))
             reused += cached_here
             for i, s in enumerate(speech):

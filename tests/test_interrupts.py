@@ -1,0 +1,92 @@
+"""Ctrl-C and SIGTERM in the middle of transcription: out within 5 s with one line saying what was kept, no
+traceback, and the same command continues from there, on the local executor and on Ray."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline import store
+from tests.conftest import ROOT
+
+LINES = [f"{w} is the winter of our discontent, made glorious summer by this sun of York." for w in
+         ("Now", "Then", "Here", "There", "Once", "Still", "Soon", "Long", "Late", "Cold", "Dark", "Deep", "Grey",
+          "Hard", "High", "Loud", "Pale", "Slow", "Vast", "Wild", "Wet", "Dry", "Bleak", "Brief")]
+KEPT = re.compile(r"^interrupted: (\d+) of (\d+) transcripts kept \(transcribe faster-whisper:tiny\.en\); "
+                  r"run the same command to continue$")
+
+
+def start(cwd: Path, models: Path, extra: list[str]) -> subprocess.Popen:
+    (cwd / "s.txt").write_text("\n".join(LINES) + "\n")
+    argv = [sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", "--sentences", "s.txt",
+            "--asr", "faster-whisper:tiny.en", "--set", "asr.threads=1", "--set", "asr.batch_size=1", *extra]
+    return subprocess.Popen(argv, cwd=cwd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                            env={**os.environ, "TQDM_DISABLE": "1"})
+
+
+def interrupt_in_transcription(proc: subprocess.Popen, cwd: Path, sig: int) -> tuple[int, float, list[str]]:
+    """Wait until a few transcripts are on disk, send `sig`, and time how long the run takes to stop."""
+    lines = []
+    for line in proc.stderr:
+        lines.append(line.rstrip("\n"))
+        if "transcribe: running" in line:
+            break
+    records = cwd / "results" / "default" / "transcripts"
+    deadline = time.time() + 120
+    while len(list(records.rglob("*.json"))) < 3 and time.time() < deadline:
+        time.sleep(0.1)
+    t0 = time.perf_counter()
+    proc.send_signal(sig)
+    rest = proc.stderr.read()
+    code = proc.wait(timeout=60)
+    return code, time.perf_counter() - t0, lines + rest.splitlines()
+
+
+def check_stop(code: int, seconds: float, stderr: list[str], expected_code: int, cwd: Path) -> int:
+    assert code == expected_code, stderr[-20:]
+    assert seconds < 5, seconds
+    assert not any("Traceback" in line for line in stderr), "\n".join(stderr[-30:])
+    match = KEPT.match(stderr[-1])
+    assert match, stderr[-5:]
+    kept, total = int(match.group(1)), int(match.group(2))
+    assert total == len(LINES) and 3 <= kept < total
+    records = list((cwd / "results" / "default" / "transcripts").rglob("*.json"))
+    assert len(records) == kept and all(store.read_record(r) for r in records)  # every record kept is whole
+    assert not list(cwd.rglob(".*.tmp"))  # nothing half-written
+    return kept
+
+
+def rerun_continues(cwd: Path, models: Path, kept: int, extra: list[str]) -> None:
+    proc = start(cwd, models, extra)
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    manifest = store.read_json(cwd / "results" / "default" / "manifest.json")
+    assert manifest["stage_results"]["transcribe"]["reused"] == kept
+    rows = store.read_csv(cwd / "results" / "default" / "utterances.csv")
+    assert len(rows) == len(LINES) and all(r["status"] == "ok" for r in rows)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_within_5_s_and_the_same_command_continues(tmp_path, models_dir):
+    proc = start(tmp_path, models_dir, [])
+    code, seconds, stderr = interrupt_in_transcription(proc, tmp_path, signal.SIGINT)
+    kept = check_stop(code, seconds, stderr, 130, tmp_path)
+    assert "interrupted: " in (tmp_path / "results" / "default" / "run.log").read_text()
+    rerun_continues(tmp_path, models_dir, kept, [])
+
+
+@pytest.mark.slow
+def test_sigterm_on_ray_shuts_the_actors_down_and_the_same_command_continues(tmp_path, models_dir):
+    pytest.importorskip("ray", reason="needs the ray extra (scripts/setup --test)")
+    ray = ["--executor", "ray", "--set", "executor.num_cpus=2", "--set", "executor.actors=1"]
+    proc = start(tmp_path, models_dir, ray)
+    code, seconds, stderr = interrupt_in_transcription(proc, tmp_path, signal.SIGTERM)
+    kept = check_stop(code, seconds, stderr, 143, tmp_path)
+    time.sleep(2)
+    left = subprocess.run(["pgrep", "-f", "ray::Listener"], capture_output=True, text=True).stdout.split()
+    assert not left, left  # no actor outlives the run
+    rerun_continues(tmp_path, models_dir, kept, ray)

@@ -5,6 +5,7 @@ a column's meaning is the comment beside its field. Empty cells are None."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 import typing
 from dataclasses import dataclass
@@ -244,8 +245,13 @@ class Breakdown:
     curve: str  # snr:wer;… as measured
 
 
+@functools.cache
+def _columns(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
 def columns(cls: type) -> list[str]:
-    return [f.name for f in dataclasses.fields(cls)]
+    return list(_columns(cls))
 
 
 def write_csv(path: str | Path, cls: type, rows: Iterable) -> None:

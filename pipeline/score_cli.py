@@ -15,8 +15,9 @@ def read_lines(path: str, flag: str) -> tuple[list[tuple[str, str]], bool]:
     """(id, text) pairs and whether the file was trn. Plain files get ids by line number, and every line is an
     utterance, empty ones too: an engine that heard nothing wrote an empty line."""
     text = read_text(path, flag)
-    if sclite.is_trn(text):
-        return sclite.read_trn(text), True
+    trn = sclite.read_trn(text)
+    if trn is not None:
+        return trn, True
     return [(f"line{n:05d}", line.strip()) for n, line in enumerate(text.splitlines(), 1)], False
 
 

@@ -1,5 +1,6 @@
 """Bad input, as users give it: every case ends with the README's exit code and a message that names the input,
 never a traceback; where only some rows are bad, the others go through unharmed."""
+import re
 from pathlib import Path
 
 import numpy as np
@@ -143,9 +144,12 @@ def test_audio_in_odd_formats_is_heard_and_broken_files_are_rows_with_errors(tmp
     sf.write(tmp_path / "u8.wav", speech[2], 16000, subtype="PCM_U8")
     (tmp_path / "notes.wav").write_text("these are notes, not audio")
     sf.write(tmp_path / "header-only.wav", np.zeros(0, np.float32), 16000)
+    damaged = speech[1].copy()
+    damaged[100], damaged[2000] = np.nan, np.inf
+    sf.write(tmp_path / "nan.wav", damaged, 16000, subtype="FLOAT")
     rows = [("stereo", "stereo44k.wav", texts[1]), ("flac", "speech.flac", texts[2]),
             ("ogg", "speech.ogg", texts[1]), ("u8", "u8.wav", texts[2]), ("notes", "notes.wav", "some words"),
-            ("empty", "header-only.wav", "some words")]
+            ("empty", "header-only.wav", "some words"), ("nan", "nan.wav", texts[1])]
     (tmp_path / "m.tsv").write_text(MANIFEST_HEAD + "".join(f"{i}\t{a}\t{t}\n" for i, a, t in rows))
     proc = cli(tmp_path, "--audio-manifest", "m.tsv", *TINY, models=models_dir, check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
@@ -154,4 +158,6 @@ def test_audio_in_odd_formats_is_heard_and_broken_files_are_rows_with_errors(tmp
         assert out[good]["status"] == "ok" and float(out[good]["wer"]) <= 0.35, out[good]
     assert out["notes"]["status"] == "error" and "notes.wav" in out["notes"]["error"]
     assert out["empty"]["status"] == "error" and "header-only.wav" in out["empty"]["error"]
+    assert out["nan"]["status"] == "error" and out["nan"]["flags"] == ""  # damaged, not silent
+    assert re.fullmatch(r"non-finite samples \(NaN or Inf\) in \S*nan\.wav", out["nan"]["error"]), out["nan"]["error"]
 

@@ -82,7 +82,7 @@ def test_mapsswe_sign_and_wilcoxon_agree_with_nist_sc_stats(tmp_path, seed):
 def test_wilcoxon_agrees_with_nist_sc_stats(tmp_path, seed):
     """Sentences of distinct prime lengths, where the two systems' WER (%) differ: two differences can then never
     tie. (Ties sc_stats ranks by their floating-point values, so 33.33 from 5/12 − 1/12 is not 33.33 from 1/3;
-    and it counts zero differences as positive, which this module does not: see its docstring.)"""
+    and it hands zero differences' ranks alternately to + and −, which this module does not: see its docstring.)"""
     refs, a, b = systems(seed, lengths=PRIMES)
     kept = [i for i in range(len(refs)) if percent(align(refs[i], a[i]).ops) != percent(align(refs[i], b[i]).ops)]
     refs, a, b = ([x[i] for i in kept] for x in (refs, a, b))

@@ -70,6 +70,32 @@ def test_counts_equal_nist_sclite(tmp_path):
         assert scores[uid] == (a.hits, a.substitutions, a.deletions, a.insertions), uid
 
 
+@pytest.mark.skipif(not shutil.os.path.exists(SCLITE), reason="needs Debian sctk")
+def test_a_long_recording_aligns_as_sclite_aligns_it(tmp_path):
+    rng = random.Random(2)
+    vocab = "a b c d e the king lord my sister phone".split()
+    ref = [rng.choice(vocab) for _ in range(3000)]
+    hyp = [w for w in ref if rng.random() > 0.05]
+    hyp = [rng.choice(vocab) if rng.random() < 0.1 else w for w in hyp]
+    (tmp_path / "ref.trn").write_text(f"{' '.join(ref)} (spk_long)\n")
+    (tmp_path / "hyp.trn").write_text(f"{' '.join(hyp)} (spk_long)\n")
+    proc = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", "-o", "pralign",
+                           "stdout"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("Scores:"))
+    a = align_text(" ".join(ref), " ".join(hyp))
+    assert tuple(int(x) for x in line.split(")")[1].split()) == (a.hits, a.substitutions, a.deletions, a.insertions)
+
+
+def test_pairs_aligned_in_one_call_equal_each_aligned_alone():
+    from pipeline.scoring.align import align, align_codes, from_codes
+
+    rng = random.Random(6)
+    pairs = [([rng.choice("abc") for _ in range(rng.randint(0, 9))], [rng.choice("abd") for _ in range(rng.randint(0, 9))])
+             for _ in range(300)]
+    together = align_codes([r for r, _ in pairs], [h for _, h in pairs])
+    assert [from_codes(r, h, c).ops for (r, h), c in zip(pairs, together)] == [align(r, h).ops for r, h in pairs]
+
+
 def test_normalizers():
     assert get("none")("Now, King's  men!") == "Now, King's men!"
     assert get("basic")("Now, King’s men! 'Tis \"well\" 'quoted' o'er lovers' ' -") == \

@@ -1,4 +1,6 @@
 """The statistics of the compare stage, each on data where the answer is known by construction."""
+import random
+
 import pytest
 
 from pipeline.scoring import attribution, difficulty, robustness, sensitivity
@@ -68,7 +70,58 @@ def test_cer_counts_characters():
     assert (u.ref_chars, u.char_errors, u.cer) == (8, 1, 0.125)
     assert r.summary[0].micro_cer == 0.125
     silent = evaluate([row("s", "", "", "silence", "the king", "you")], n_boot=0).utterances[0]
-    assert silent.cer is None
+    assert (silent.ref_chars, silent.char_errors, silent.cer) == (0, 3, None)  # insertions counted, no rate
+    empty = evaluate([row("e", "", "", "clean", "...", "abd")], n_boot=0).utterances[0]
+    assert empty.status == "empty_reference" and (empty.ref_chars, empty.char_errors, empty.cer) == (0, 3, None)
+    import jiwer
+
+    assert jiwer.process_characters("", "x").insertions == 1  # jiwer counts an empty reference's insertions too
+
+
+def test_character_errors_are_jiwers_edit_distance():
+    import jiwer
+
+    from pipeline.scoring.evaluate import char_errors
+
+    rng = random.Random(3)
+    for _ in range(500):  # normalized text, as scoring gives it: words and single spaces
+        a, b = (" ".join("".join(rng.choice("abc'") for _ in range(rng.randint(1, 4)))
+                         for _ in range(rng.randint(1, 5))) for _ in range(2))
+        out = jiwer.process_characters(a, b)
+        assert char_errors(a, b) == out.substitutions + out.deletions + out.insertions, (a, b)
+
+
+def test_spearman_equals_scipys_with_ties():
+    from scipy.stats import spearmanr
+
+    from pipeline.scoring.stats import spearman
+
+    rng = random.Random(4)
+    for _ in range(200):
+        n = rng.randint(3, 50)
+        x = [float(rng.randint(0, 4)) for _ in range(n)]
+        y = [rng.choice([rng.random(), 0.0, 0.5]) for _ in range(n)]
+        ours = spearman(x, y)
+        if ours.rho is None:
+            assert len(set(x)) < 2 or len(set(y)) < 2
+            continue
+        theirs = spearmanr(x, y)
+        assert ours.rho == pytest.approx(theirs.statistic, abs=1e-12)
+        assert ours.p == pytest.approx(theirs.pvalue, rel=1e-9, abs=1e-15)
+
+
+def test_the_bootstrap_interval_does_not_depend_on_its_block_size(monkeypatch):
+    from pipeline.scoring import stats
+
+    rng = random.Random(5)
+    errors = [rng.randint(0, 4) for _ in range(300)]
+    words = [rng.randint(4, 12) for _ in range(300)]
+    whole = stats.corpus_wer(errors, words, 500, 7)
+    monkeypatch.setattr(stats, "BOOTSTRAP_BLOCK", 1000)  # three resamples a block
+    assert stats.corpus_wer(errors, words, 500, 7) == whole
+    chars = [3 * e for e in errors]
+    both = stats.corpus_rates([(errors, words), (chars, [5 * w for w in words])], 500, 7)
+    assert both[0] == whole and both[1] == stats.corpus_wer(chars, [5 * w for w in words], 500, 7)
 
 
 def test_normalizer_share_is_the_errors_normalization_removes():

@@ -95,13 +95,14 @@ def _codes(ref: np.ndarray, r_off: np.ndarray, hyp: np.ndarray, h_off: np.ndarra
 def align_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[list[int]]:
     """The op codes of every (reference, hypothesis) pair. Each pair is aligned alone; they only share one
     compiled call (words become integers, equal where the words are equal), so a corpus costs one call."""
-    ids: dict[str, int] = {}
+    ref_words = [w for t in refs for w in t]
+    hyp_words = [w for t in hyps for w in t]
+    ids = {w: i for i, w in enumerate(dict.fromkeys(ref_words + hyp_words))}
 
-    def flat(texts: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
-        words = np.fromiter((ids.setdefault(w, len(ids)) for t in texts for w in t), np.int64)
-        return words, np.cumsum([0, *map(len, texts)], dtype=np.int64)
+    def flat(words: list[str], texts: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        return np.array(list(map(ids.__getitem__, words)), np.int64), np.cumsum([0, *map(len, texts)], dtype=np.int64)
 
-    (r, r_off), (h, h_off) = flat(refs), flat(hyps)
+    (r, r_off), (h, h_off) = flat(ref_words, refs), flat(hyp_words, hyps)
     out_off = r_off + h_off
     out = np.empty(out_off[-1], np.int8)
     out_len = np.empty(len(refs), np.int64)

@@ -2,6 +2,7 @@
 corpus figures per voice × engine × condition. Used by the pipeline and by `run_pipeline.py score`."""
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from pipeline.scoring import sclite
 from pipeline.scoring.align import Alignment, align_codes, from_codes
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.flags import flags
-from pipeline.scoring.stats import corpus_wer, spearman
+from pipeline.scoring.stats import corpus_rates, spearman
 
 
 @dataclass
@@ -44,6 +45,14 @@ class Results:
     confusions: list[Confusion] = field(default_factory=list)
     summary: list[GroupSummary] = field(default_factory=list)
     pralign: list[str] = field(default_factory=list)  # each aligned utterance's REF/HYP/Eval text
+
+    @functools.cached_property
+    def events_by_id(self) -> dict[str, list[ErrorEvent]]:
+        """Each utterance's error events; read once all are in."""
+        out: dict[str, list[ErrorEvent]] = {}
+        for e in self.events:
+            out.setdefault(e.id, []).append(e)
+        return out
 
     @property
     def failed(self) -> int:
@@ -123,12 +132,14 @@ def evaluate(rows: list[dict], normalizer: str = "basic", n_boot: int = 1000, se
         alignments = (from_codes(r, h, c) for (r, h), c in zip(words, codes))  # one at a time
         out.utterances += [finish_row(u, next(alignments), out) if u["status"] == "ok" else ScoredUtterance(**u)
                            for u in begun]
-    events = events_by_id(out)
+    events = out.events_by_id
     for (voice, engine, condition), members in groups(out).items():
         scored = [u for u in members if u.status == "ok"]
-        c = corpus_wer([u.errors for u in scored], [u.ref_words for u in scored], n_boot, seed)
-        chars = corpus_wer([u.char_errors for u in scored], [u.ref_chars for u in scored], n_boot, seed) \
-            if condition != SILENCE else None
+        counts = [([u.errors for u in scored], [u.ref_words for u in scored])]
+        if condition != SILENCE:
+            counts.append(([u.char_errors for u in scored], [u.ref_chars for u in scored]))
+        c, *rest = corpus_rates(counts, n_boot, seed)
+        chars = rest[0] if rest else None
         rated = [u for u in scored if u.wer is not None]
         rho = spearman([u.perplexity for u in rated], [u.wer for u in rated])
         flag_counts = Counter(f for u in members for f in u.flags.split(";") if f)
@@ -153,13 +164,6 @@ def groups(results: Results) -> dict[tuple, list[ScoredUtterance]]:
     return out
 
 
-def events_by_id(results: Results) -> dict[str, list[ErrorEvent]]:
-    out: dict[str, list[ErrorEvent]] = {}
-    for e in results.events:
-        out.setdefault(e.id, []).append(e)
-    return out
-
-
 def aligned(results: Results) -> list[ScoredUtterance]:
     """The utterances that were aligned: the ones that reached scoring, empty references included."""
     return [u for u in results.utterances if u.status in ("ok", "empty_reference")]
@@ -172,7 +176,7 @@ def _cell(x) -> str:
 def dtl(results: Results, top: int = 20) -> str:
     """sclite dtl-style text: confusion pairs and the most deleted and inserted words, per group."""
     lines = [f"Normalizer: {results.normalizer}", ""]
-    members, by_id = groups(results), events_by_id(results)
+    members, by_id = groups(results), results.events_by_id
     for s in results.summary:
         events = [e for u in members[(s.voice, s.asr, s.condition)] for e in by_id.get(u.id, ())]
         lines.append(f"== voice {s.voice or '-'} | asr {s.asr or '-'} | condition {s.condition or '-'}: "

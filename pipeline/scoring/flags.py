@@ -23,6 +23,8 @@ def longest_repeat(words: list[str]) -> int:
     """The most times any n-gram (n ≤ MAX_NGRAM) occurs back to back. An n-gram repeated k times is a run of
     (k − 1)·n positions where a word equals the word n later, so one pass per n finds every repeat."""
     best = 1 if words else 0
+    if len(set(words)) == len(words):  # no word twice: nothing repeats (most lines)
+        return best
     for n in range(1, MAX_NGRAM + 1):
         run = 0
         for a, b in zip(words, words[n:]):

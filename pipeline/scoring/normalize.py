@@ -32,7 +32,7 @@ def strip_punctuation(text: str) -> str:
 
 
 def collapse_spaces(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
+    return " ".join(text.split())  # str.split's whitespace is re's \s: what str.isspace() calls a space
 
 
 def compose(*transforms: Transform) -> Transform:

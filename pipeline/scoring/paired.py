@@ -8,11 +8,13 @@
   few (a run of four sentences gave p = 3e-17 under the normal). When every segment differs alike (sd = 0),
   p is the exact sign test over the segments.
 - Sign test on the per-sentence word error rate (%): ties (within 0.005) are split half to each side, an odd
-  one to the side that makes the difference smaller; p is the exact two-sided binomial.
+  one to the side that makes the difference smaller; p is the exact two-sided binomial at every size. sc_stats
+  (sctk 2.4.10, statdist.c) switches to a normal approximation without continuity correction above 20 blocks:
+  on 24 sentences it gave p = 0.001 where the exact test gives 0.15.
 - Wilcoxon signed-rank on the per-sentence word error rate (%): zero differences are ranked too, and
-  Z = (min(W+, W−) − n(n+1)/4) / √(n(n+1)(2n+1)/24), two-sided normal p. One departure: sc_stats counts the
-  zeros' ranks as positive, which makes two identical systems look different (Z far from 0); their ranks are
-  split half to each side here (scipy's zero_method="zsplit"). Without zero differences the two agree."""
+  Z = (min(W+, W−) − n(n+1)/4) / √(n(n+1)(2n+1)/24), two-sided normal p. The zeros' ranks are split half to
+  each side here (scipy's zero_method="zsplit"); the sctk 2.4.10 build hands them alternately to + and −, so
+  the rank sums can differ where there are zeros. Without zero differences the two agree."""
 from __future__ import annotations
 
 import math

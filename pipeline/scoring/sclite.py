@@ -1,11 +1,7 @@
 """NIST sclite's formats: `trn` transcripts and pralign-style alignment text."""
 from __future__ import annotations
 
-import re
-
 from pipeline.scoring.align import Alignment
-
-TRN_LINE = re.compile(r"^(.*?)\s*\(([^()]+)\)\s*$")
 
 
 def trn_id(utterance_id: str) -> str:
@@ -18,21 +14,30 @@ def write_trn(lines: list[tuple[str, str]]) -> str:
     return "".join(f"{text} ({trn_id(uid)})\n" for uid, text in lines)
 
 
-def is_trn(text: str) -> bool:
-    lines = [line for line in text.splitlines() if line.strip()]
-    return bool(lines) and all(TRN_LINE.match(line) for line in lines)
-
-
-def read_trn(text: str) -> list[tuple[str, str]]:
-    """(id, text) pairs of the `text (id)` lines; is_trn(text) must hold."""
-    return [(m.group(2).strip(), m.group(1).strip())
-            for m in (TRN_LINE.match(line) for line in text.splitlines() if line.strip())]
+def read_trn(text: str) -> list[tuple[str, str]] | None:
+    """(id, text) pairs of the `text (id)` lines, or None when the text is not a trn file (a line without an id,
+    or no line at all)."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        words, paren, uid = line[:-1].rpartition("(")  # `text (id)`: the last parenthesis, no paren inside
+        if not line.endswith(")") or not paren or ")" in uid or not uid:
+            return None
+        out.append((uid.strip(), words.strip()))
+    return out or None
 
 
 def pralign(uid: str, a: Alignment) -> str:
     """sclite pralign style: REF/HYP with errors upper-cased, *** for gaps, and an S/D/I line."""
     ref, hyp, evals = [], [], []
     for op, r, h in a.ops:
+        if op == "H":  # most words: as they are, nothing below them
+            ref.append(r)
+            hyp.append(h)
+            evals.append(" " * len(r))
+            continue
         r_txt = "*" * max(len(h or ""), 3) if r is None else (r if op == "H" else r.upper())
         h_txt = "*" * max(len(r or ""), 3) if h is None else (h if op == "H" else h.upper())
         width = max(len(r_txt), len(h_txt))

@@ -1,8 +1,8 @@
 """Progress bars for every long loop: live on a terminal; in a log file, one plain line at most every 30 s.
 
-tqdm writes a redrawn bar with carriage returns, and its monitor thread forces a redraw every 10 s whatever
-`mininterval` says, which in a log file is a line each time; so when stderr is not a terminal a small logger of
-our own stands in for it, with the same calls (iterate, update, write, close)."""
+tqdm writes a redrawn bar with carriage returns and redraws it on every `set_postfix` unless told not to, which
+in a log file is a line each time (2,000 of them for a default training run); so when stderr is not a terminal a
+small logger of our own stands in for it, with the same calls (iterate, update, set_postfix, write, close)."""
 from __future__ import annotations
 
 import os
@@ -23,7 +23,7 @@ class LogBar:
         self.total = total if total is not None else (len(iterable) + initial if hasattr(iterable, "__len__") else None)
         self.interval, self.clock, self.stream = interval, clock, stream or sys.stderr
         self.start = self.last = clock()
-        self.start_n, self.closed = initial, False
+        self.start_n, self.closed, self.postfix = initial, False, ""
 
     def __iter__(self):
         for value in self.iterable:
@@ -34,6 +34,10 @@ class LogBar:
         self.n += n
         if not self.disable and self.clock() - self.last >= self.interval:
             self._line()
+
+    def set_postfix(self, refresh: bool = False, **values) -> None:
+        """Values shown on the next line; never a line of their own."""
+        self.postfix = ", ".join(f"{k}={v}" for k, v in values.items())
 
     def write(self, text: str) -> None:
         print(text, file=self.stream)
@@ -48,7 +52,8 @@ class LogBar:
         self.last = now
         rate = (self.n - self.start_n) / (now - self.start) if now > self.start else 0.0
         of = f"/{self.total} ({100 * self.n / self.total:.0f}%)" if self.total else ""
-        print(f"{self.desc}: {self.n}{of}, {rate:.2f} it/s", file=self.stream, flush=True)
+        extra = f", {self.postfix}" if self.postfix else ""
+        print(f"{self.desc}: {self.n}{of}, {rate:.2f} it/s{extra}", file=self.stream, flush=True)
 
 
 def bar(iterable=None, **kwargs):

@@ -67,7 +67,7 @@ class Transcript:
         _one_of(self.status, SPOKEN, "status")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: 100,000 of them are made at once, and a frozen init costs a call per field
 class ScoredUtterance:
     id: str  # <voice>-<condition>-<asr>_<sentence_id>, as in the trn files
     sentence_id: str
@@ -106,7 +106,7 @@ class ScoredUtterance:
             raise ValueError(f"wer = {self.wer} is negative")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen, as ScoredUtterance
 class ErrorEvent:
     id: str  # the utterance
     type: str  # substitution, deletion or insertion

@@ -111,3 +111,24 @@ def test_sampling_never_emits_padding_ids():
     out = model.generate(torch.zeros(1, 1, dtype=torch.long), 30, temperature=1.0, top_k=None,
                          generator=torch.Generator().manual_seed(0))
     assert out.max().item() < GPT2_VOCAB
+
+
+def test_under_bf16_autocast_the_head_multiplies_in_bf16_and_keeps_the_loss_in_fp32():
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    h = torch.randn(48, 32, requires_grad=True)
+    w = (0.3 * torch.randn(1000, 32)).requires_grad_()
+    t = torch.randint(0, 1000, (48,))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = fused_loss.head_loss(h, w, t)
+    loss.backward()
+    low = (h.detach().bfloat16() @ w.detach().bfloat16().t()).float()  # bf16 products, fp32 softmax and loss
+    assert loss.dtype == torch.float32 and abs(loss.item() - F.cross_entropy(low, t).item()) < 1e-5
+    hf, wf = h.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+    exact = F.cross_entropy(hf @ wf.t(), t)
+    exact.backward()
+    assert loss.item() != exact.item() and abs(loss.item() - exact.item()) < 2e-2
+    for ours, theirs in ((h.grad, hf.grad), (w.grad, wf.grad)):
+        assert ours.dtype == torch.float32
+        assert F.cosine_similarity(ours.flatten(), theirs.flatten(), dim=0) > 0.999

@@ -21,6 +21,7 @@ def test_a_long_loop_logs_a_line_at_most_every_30_s():
     bar = LogBar(range(2000), total=2000, desc="train", clock=clock, stream=out)
     for i in bar:  # 2000 iterations of 0.5 s: the default training run on a slow CPU
         clock.now += 0.5
+        bar.set_postfix(loss=f"{5 - i / 1000:.3f}", refresh=False)
         if i % 250 == 0:
             bar.write(f"iter {i}")
     bar.close()
@@ -28,6 +29,7 @@ def test_a_long_loop_logs_a_line_at_most_every_30_s():
     progress = [line for line in lines if line.startswith("train: ")]
     assert 2000 * 0.5 / 30 - 1 <= len(progress) <= 2000 * 0.5 / 30 + 2
     assert len(lines) < 100 and progress[-1].startswith("train: 2000/2000 (100%)")
+    assert progress[-1].endswith("loss=3.001")
     assert sum(line.startswith("iter ") for line in lines) == 8
 
 

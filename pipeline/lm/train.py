@@ -173,7 +173,7 @@ def train(train_data: np.ndarray, val_data: np.ndarray, model_cfg: GPTConfig, cf
             t_last = time.perf_counter()  # evaluation time is not training time
         else:
             log_rows.append(row)
-        bar.set_postfix(loss=f"{loss.item():.3f}", lr=f"{lr:.1e}")
+        bar.set_postfix(loss=f"{loss.item():.3f}", lr=f"{lr:.1e}", refresh=False)  # shown at the next line
     bar.close()
     store.write_csv(log_path, log_rows, LOG_COLUMNS)
     evals = [r for r in log_rows if r["eval_val"]]

@@ -106,7 +106,7 @@ def main() -> None:
     rows, data = [], {}
     cases = [(f"{n:,} pairs, 3-20 words", "pairs" if n == args.pairs else "scaling",
               [rng.randint(3, 20) for _ in range(n)])
-             for n in sorted({1000, 10_000, args.pairs})]
+             for n in sorted({1000, 10_000, 30_000, args.pairs})]
     cases += [(f"one {args.long:,}-word pair", "long", [args.long]),
               (f"one {args.longest:,}-word pair", "longest", [args.longest])]
     for label, kind, lengths in cases:
@@ -131,6 +131,10 @@ def main() -> None:
         sc = ("", "", "") if s is None else (f"{s[0]:.2f}", f"{s[1]:.0f}", f"{s[2]:.4f}")
         lines.append(f"| {label} | {o[0]:.2f} | {o[1]:.0f} | {o[2]:.4f} | {sc[0]} | {sc[1]} | {sc[2]} | "
                      f"{1000 * o[0] / n:.3f} | {goal} |")
+    sizes = [(n, o[0]) for _, kind, n, o, _ in rows if kind in ("pairs", "scaling")]
+    lines += ["", "Time per pair between sizes (the start-up, imports and the compiled aligner's load, cancels out): " +
+              ", ".join(f"{a:,} → {b:,}: {1000 * (tb - ta) / (b - a):.3f} ms"
+                        for (a, ta), (b, tb) in zip(sizes, sizes[1:]))]
     write_report("score_scale", lines, data)
 
 

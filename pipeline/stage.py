@@ -1,6 +1,6 @@
 """What a stage is: a function from loaded input artifacts to output artifacts, and a declaration of what it
-reads, what it makes, which config it depends on and which models it runs. The runner does the rest (runner.py); a stage never imports
-another stage or the runner."""
+reads, what it makes, which config it depends on and which models it runs. The runner does the rest (runner.py);
+a stage never imports another stage or the runner."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

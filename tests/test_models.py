@@ -191,6 +191,9 @@ def bad_model_cases(tmp_path: Path, tiny_dir: Path) -> list[tuple[list[str], dic
     lone = tmp_path / "lone.onnx"
     shutil.copyfile(tts.resolve("piper:joe").files[0], lone)
     offline = {"HF_HOME": str(empty_hf), "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    torn_download = tmp_path / "xdg-torn" / "whisper" / "base.en.pt"
+    torn_download.parent.mkdir(parents=True)
+    torn_download.write_bytes(b"PK\x03\x04 half of a download")
     no_network = {"HF_HOME": str(empty_hf), "HF_HUB_OFFLINE": "", "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     return [
         (["--asr", "faster-whisper:large-v3"], offline,
@@ -199,6 +202,8 @@ def bad_model_cases(tmp_path: Path, tiny_dir: Path) -> list[tuple[list[str], dic
         (["--asr", "faster-whisper:large-v3"], no_network, ["faster-whisper:large-v3", "not reachable", "hf download"]),
         (["--asr", "openai-whisper:small"], offline,
          ["openai-whisper:small", str(tmp_path / "xdg" / "whisper" / "small.pt"), "whisper.load_model('small')"]),
+        (["--asr", "openai-whisper:base.en"], {**offline, "XDG_CACHE_HOME": str(tmp_path / "xdg-torn")},
+         [str(torn_download), "does not have the SHA256 whisper publishes", "delete it"]),
         (["--asr", f"faster-whisper:{no_bin}"], {}, [str(no_bin / "model.bin"), "is missing"]),
         (["--asr", f"faster-whisper:{torn}"], {}, [str(torn / "model.bin"), "truncated"]),
         (["--voices", f"piper:{lone}"], {}, [str(lone) + ".json", "is missing"]),

@@ -258,7 +258,8 @@ def _faster_whisper(spec: str, models_dir: str) -> Source:
 
 def openai_whisper(spec: str, options, models_dir: str) -> Source:
     source = check_language(_openai_whisper(spec, models_dir), options.language)
-    if Path(source.path).is_dir() and any(k.endswith("weight_scale") for k in ct2_shapes(Path(source.path) / "model.bin")):
+    ct2 = Path(source.path)
+    if ct2.is_dir() and any(k.endswith("weight_scale") for k in ct2_shapes(ct2 / "model.bin")):
         raise ConfigError(f"{spec}: {source.path} is quantized (int8), which cannot be converted back for "
                           "openai-whisper; give a float16 or float32 conversion, or use faster-whisper with it")
     return source

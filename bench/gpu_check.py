@@ -13,7 +13,10 @@ initialised model (ModelDimensions) on the same audio on both devices.
 2. Samples and scores perplexity on CUDA.
 3. Decodes the same audio greedily with openai-whisper's code on CUDA (float32, and float16 as the pipeline uses)
    and on the CPU: the tokens should be equal.
-4. Prints a timing table: ms per training iteration, audio seconds decoded per second."""
+4. Times training on the device as the pipeline trains there (bf16 autocast where supported, the fused head's
+   matmuls in bf16 too) against plain eager fp32 PA6a code on the same device, same seed and batches: the ratio
+   and both loss curves' tails.
+5. Prints a timing table: ms per training iteration, audio seconds decoded per second."""
 from __future__ import annotations
 
 import argparse
@@ -58,7 +61,9 @@ def corpus_ids():
     return ids[:cut], ids[cut:]
 
 
-def train_curve(device: str, iters: int, train_ids, val_ids) -> tuple[list[float], float]:
+def train_curve(device: str, iters: int, train_ids, val_ids, precision: str = "fp32",
+                plain: bool = False) -> tuple[list[float], float]:
+    """The PA6a loop; `plain`: as PA6a's own code runs it (unfused loss, AdamW's default kernel, fp32)."""
     import numpy as np
     import torch
 
@@ -66,10 +71,10 @@ def train_curve(device: str, iters: int, train_ids, val_ids) -> tuple[list[float
     from pipeline.lm.model import GPT
     from pipeline.lm.train import autocast, get_batch, lr_at, make_optimizer
 
-    cfg = TrainConfig(max_iters=iters, precision="fp32")
+    cfg = TrainConfig(max_iters=iters, precision=precision)
     torch.manual_seed(cfg.seed)
     model = GPT(GPTConfig()).to(device)
-    optimizer = make_optimizer(model, cfg)
+    optimizer = make_optimizer(model, cfg, fused=not plain)
     rng = np.random.default_rng(cfg.seed)
     losses = []
     if device == "cuda":
@@ -80,12 +85,14 @@ def train_curve(device: str, iters: int, train_ids, val_ids) -> tuple[list[float
             group["lr"] = lr_at(it, cfg)
         x, y = get_batch(train_ids, cfg.batch_size, model.cfg.block_size, rng, device)
         with autocast(cfg.precision, device):
-            _, loss = model(x, y)
+            _, loss = model(x, y, fused_loss=not plain)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         optimizer.step()
         losses.append(loss.item())
+    if device == "cuda":
+        torch.cuda.synchronize()
     return losses, (time.perf_counter() - t0) / iters * 1000, model
 
 
@@ -131,6 +138,16 @@ def main() -> int:
     report["loss_last50"] = {dev: float(np.mean(curve_dev[-tail:])), "cpu": float(np.mean(curve_cpu[-tail:]))}
     report["loss_curves_agree"] = abs(report["loss_last50"][dev] - report["loss_last50"]["cpu"]) <= 0.02
 
+    precision = "bf16" if dev == "cuda" and torch.cuda.is_bf16_supported() else "fp32"
+    curve_ours, ms_ours, _ = train_curve(dev, args.iters, train_ids, val_ids, precision)
+    curve_plain, ms_plain, _ = train_curve(dev, args.iters, train_ids, val_ids, plain=True)
+    report["train_ratio"] = {"precision": precision, "ours_ms": round(ms_ours, 2), "plain_fp32_ms": round(ms_plain, 2),
+                             "ratio": round(ms_ours / ms_plain, 3), "goal": "<= 0.333",
+                             "loss_last50_ours": float(np.mean(curve_ours[-tail:])),
+                             "loss_last50_plain": float(np.mean(curve_plain[-tail:]))}
+    report["train_ratio"]["loss_within_0.03"] = abs(report["train_ratio"]["loss_last50_ours"]
+                                                    - report["train_ratio"]["loss_last50_plain"]) <= 0.03
+
     from pipeline.lm.perplexity import perplexity
     from pipeline.lm.sample import generate
     from pipeline.lm import tokenizer
@@ -149,6 +166,8 @@ def main() -> int:
     report["whisper_fp32_tokens_equal"] = dev_tokens == cpu_tokens
     report["whisper_fp16_tokens_equal"] = half_tokens == cpu_tokens
     rows = [("train ms/iter (PA6a config, fp32)", f"{ms_cpu:.1f}", f"{ms_dev:.1f}"),
+            (f"train ms/iter, ours ({precision}) / plain eager fp32", "",
+             f"{ms_ours:.1f} / {ms_plain:.1f} = {ms_ours / ms_plain:.2f}"),
             ("whisper code path, audio s per s (fp32)", f"{seconds / cpu_s:.1f}", f"{seconds / dev_s:.1f}"),
             ("whisper code path, audio s per s (fp16 on GPU)", "", f"{seconds / half_s:.1f}")]
     print(f"\n| measure | cpu | {dev} |\n|---|---|---|")

@@ -30,6 +30,9 @@ MODELS = ROOT / "models"
 # "faster-whisper-trim" is the same with the encoder window trimmed to the speech (pipeline/asr/faster_whisper_trim.py).
 VARIANTS = ["openai-whisper transcribe()", "openai-whisper ours", "faster-whisper transcribe() int8",
             "faster-whisper ours float32", "faster-whisper ours int8", "faster-whisper-trim ours int8"]
+# bf16 (--compute-type bfloat16): run only where the CPU has native bf16; elsewhere bf16 matmuls are emulated at
+# about 1 GFLOP/s and a ratio would only measure the emulation
+BF16_VARIANTS = ["openai-whisper ours bfloat16", "faster-whisper ours bfloat16"]
 ENCODER_DIMS = {"base": (512, 6), "tiny.en": (384, 4)}  # width, layers
 GOAL = 3.0
 
@@ -116,7 +119,7 @@ def run_variant(name: str, model: str, audio_file: str, threads: int, repeat: in
                 for a in arrays]
     else:
         engine = name.split()[0]
-        compute = "float32" if "float32" in name else "int8"
+        compute = next((c for c in ("float32", "bfloat16") if c in name), "int8")
         r = base.load(f"{engine}:{model}", base.ASRConfig(threads=threads, compute_type=compute), str(MODELS))
 
         def transcribe():
@@ -129,6 +132,14 @@ def run_variant(name: str, model: str, audio_file: str, threads: int, repeat: in
         walls.append(time.perf_counter() - t0)
     return {"variant": name, "load_s": load, "wall_s": min(walls), "walls": walls, "texts": texts,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def native_bf16() -> bool:
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def main() -> None:
@@ -173,8 +184,9 @@ def main() -> None:
                              capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
+    bf16 = native_bf16()
     results = []
-    for v in VARIANTS:
+    for v in VARIANTS + (BF16_VARIANTS if bf16 else []):
         r = subprocess_json(v)
         r["errors"] = [align_text(norm(t), norm(h)).errors for t, h in zip(texts, r["texts"])]
         r["wer"] = sum(r["errors"]) / words.sum()
@@ -200,6 +212,9 @@ def main() -> None:
         lines.append(f"| {r['variant']} | {r['throughput']:.1f} | {ratio:.2f} | {r['wer']:.3f} | "
                      f"{'—' if r is base else met} | {same}/{len(texts)} | {same_full}/{len(texts)} | "
                      f"{r['load_s']:.1f} | {r['peak_rss_mb']:.0f} |")
+    if not bf16:
+        lines += ["", f"No native bf16 on this CPU (no avx512_bf16 or amx_bf16 in /proc/cpuinfo): "
+                  f"{', '.join(BF16_VARIANTS)} not measured."]
     prof = subprocess_json("profile")
     n = len(texts)
     lines += ["", f"Profile, one thread, faster-whisper:{args.model} int8, ms per utterance (mean of {n}); this CPU's "

@@ -90,3 +90,25 @@ def test_trimmed_window_recognises_speech_and_falls_back_to_the_full_window(mode
     again = base.load("faster-whisper-trim:tiny.en", opts, str(models_dir))
     assert again.name == "faster-whisper-trim:tiny.en"
     assert [t for t, _ in again.transcribe(speech)] == full  # every "loop" decoded again in 30 s
+
+
+@pytest.mark.slow
+def test_bfloat16_runs_openai_whisper_under_bf16_autocast(models_dir, piper_speech):
+    """Correct on any CPU; fast only on one with native bf16 (bench/asr_speed.py measures it there)."""
+    texts, speech = piper_speech
+    opts = base.ASRConfig(threads=1, compute_type="bfloat16")
+    r = base.load("openai-whisper:tiny.en", opts, str(models_dir))
+    (text, _), = r.transcribe([speech[1]])
+    assert wer(texts[1], text) <= 0.2, text
+    import torch
+
+    assert r.models[0].encoder(torch.zeros(1, 80, 3000)).dtype == torch.float32  # what whisper.decode checks
+
+
+def test_a_compute_type_this_cpu_cannot_run_says_which_it_can(models_dir):
+    import ctranslate2
+
+    if "bfloat16" in ctranslate2.get_supported_compute_types("cpu"):
+        pytest.skip("this CPU runs bfloat16")
+    with pytest.raises(ValueError, match=r"--compute-type bfloat16 cannot run on this cpu .* it runs .*int8"):
+        base.load("faster-whisper:tiny.en", base.ASRConfig(compute_type="bfloat16"), str(models_dir))

@@ -22,8 +22,13 @@ class FasterWhisper:
         self.options = options
         path = source.path
         self.workers = base.parallel_decoders(options) if device == "cpu" else 1
-        self.model = WhisperModel(str(path), device=device, compute_type=base.compute_type(options, device),
-                                  cpu_threads=1, num_workers=self.workers)
+        try:
+            self.model = WhisperModel(str(path), device=device, compute_type=base.compute_type(options, device),
+                                      cpu_threads=1, num_workers=self.workers)
+        except ValueError as e:  # a compute type this machine cannot run, bfloat16 on most CPUs
+            supported = ", ".join(sorted(ctranslate2.get_supported_compute_types(device)))
+            raise ValueError(f"--compute-type {options.compute_type} cannot run on this {device} ({e}); it runs "
+                             f"{supported}") from None
         language = options.language if self.model.model.is_multilingual else None
         self.tokenizer = Tokenizer(self.model.hf_tokenizer, self.model.model.is_multilingual,
                                    task="transcribe", language=language)

@@ -35,8 +35,12 @@ class OpenAIWhisper:
         first.to(device)
         copies = base.parallel_decoders(options) - 1 if device == "cpu" else 0
         self.models = [first] + [copy.deepcopy(first) for _ in range(copies)]
+        if options.compute_type == "bfloat16":
+            for m in self.models:  # whisper.decode wants fp32 audio features: the encoder's bf16 output is widened
+                m.encoder.forward = lambda mel, forward=m.encoder.forward: forward(mel).float()
         self.whisper = whisper
-        self.fp16 = device == "cuda"
+        self.bf16 = options.compute_type == "bfloat16"  # bf16 autocast: its matmuls in bf16, in the transcript key
+        self.fp16 = device == "cuda" and not self.bf16
         self.decode_options = whisper.DecodingOptions(
             language=options.language, without_timestamps=True, fp16=self.fp16, temperature=options.temperature,
             beam_size=options.beam_size if options.beam_size > 1 else None)
@@ -46,15 +50,18 @@ class OpenAIWhisper:
 
         w = self.whisper
         mel = w.log_mel_spectrogram(w.pad_or_trim(torch.from_numpy(audio).to(self.device)), model.dims.n_mels)
-        with torch.inference_mode():
+        with torch.inference_mode(), torch.autocast(self.device, dtype=torch.bfloat16, enabled=self.bf16):
             result = w.decode(model, mel, self.decode_options)
         return result.text.strip()
 
     def _long(self, model, audio: np.ndarray) -> str:
-        result = model.transcribe(
-            audio, language=self.options.language, beam_size=self.decode_options.beam_size,
-            temperature=self.options.temperature, fp16=self.fp16, verbose=None,
-            condition_on_previous_text=self.options.condition_on_previous_text)
+        import torch
+
+        with torch.autocast(self.device, dtype=torch.bfloat16, enabled=self.bf16):
+            result = model.transcribe(
+                audio, language=self.options.language, beam_size=self.decode_options.beam_size,
+                temperature=self.options.temperature, fp16=self.fp16, verbose=None,
+                condition_on_previous_text=self.options.condition_on_previous_text)
         return result["text"].strip()
 
     def transcribe(self, arrays: list[np.ndarray]) -> list[tuple[str, dict]]:

@@ -193,12 +193,15 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
         timings = manifest.setdefault("stage_seconds", {})
         results: dict = manifest.setdefault("stage_results", {})
         stage_files: dict = manifest.setdefault("stage_files", {})
+        manifest["stage_status"] = {}  # what this invocation did with each stage it selected
         for stage in chosen:
             name = stage.name
             is_stale, key = stale(cfg, stage, state_dir, models.get(name))
             if not (is_stale or force):
                 log.info("%s: up to date", name)
+                manifest["stage_status"][name] = "up to date"
                 continue
+            manifest["stage_status"][name] = "running"
             log.info("%s: running", name)
             t0 = time.perf_counter()
             try:
@@ -212,6 +215,7 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
             results[name] = result.summary
             if result.device:
                 manifest.setdefault("stage_devices", {})[name] = result.device
+            manifest["stage_status"][name] = "ran"
             store.write_json(state_dir / f"{name}.json", {"key": key, "outputs": outputs(cfg, stage)})
             store.write_json(manifest_path, manifest)
             log.info("%s: done in %.1f s", name, timings[name])

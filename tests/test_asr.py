@@ -11,6 +11,7 @@ def wer(ref: str, hyp: str) -> float:
     return align_text(n(ref), n(hyp)).wer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["tiny.en", "base"])
 def test_converted_openai_whisper_equals_faster_whisper_float32(models_dir, piper_speech, model):
     texts, speech = piper_speech

@@ -5,6 +5,8 @@ import pytest
 
 from pipeline.tts import base
 
+pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
+
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,8 @@ from pipeline import store
 from tests.conftest import ROOT
 from tests.test_pipeline import SENTENCES, SMALL_LM, TIMING, TINY, cli, write_sentences
 
+pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
+
 CSVS = ("sentences.csv", "synthesis.csv", "transcripts.csv", "utterances.csv", "errors.csv", "summary.csv")
 
 

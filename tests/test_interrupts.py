@@ -13,6 +13,8 @@ import pytest
 from pipeline import store
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
+
 LINES = [f"{w} is the winter of our discontent, made glorious summer by this sun of York." for w in
          ("Now", "Then", "Here", "There", "Once", "Still", "Soon", "Long", "Late", "Cold", "Dark", "Deep", "Grey",
           "Hard", "High", "Loud", "Pale", "Slow", "Vast", "Wild", "Wet", "Dry", "Bleak", "Brief")]
@@ -70,7 +72,6 @@ def rerun_continues(cwd: Path, models: Path, kept: int, extra: list[str]) -> Non
     assert len(rows) == len(LINES) and all(r["status"] == "ok" for r in rows)
 
 
-@pytest.mark.slow
 def test_ctrl_c_stops_within_5_s_and_the_same_command_continues(tmp_path, models_dir):
     proc = start(tmp_path, models_dir, [])
     code, seconds, stderr = interrupt_in_transcription(proc, tmp_path, signal.SIGINT)
@@ -79,7 +80,6 @@ def test_ctrl_c_stops_within_5_s_and_the_same_command_continues(tmp_path, models
     rerun_continues(tmp_path, models_dir, kept, [])
 
 
-@pytest.mark.slow
 def test_sigterm_on_ray_shuts_the_actors_down_and_the_same_command_continues(tmp_path, models_dir):
     pytest.importorskip("ray", reason="needs the ray extra (scripts/setup --test)")
     ray = ["--executor", "ray", "--set", "executor.num_cpus=2", "--set", "executor.actors=1"]

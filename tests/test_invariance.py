@@ -10,7 +10,9 @@ from pipeline import store
 from pipeline.asr import base
 from tests.test_pipeline import SENTENCES, cli, ran
 
-ENGINES = ["faster-whisper:tiny.en", "faster-whisper-trim:tiny.en", "openai-whisper:tiny.en"]
+pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
+
+ENGINES = ["faster-whisper:tiny.en", "faster-whisper-trim:tiny.en", "openai-whisper:tiny.en", "pocketsphinx:en-us"]
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,8 @@ import pytest
 from pipeline import store
 from tests.test_pipeline import SENTENCES, TIMING, TINY, cli, write_sentences
 
+pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
+
 ray = pytest.importorskip("ray", reason="needs the ray extra (scripts/setup --test)")
 RAY = str(Path(sys.executable).parent / "ray")
 CSVS = ("synthesis.csv", "transcripts.csv", "utterances.csv", "errors.csv", "confusions.csv", "summary.csv")

@@ -9,6 +9,8 @@ import pytest
 
 from tests.test_pipeline import SENTENCES, TINY, cli, write_sentences
 
+pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
+
 CHROMIUM = shutil.which("chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -51,7 +53,16 @@ def test_report_loads_without_console_errors_and_its_audio_exists(report, tmp_pa
         assert (report.parent / unquote(src)).resolve().is_file(), src
     assert dom.count('<img alt="') >= 2 and "only sentences with" in dom
     assert '<select id="only-flag"' in dom and '<option value="silent_audio">' in dom
-    assert 'class="S"' in dom or 'class="D"' in dom or 'class="I"' in dom or "WER" in dom
+    from pipeline import store
+
+    rows = store.read_csv(report.parent / "utterances.csv")
+    errors = {op: sum(int(r[name] or 0) for r in rows) for op, name in
+              (("S", "substitutions"), ("D", "deletions"), ("I", "insertions"))}
+    assert sum(errors.values()) > 0  # 5 dB of noise: tiny.en makes errors to show
+    legend = 1  # the key under the table names each kind once
+    assert dom.count('<span class="S">') == 2 * errors["S"] + legend  # marked on the reference and the hypothesis
+    assert dom.count('<span class="D">') == errors["D"] + legend
+    assert dom.count('<span class="I">') == errors["I"] + legend
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian chromium (scripts/setup --test)")

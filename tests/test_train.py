@@ -60,6 +60,7 @@ def test_killed_run_resumes_to_the_same_result(tmp_path):
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
+@pytest.mark.slow
 def test_bf16_keeps_the_fp32_loss_curve(tmp_path):
     """The same seed and batches in fp32 and in bf16 (the head's matmuls included): PA6a's curve within 0.03.
     Small shapes, since a CPU without native bf16 runs its matmuls at about 1 GFLOP/s."""

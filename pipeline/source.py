@@ -89,8 +89,14 @@ def reachable(host: str, port: int = 443, timeout: float = NETWORK_TIMEOUT_S) ->
     return bool(answer and answer[0])
 
 
+MODEL_SUFFIXES = (".onnx", ".pt", ".pth", ".tar", ".bin")
+
+
 def as_path(name: str) -> Path | None:
-    """The name as a filesystem path, when it is written as one (absolute, ./, ../, ~) or exists."""
-    if name.startswith(("/", "./", "../", "~")) or Path(name).expanduser().exists():
-        return Path(name).expanduser()
+    """The name as a filesystem path: written as one (absolute, ./, ../, ~), a relative path with a folder that
+    exists, or a model file name. A bare name (`base`, `en_GB-alan-medium`) is a name, even where a folder of
+    that name happens to be in the working directory."""
+    path = Path(name).expanduser()
+    if name.startswith(("/", "./", "../", "~")) or name.endswith(MODEL_SUFFIXES) or ("/" in name and path.exists()):
+        return path
     return None

@@ -95,6 +95,14 @@ def test_a_source_is_its_content_wherever_it_lies(models_dir, tiny_dir, tmp_path
     assert copied.content(models_dir) != original.content(models_dir)
 
 
+def test_a_bare_name_is_a_name_even_beside_a_folder_of_that_name(tmp_path, models_dir, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tiny.en").mkdir()
+    assert base.resolve("faster-whisper:tiny.en", base.ASRConfig(), str(models_dir)).found == "package"
+    with pytest.raises(ModelDamaged, match="model.bin is missing"):  # written as a path, it is one
+        base.resolve("faster-whisper:./tiny.en", base.ASRConfig(), str(models_dir))
+
+
 def test_the_header_walk_reads_shapes_and_finds_a_truncated_model(tiny_dir, tmp_path):
     shapes = sources.ct2_shapes(tiny_dir / "model.bin")
     assert shapes["decoder/embeddings/weight"] == (51864, 384)

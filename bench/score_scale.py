@@ -144,7 +144,11 @@ def cpu_name() -> str:
     except OSError:
         return "unknown CPU"
     name = re.search(r"model name\s*:\s*(.*)", text)
-    return name.group(1).strip() if name else "unknown CPU"
+    flags = re.search(r"flags\s*:\s*(.*)", text)
+    have = set(flags.group(1).split()) if flags else set()
+    native = ", ".join(f for f in ("avx512_bf16", "amx_bf16", "avx512_vnni", "avx_vnni") if f in have)
+    native = native or "no native bf16, no VNNI"
+    return f"{name.group(1).strip() if name else 'unknown CPU'}, {native}"
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Where per-item work runs: in this process (`local`) or on a Ray cluster (`ray`).
 
-Both take a worker class (pipeline.workers), its constructor arguments, and a list of (key, argument) jobs,
-and yield (key, result) as results arrive. Only the worker runs remotely; the stage that called writes every
+Both take a worker class (a pipeline.workers.Worker), its constructor arguments, and a list of (key, batch)
+jobs, and yield (key, results) as results arrive. Only the worker runs remotely; the stage that called writes every
 file itself, through the same per-item cache, so a Ray run resumes a local one and the other way round.
 
 Design: audio travels as arrays through Ray's object store (synthesized audio back to the driver, 16 kHz
@@ -19,6 +19,7 @@ from typing import Any, Iterable, Iterator
 
 from pipeline.errors import ConfigError
 from pipeline.options import option
+from pipeline.workers import Done, Worker
 
 log = logging.getLogger(__name__)
 RAY_INSTALL = "pip install -e '.[ray]' (or scripts/setup --test)"
@@ -51,16 +52,15 @@ class LocalExecutor:
     def __init__(self, cfg: ExecutorConfig):
         self.cfg = cfg
 
-    def map(self, worker_cls, args: tuple, method: str, jobs: Iterable[tuple[Any, Any]],
-            count: int, gpus: float = 0) -> Iterator[tuple[Any, Any]]:
-        """Run `worker_cls(*args).method(arg)` for each (key, arg) of `count` jobs; the worker loads once.
+    def map(self, worker_cls: type[Worker], args: tuple, jobs: Iterable[tuple[Any, list]],
+            count: int, gpus: float = 0) -> Iterator[tuple[Any, list[Done]]]:
+        """Run `worker_cls(*args).work(batch)` for each (key, batch) of `count` jobs; the worker loads once.
         `jobs` may be a generator: it is drawn from only as workers are free, so inputs stream."""
         if not count:
             return
         worker = worker_cls(*args)
-        call = getattr(worker, method)
-        for key, arg in jobs:
-            yield key, call(arg)
+        for key, batch in jobs:
+            yield key, worker.work(batch)
 
     def close(self) -> None:
         pass
@@ -96,8 +96,8 @@ class RayExecutor:
         n = max(1, int(resources.get("CPU", 1) // self.cfg.cpus_per_actor))
         return min(n, max(1, int(resources.get("GPU", 0) // gpus))) if gpus else n
 
-    def map(self, worker_cls, args: tuple, method: str, jobs: Iterable[tuple[Any, Any]],
-            count: int, gpus: float = 0) -> Iterator[tuple[Any, Any]]:
+    def map(self, worker_cls: type[Worker], args: tuple, jobs: Iterable[tuple[Any, list]],
+            count: int, gpus: float = 0) -> Iterator[tuple[Any, list[Done]]]:
         if not count:
             return
         self._connect()
@@ -115,16 +115,15 @@ class RayExecutor:
                     if job is None:
                         break
                     idle.remove(actor)
-                    in_flight[getattr(actor, method).remote(job[1])] = (job[0], actor)
+                    in_flight[actor.work.remote(job[1])] = (job[0], actor)
                 if not in_flight:
                     break
                 (ref,), _ = ray.wait(list(in_flight), num_returns=1)
                 key, actor = in_flight.pop(ref)
                 idle.append(actor)
-                result = ray.get(ref)
-                for r in (result if isinstance(result, list) else [result]):
-                    self.nodes[r.get("node", "?")] += 1
-                yield key, result
+                results = ray.get(ref)
+                self.nodes.update(r.node for r in results)
+                yield key, results
         finally:
             for actor in actors:
                 ray.kill(actor)

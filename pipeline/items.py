@@ -7,11 +7,14 @@ Errors are not recorded: the next run tries them again."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, TypeVar
 
 from pipeline import progress, store
+from pipeline.workers import Done, Worker
+
+D = TypeVar("D", bound=Done)
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +27,9 @@ class Unusable(Exception):
 class Item:
     key: str  # "" when its input is unreadable: never cached
     record: Path
-    input: Callable[[], tuple[Any, dict]]  # the worker's argument and fields to record with its result, made only
-    # when a worker is free (audio is read just in time: memory stays flat); raises Unusable
+    input: Callable[[], tuple[Any, dict]]  # the worker's argument, and the result fields the stage already knows
+    # (the audio's sha256 and level): made only when a worker is free, so audio is read just in time and memory
+    # stays flat; raises Unusable
     output: Path | None = None  # the file an ok record describes
 
 
@@ -43,22 +47,22 @@ def written(path: Path) -> dict:
     return {"wav_sha256": store.sha256_stat(path), "wav_bytes": path.stat().st_size}
 
 
-def cached_map(pool, worker: tuple[type, tuple], method: str, items: dict[Hashable, Item], *, chunk: int,
-               desc: str, save: Callable[[Hashable, dict], dict], gpus: float = 0,
-               noun: str = "items") -> tuple[dict[Hashable, dict], int]:
-    """Every item's record, and how many came from the cache.
+def cached_map(pool, worker: tuple[type[Worker], tuple], items: dict[Hashable, Item], *, result: type[D],
+               chunk: int, desc: str, save: Callable[[Hashable, D], D] = lambda item_id, done: done,
+               gpus: float = 0, noun: str = "items") -> tuple[dict[Hashable, D], int]:
+    """Every item's result (of type `result`), and how many came from the cache.
 
-    `worker[0](*worker[1]).method(list of inputs)` returns one result dict (with a `status`) per input. `save(id,
-    result)` writes what the result holds (a wav) and returns the record to keep. An interrupt (Ctrl-C, SIGTERM)
-    leaves every record written so far, and says how many on its way out (`kept`)."""
-    results: dict[Hashable, dict] = {}
+    `worker[0](*worker[1]).work(list of inputs)` returns one result per input. `save(id, result)` writes what
+    the result carries (a wav) and returns the result to record. An interrupt (Ctrl-C, SIGTERM) leaves every
+    record written so far, and says how many on its way out (`kept`)."""
+    results: dict[Hashable, D] = {}
     pending = []
     for item_id, item in items.items():
         record = cached(item)
         if record is None:
             pending.append(item_id)
         else:
-            results[item_id] = record
+            results[item_id] = result.from_record(record)
     reused = len(results)
     chunks = [pending[k:k + chunk] for k in range(0, len(pending), chunk)]
 
@@ -67,30 +71,30 @@ def cached_map(pool, worker: tuple[type, tuple], method: str, items: dict[Hashab
             ready, inputs = [], []
             for item_id in ids:
                 try:
-                    argument, heard = items[item_id].input()
+                    argument, known = items[item_id].input()
                 except Unusable as e:
-                    results[item_id] = {"key": "", "status": "error", "error": str(e)}
+                    results[item_id] = result(status="error", error=str(e))
                     continue
-                ready.append((item_id, heard))
+                ready.append((item_id, known))
                 inputs.append(argument)
             yield ready, inputs
 
     bar = progress.bar(total=len(pending), desc=desc)
     try:
-        for ready, outcome in pool.map(worker[0], worker[1], method, jobs(), len(chunks), gpus):
-            for (item_id, heard), result in zip(ready, outcome):
-                record = save(item_id, {"key": items[item_id].key, **heard, **result})
-                if record["status"] != "error":
-                    store.write_record(items[item_id].record, record)
-                results[item_id] = record
+        for ready, outcome in pool.map(worker[0], worker[1], jobs(), len(chunks), gpus):
+            for (item_id, known), done in zip(ready, outcome):
+                done = save(item_id, replace(done, **known))
+                if done.status != "error":
+                    store.write_record(items[item_id].record, {"key": items[item_id].key, **done.record()})
+                results[item_id] = done
             bar.update(len(ready))
     except KeyboardInterrupt as stop:
-        kept = sum(1 for r in results.values() if r["status"] != "error")
+        kept = sum(1 for r in results.values() if r.status != "error")
         stop.kept = f"{kept} of {len(items)} {noun} kept ({desc})"
         raise
     finally:
         bar.close()
-    failed = [results[i]["error"] for i in pending if results[i]["status"] == "error"]
+    failed = [results[i].error for i in pending if results[i].status == "error"]
     if failed and len(failed) == len(pending):
         log.error("%s: %s", desc, failed[0])
     return results, reused

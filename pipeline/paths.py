@@ -44,6 +44,18 @@ def audio_dir(cfg: Config) -> Path:
     return Path(cfg.audio_dir) / cfg.run
 
 
+def wav(cfg: Config, *, voice: str, condition: str, sentence_id: str) -> Path:
+    """Where an utterance's audio is: audio/<run>/<voice>/<condition>/<run>_<sentence_id>.wav."""
+    return audio_dir(cfg) / slug(voice) / slug(condition) / f"{cfg.run}_{sentence_id}.wav"
+
+
+def transcript_record(cfg: Config, *, asr: str, voice: str, condition: str, sentence_id: str) -> Path:
+    """Where an utterance's transcript is cached: results/<run>/transcripts/<asr>/<voice>/<condition>/<id>.json
+    (a recording, which has no voice, under `recordings`)."""
+    parts = [slug(asr), slug(voice or "recordings"), slug(condition)]
+    return run_dir(cfg).joinpath("transcripts", *parts, f"{sentence_id}.json")
+
+
 def slug(name: str) -> str:
     """A file-name-safe form of a backend or condition name: 'piper:joe' → 'piper-joe'."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")

@@ -15,7 +15,29 @@ from typing import Iterable, TypeVar
 from pipeline import store
 
 R = TypeVar("R")
+Group = tuple[str, str, str]  # (voice, asr, condition): what a corpus figure is computed over
 SPOKEN = ("ok", "skipped", "error")  # skipped: nothing a voice could say; error: the reason is in `error`
+
+
+def trn_safe(text: str) -> str:
+    """sclite reads an id as speaker_utterance (`-i spu_id`): no underscore or space inside either part."""
+    return text.replace("_", "-").replace(" ", "-")
+
+
+def utterance_id(*, sentence_id: str, voice: str = "", condition: str = "", asr: str = "") -> str:
+    """An utterance's one name, in every CSV and trn file: <voice>-<condition>-<asr>_<sentence_id>, empty parts
+    left out (`piper-joe-clean-faster-whisper-base_s0-1`)."""
+    system = "-".join(p for p in (voice, condition, asr) if p).replace(":", "-").replace("=", "")
+    return "_".join(p for p in (trn_safe(system), trn_safe(sentence_id)) if p)
+
+
+class _Grouped:
+    """A record of one (voice, asr, condition) group, or of one of its utterances."""
+    __slots__ = ()
+
+    @property
+    def group(self) -> Group:
+        return self.voice, self.asr, self.condition
 
 
 def _one_of(value: str, allowed: tuple[str, ...], what: str) -> None:
@@ -23,7 +45,7 @@ def _one_of(value: str, allowed: tuple[str, ...], what: str) -> None:
         raise ValueError(f"{what} = {value!r}; expected one of {', '.join(allowed)}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Sentence:
     sentence_id: str  # stable across reruns: s<sample>-<n> (LM), l<line> (a sentences file), or the manifest id
     sample: int | None  # which LM sample it was cut from
@@ -32,7 +54,7 @@ class Sentence:
     perplexity: float | None  # the LM's perplexity of the text, given the sampling prompt; None without an LM
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Speech:
     sentence_id: str
     voice: str  # family:voice; "" for recordings from an audio manifest
@@ -47,8 +69,8 @@ class Speech:
         _one_of(self.status, SPOKEN, "status")
 
 
-@dataclass(frozen=True, slots=True)
-class Transcript:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Transcript(_Grouped):
     sentence_id: str
     voice: str
     condition: str
@@ -66,10 +88,14 @@ class Transcript:
     def __post_init__(self):
         _one_of(self.status, SPOKEN, "status")
 
+    @property
+    def id(self) -> str:
+        return utterance_id(sentence_id=self.sentence_id, voice=self.voice, condition=self.condition, asr=self.asr)
 
-@dataclass(slots=True)  # not frozen: 100,000 of them are made at once, and a frozen init costs a call per field
-class ScoredUtterance:
-    id: str  # <voice>-<condition>-<asr>_<sentence_id>, as in the trn files
+
+@dataclass(slots=True, kw_only=True)  # not frozen: 100,000 of them are made at once, and a frozen init costs a call per field
+class ScoredUtterance(_Grouped):
+    id: str  # utterance_id(): <voice>-<condition>-<asr>_<sentence_id>, as in the trn files
     sentence_id: str
     voice: str
     asr: str
@@ -106,7 +132,7 @@ class ScoredUtterance:
             raise ValueError(f"wer = {self.wer} is negative")
 
 
-@dataclass(slots=True)  # not frozen, as ScoredUtterance
+@dataclass(slots=True, kw_only=True)  # not frozen, as ScoredUtterance
 class ErrorEvent:
     id: str  # the utterance
     type: str  # substitution, deletion or insertion
@@ -118,8 +144,8 @@ class ErrorEvent:
         _one_of(self.type, ("substitution", "deletion", "insertion"), "type")
 
 
-@dataclass(frozen=True, slots=True)
-class Confusion:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Confusion(_Grouped):
     voice: str
     asr: str
     condition: str
@@ -128,8 +154,8 @@ class Confusion:
     count: int
 
 
-@dataclass(frozen=True, slots=True)
-class GroupSummary:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupSummary(_Grouped):
     voice: str
     asr: str
     condition: str
@@ -156,7 +182,7 @@ class GroupSummary:
     cer_ci95_high: float | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Comparison:
     """Two groups (voice × engine × condition) scored on the same sentences: B against A."""
     a: str  # voice | asr | condition
@@ -185,8 +211,8 @@ class Comparison:
     verdict: str  # one line, by MAPSSWE after Holm at 0.05
 
 
-@dataclass(frozen=True, slots=True)
-class NormalizerEffect:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NormalizerEffect(_Grouped):
     voice: str
     asr: str
     condition: str
@@ -197,8 +223,8 @@ class NormalizerEffect:
     normalization_share: float | None  # of the errors without normalization, the share the one used removes
 
 
-@dataclass(frozen=True, slots=True)
-class DifficultyBin:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DifficultyBin(_Grouped):
     voice: str
     asr: str
     condition: str
@@ -210,7 +236,7 @@ class DifficultyBin:
     ci95_high: float | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WordAttribution:
     word: str  # a normalized reference word
     occurrences: int  # in scored utterances
@@ -224,7 +250,7 @@ class WordAttribution:
     utterances: str  # ;-separated ids of the rows where it failed
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EngineAgreement:
     voice: str
     condition: str
@@ -233,7 +259,7 @@ class EngineAgreement:
     agreement: float | None  # share whose normalized hypotheses are identical across the engines
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Breakdown:
     voice: str
     asr: str

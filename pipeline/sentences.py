@@ -28,7 +28,7 @@ def write(cfg: Config, lm_dir: Path | None, texts: list[tuple[str, int | None, s
     def scored(sentence_id: str, sample: int | None, text: str) -> Sentence:
         ids = tokenizer.encode(text)
         ppl = round(perplexity(model, ids, context=start_ids), 4) if model is not None and ids else None
-        return Sentence(sentence_id, sample, text, len(ids), ppl)
+        return Sentence(sentence_id=sentence_id, sample=sample, text=text, lm_tokens=len(ids), perplexity=ppl)
 
     out = artifacts.path("sentences", cfg)
     records.write_csv(out, Sentence, [scored(*t) for t in texts])

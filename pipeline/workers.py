@@ -1,12 +1,15 @@
 """The per-item work of synthesis and transcription, as objects that load their model once.
 
 The same classes run in-process (local executor) and as Ray actors (ray executor): a worker never touches the
-run directory; it returns audio or text, and the stage writes files through its per-item cache."""
+run directory; it returns a typed result (`Spoken`, `Heard`) per input, and the stage writes files through its per-item
+cache."""
 from __future__ import annotations
 
 import os
 import socket
 import time
+from dataclasses import dataclass, field, fields
+from typing import Protocol
 
 import numpy as np
 
@@ -28,6 +31,58 @@ def where() -> dict:
     return {"node": node, "pid": os.getpid()}
 
 
+@dataclass(kw_only=True, slots=True)
+class Done:
+    """What a worker made of one input, as kept in the item's record."""
+    status: str  # ok, skipped or error
+    error: str = ""
+    node: str = ""  # where it ran (a Ray node id inside Ray)
+    pid: int = 0
+
+    def record(self) -> dict:
+        """The fields kept in the item's cache record."""
+        return {name: getattr(self, name) for name in self.recorded()}
+
+    @classmethod
+    def recorded(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls) if not f.metadata.get("transient"))
+
+    @classmethod
+    def from_record(cls, record: dict) -> Done:
+        return cls(**{name: record[name] for name in cls.recorded() if name in record})
+
+
+def transient(default=None):
+    """A field that travels from the worker to the stage but is not kept in the record (the stage writes it)."""
+    return field(default=default, metadata={"transient": True})
+
+
+@dataclass(kw_only=True, slots=True)
+class Spoken(Done):
+    tts_seconds: float = 0.0  # wall time of synthesis
+    audio_seconds: float = 0.0
+    samples: np.ndarray | None = transient()  # float32 mono; written to the wav by the stage
+    sr: int = transient(0)
+    wav_sha256: str | None = None  # of the wav the stage wrote
+    wav_bytes: int | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class Heard(Done):
+    hypothesis: str = ""
+    asr_seconds: float | None = None  # wall time of this utterance's decode
+    mode: str = ""  # how the engine decoded it: window or long-form
+    audio_sha256: str = ""  # of the audio heard, its level and length: filled in by the stage that read it
+    level_dbfs: float | None = None
+    audio_seconds: float | None = None
+
+
+class Worker(Protocol):
+    """Loads its model once; `work` turns a batch of inputs into one result per input, each depending only on
+    its own input. Local executors call it in-process, Ray calls it on an actor."""
+    def work(self, batch: list) -> list[Done]: ...
+
+
 class Speaker:
     """One voice, loaded once from its resolved Source."""
 
@@ -38,25 +93,24 @@ class Speaker:
         except Exception as e:  # reported on every row of this voice; the other voices go on
             self.error = str(e)
 
-    def speak(self, texts: list[str]) -> list[dict]:
-        return [self.speak_one(text) for text in texts]
+    def work(self, texts: list[str]) -> list[Spoken]:
+        return [self.speak(text) for text in texts]
 
-    def speak_one(self, text: str) -> dict:
-        """status ok with float32 `samples` and `sr`, or skipped/error with the reason."""
-        out = {"tts_seconds": 0.0, "audio_seconds": 0.0, "samples": None, "sr": 0, **where()}
+    def speak(self, text: str) -> Spoken:
         if self.voice is None:
-            return {**out, "status": "error", "error": self.error}
+            return Spoken(status="error", error=self.error, **where())
         t0 = time.perf_counter()
         try:
             samples, sr = self.voice.synthesize(text)
         except tts.UnspeakableText as e:
-            return {**out, "status": "skipped", "error": str(e)}
+            return Spoken(status="skipped", error=str(e), **where())
         except Exception as e:  # one bad sentence must not stop the others
-            return {**out, "status": "error", "error": f"{type(e).__name__}: {e}"}
+            return Spoken(status="error", error=f"{type(e).__name__}: {e}", **where())
         if not np.isfinite(samples).all():
-            return {**out, "status": "error", "error": f"{self.voice.name} made non-finite samples (NaN or Inf)"}
-        return {**out, "status": "ok", "error": "", "samples": np.asarray(samples, dtype=np.float32), "sr": sr,
-                "tts_seconds": round(time.perf_counter() - t0, 4), "audio_seconds": round(len(samples) / sr, 4)}
+            return Spoken(status="error", error=f"{self.voice.name} made non-finite samples (NaN or Inf)", **where())
+        return Spoken(status="ok", samples=np.asarray(samples, dtype=np.float32), sr=sr,
+                      tts_seconds=round(time.perf_counter() - t0, 4), audio_seconds=round(len(samples) / sr, 4),
+                      **where())
 
 
 class Listener:
@@ -69,9 +123,8 @@ class Listener:
         except Exception as e:
             self.error = f"{source.spec}: {e}"
 
-    def transcribe(self, arrays: list[np.ndarray]) -> list[dict]:
+    def work(self, arrays: list[np.ndarray]) -> list[Heard]:
         if self.recognizer is None:
-            return [{"status": "error", "error": self.error, "hypothesis": "", "asr_seconds": None, **where()}
-                    for _ in arrays]
-        return [{"status": "ok", "error": "", "hypothesis": text, "asr_seconds": round(d["asr_seconds"], 4),
-                 "mode": d.get("mode", ""), **where()} for text, d in self.recognizer.transcribe(arrays)]
+            return [Heard(status="error", error=self.error, **where()) for _ in arrays]
+        return [Heard(status="ok", hypothesis=text, asr_seconds=round(d["asr_seconds"], 4), mode=d.get("mode", ""),
+                      **where()) for text, d in self.recognizer.transcribe(arrays)]

@@ -165,7 +165,8 @@ def test_records_round_trip_through_the_one_csv_reader_and_writer(tmp_path, cls)
 
 def test_records_are_checked_on_creation():
     with pytest.raises(ValueError, match="status"):
-        records.Speech("a", "piper:joe", "clean", "", None, None, "fine", "")
+        records.Speech(sentence_id="a", voice="piper:joe", condition="clean", audio_path="", audio_seconds=None,
+                       tts_seconds=None, status="fine", error="")
 
 
 def test_the_flag_columns_are_the_flags():

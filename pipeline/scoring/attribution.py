@@ -39,9 +39,11 @@ def words(utterances: list[ScoredUtterance], events: list[ErrorEvent]) -> list[W
                 points = "text or ASR"
             elif len(w["voices_failed"]) == 1:
                 points = f"voice {next(iter(w['voices_failed']))}"
-        out.append(WordAttribution(word, w["n"], len(w["failed"]), round(len(w["failed"]) / w["n"], 4),
-                                   len(w["voices_failed"]), len(w["voices"]), len(w["engines_failed"]),
-                                   len(w["engines"]), points, ";".join(dict.fromkeys(w["failed"]))))
+        out.append(WordAttribution(word=word, occurrences=w["n"], failures=len(w["failed"]),
+                                   failure_rate=round(len(w["failed"]) / w["n"], 4),
+                                   voices_failed=len(w["voices_failed"]), voices_heard=len(w["voices"]),
+                                   engines_failed=len(w["engines_failed"]), engines_heard=len(w["engines"]),
+                                   points_at=points, utterances=";".join(dict.fromkeys(w["failed"]))))
     return sorted(out, key=lambda a: (-a.failure_rate, -a.failures, a.word))
 
 
@@ -58,6 +60,6 @@ def agreement(utterances: list[ScoredUtterance]) -> list[EngineAgreement]:
     for (voice, condition), sentences in heard.items():
         complete = [h for h in sentences.values() if len(h) == len(engines)]
         same = sum(1 for h in complete if len(set(h.values())) == 1)
-        out.append(EngineAgreement(voice, condition, len(engines), len(complete),
-                                   round(same / len(complete), 4) if complete else None))
+        out.append(EngineAgreement(voice=voice, condition=condition, engines=len(engines), utterances=len(complete),
+                                   agreement=round(same / len(complete), 4) if complete else None))
     return out

@@ -11,7 +11,7 @@ from pipeline.scoring import paired
 from pipeline.scoring.align import from_events
 
 ALPHA = 0.05
-Group = tuple[str, str, str]
+
 
 
 def label(group: Group) -> str:
@@ -54,7 +54,7 @@ def compare(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot:
     ops = {}  # each utterance's alignment, rebuilt once: it takes part in a pair with every other group
     for u in utterances:
         if u.status == "ok" and u.condition != SILENCE:
-            groups.setdefault((u.voice, u.asr, u.condition), {})[u.sentence_id] = u
+            groups.setdefault(u.group, {})[u.sentence_id] = u
             ops[u.id] = from_events(u.reference_normalized, u.hypothesis_normalized, by_id.get(u.id, []))
     rows = []
     for a, b in combinations(groups, 2):

@@ -39,19 +39,19 @@ def bins(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int = 1337
     labels["words"] = [_label(low, high) for low, high in LENGTH_BINS]
     members: dict[tuple, list[ScoredUtterance]] = {}
     for u in scored:
-        group = (u.voice, u.asr, u.condition)
         if edges and u.perplexity is not None:
-            members.setdefault((*group, "perplexity", labels["perplexity"][quartile(u.perplexity, edges)]), []).append(u)
-        members.setdefault((*group, "words", length_bin(u.ref_words)), []).append(u)
+            members.setdefault((u.group, "perplexity", labels["perplexity"][quartile(u.perplexity, edges)]), []).append(u)
+        members.setdefault((u.group, "words", length_bin(u.ref_words)), []).append(u)
     out = []
-    groups = list(dict.fromkeys((u.voice, u.asr, u.condition) for u in scored))
-    for group in groups:
+    for group in dict.fromkeys(u.group for u in scored):
+        voice, engine, condition = group
         for by, names in labels.items():
             for name in names:
-                rows = members.get((*group, by, name), [])
+                rows = members.get((group, by, name), [])
                 if not rows:
                     continue
                 c = corpus_wer([u.errors for u in rows], [u.ref_words for u in rows], n_boot, seed)
-                out.append(DifficultyBin(*group, by, name, c.n_utterances,
-                                         *(None if x is None else round(x, 4) for x in (c.micro_wer, c.ci_low, c.ci_high))))
+                micro, low, high = (None if x is None else round(x, 4) for x in (c.micro_wer, c.ci_low, c.ci_high))
+                out.append(DifficultyBin(voice=voice, asr=engine, condition=condition, by=by, bin=name,
+                                         n_utterances=c.n_utterances, micro_wer=micro, ci95_low=low, ci95_high=high))
     return out

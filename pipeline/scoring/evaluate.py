@@ -12,7 +12,8 @@ from pathlib import Path
 from pipeline import records, store
 from pipeline.conditions import SILENCE
 from pipeline.options import option
-from pipeline.records import Comparison, Confusion, ErrorEvent, GroupSummary, ScoredUtterance, columns
+from pipeline.records import (Comparison, Confusion, ErrorEvent, Group, GroupSummary, ScoredUtterance, columns,
+                              utterance_id)
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
 from pipeline.scoring.align import Alignment, align_codes, from_codes
@@ -32,12 +33,6 @@ class ScoreConfig:
 TYPE_NAMES = {"S": "substitution", "D": "deletion", "I": "insertion"}
 COLUMNS = columns(ScoredUtterance)
 CHUNK = 10_000  # utterances aligned per compiled call: their words and op codes are all that is held at once
-
-
-def utterance_id(row: dict) -> str:
-    system = "-".join(p for p in (row.get("voice", ""), row.get("condition", ""), row.get("asr", "")) if p)
-    parts = [sclite.trn_id(system.replace(":", "-").replace("=", "")), sclite.trn_id(row["sentence_id"])]
-    return "_".join(p for p in parts if p)
 
 
 @dataclass
@@ -103,7 +98,8 @@ def begin_row(row: dict, transform) -> dict:
     for c in ("sentence_id", "voice", "asr", "condition", "reference", "hypothesis", "audio_path", "error",
               "audio_sha256"):
         u[c] = u[c] or ""
-    u.update(id=utterance_id(row), status=row.get("status") or "ok", reference_normalized="",
+    u.update(id=utterance_id(sentence_id=row["sentence_id"], voice=row.get("voice") or "",
+                              condition=row.get("condition") or "", asr=row.get("asr") or ""), status=row.get("status") or "ok", reference_normalized="",
              hypothesis_normalized="", flags="")
     if u["condition"] == SILENCE:
         u["reference"] = ""
@@ -127,7 +123,8 @@ def finish_row(u: dict, a: Alignment, out: Results) -> ScoredUtterance:
     if a.ref_words == 0 and speech_expected:  # no rate exists; flagged and kept out of the corpus figures
         u["status"] = "empty_reference"
         u["error"] = "reference is empty after normalization; left out of corpus WER"
-    out.events += [ErrorEvent(u["id"], TYPE_NAMES[op], r or "", h or "", pos)
+    out.events += [ErrorEvent(id=u["id"], type=TYPE_NAMES[op], reference_word=r or "", hypothesis_word=h or "",
+                              position=pos)
                    for pos, (op, r, h) in enumerate(a.ops) if op != "H"]
     out.pralign.append(sclite.pralign(u["id"], a))
     return ScoredUtterance(**u)
@@ -155,7 +152,8 @@ def _evaluate(rows: list[dict], normalizer: str, n_boot: int, seed: int) -> Resu
         out.utterances += [finish_row(u, next(alignments), out) if u["status"] == "ok" else ScoredUtterance(**u)
                            for u in begun]
     events = out.events_by_id
-    for (voice, engine, condition), members in groups(out).items():
+    for group, members in groups(out).items():
+        voice, engine, condition = group
         scored = [u for u in members if u.status == "ok"]
         counts = [([u.errors for u in scored], [u.ref_words for u in scored])]
         if condition != SILENCE:
@@ -166,23 +164,28 @@ def _evaluate(rows: list[dict], normalizer: str, n_boot: int, seed: int) -> Resu
         rho = spearman([u.perplexity for u in rated], [u.wer for u in rated])
         flag_counts = Counter(f for u in members for f in u.flags.split(";") if f)
         out.summary.append(GroupSummary(
-            voice, engine, condition, normalizer, c.n_utterances, len(members) - len(scored), c.ref_words, c.errors,
-            _round(c.micro_wer), _round(c.macro_wer), _round(c.ci_low), _round(c.ci_high), rho.n, _round(rho.rho),
-            _round(rho.p, 6), sum(1 for u in members if u.flags), *(flag_counts[f] for f in FLAGS),
-            _round(hallucination_wpm(scored), 2) if condition == SILENCE else None,
-            *((_round(chars.micro_wer), _round(chars.ci_low), _round(chars.ci_high)) if chars else (None,) * 3)))
+            voice=voice, asr=engine, condition=condition, normalizer=normalizer, n_utterances=c.n_utterances,
+            n_excluded=len(members) - len(scored), ref_words=c.ref_words, errors=c.errors,
+            micro_wer=_round(c.micro_wer), macro_wer=_round(c.macro_wer), ci95_low=_round(c.ci_low),
+            ci95_high=_round(c.ci_high), spearman_n=rho.n, spearman_rho=_round(rho.rho),
+            spearman_p=_round(rho.p, 6), flagged=sum(1 for u in members if u.flags),
+            **{f: flag_counts[f] for f in FLAGS},
+            hallucination_wpm=_round(hallucination_wpm(scored), 2) if condition == SILENCE else None,
+            micro_cer=_round(chars.micro_wer) if chars else None, cer_ci95_low=_round(chars.ci_low) if chars else None,
+            cer_ci95_high=_round(chars.ci_high) if chars else None))
         pairs = Counter((e.reference_word, e.hypothesis_word) for u in scored for e in events.get(u.id, ())
                         if e.type == "substitution")
-        out.confusions += [Confusion(voice, engine, condition, r, h, count)
+        out.confusions += [Confusion(voice=voice, asr=engine, condition=condition, reference_word=r,
+                                     hypothesis_word=h, count=count)
                            for (r, h), count in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))]
     return out
 
 
-def groups(results: Results) -> dict[tuple, list[ScoredUtterance]]:
-    """The utterances of each (voice, asr, condition), in order."""
-    out: dict[tuple, list[ScoredUtterance]] = {}
+def groups(results: Results) -> dict[Group, list[ScoredUtterance]]:
+    """The utterances of each group, in order."""
+    out: dict[Group, list[ScoredUtterance]] = {}
     for u in results.utterances:
-        out.setdefault((u.voice, u.asr, u.condition), []).append(u)
+        out.setdefault(u.group, []).append(u)
     return out
 
 
@@ -200,7 +203,7 @@ def dtl(results: Results, top: int = 20) -> str:
     lines = [f"Normalizer: {results.normalizer}", ""]
     members, by_id = groups(results), results.events_by_id
     for s in results.summary:
-        events = [e for u in members[(s.voice, s.asr, s.condition)] for e in by_id.get(u.id, ())]
+        events = [e for u in members[s.group] for e in by_id.get(u.id, ())]
         lines.append(f"== voice {s.voice or '-'} | asr {s.asr or '-'} | condition {s.condition or '-'}: "
                      f"micro WER {_cell(s.micro_wer)}, macro WER {_cell(s.macro_wer)}, {s.errors} errors / "
                      f"{s.ref_words} words")

@@ -65,8 +65,9 @@ def breakdowns(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int 
             if len(found) >= n_boot / 2:  # an interval only where most resamples break down at all
                 low, high = (float(x) for x in np.percentile(found, [2.5, 97.5]))
         curve = ";".join(f"{snr_of(c):g}:{errors[i + 1].sum() / words.sum():.4f}" for i, c in enumerate(snrs))
-        out.append(Breakdown(voice, engine, None if clean is None else round(clean, 4),
-                             None if clean is None else round(max(2 * clean, MIN_THRESHOLD), 4),
-                             None if point is None else round(point, 2), None if low is None else round(low, 2),
-                             None if high is None else round(high, 2), curve))
+        out.append(Breakdown(voice=voice, asr=engine, clean_wer=None if clean is None else round(clean, 4),
+                             threshold=None if clean is None else round(max(2 * clean, MIN_THRESHOLD), 4),
+                             breakdown_snr=None if point is None else round(point, 2),
+                             ci95_low=None if low is None else round(low, 2),
+                             ci95_high=None if high is None else round(high, 2), curve=curve))
     return out

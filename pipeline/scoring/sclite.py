@@ -1,17 +1,13 @@
 """NIST sclite's formats: `trn` transcripts and pralign-style alignment text."""
 from __future__ import annotations
 
+from pipeline.records import trn_safe
 from pipeline.scoring.align import Alignment
-
-
-def trn_id(utterance_id: str) -> str:
-    """sclite ids read as speaker_utterance (`-i spu_id`); ours have no underscores inside."""
-    return utterance_id.replace("_", "-").replace(" ", "-")
 
 
 def write_trn(lines: list[tuple[str, str]]) -> str:
     """`text (id)` lines from (id, text) pairs."""
-    return "".join(f"{text} ({trn_id(uid)})\n" for uid, text in lines)
+    return "".join(f"{text} ({trn_safe(uid)})\n" for uid, text in lines)
 
 
 def read_trn(text: str) -> list[tuple[str, str]] | None:

@@ -15,7 +15,7 @@ def effects(utterances: list[ScoredUtterance], used: str) -> list[NormalizerEffe
     for u in utterances:
         if u.status != "ok" or u.condition == SILENCE:
             continue
-        group = totals.setdefault((u.voice, u.asr, u.condition), {n: [0, 0] for n in transforms})
+        group = totals.setdefault(u.group, {n: [0, 0] for n in transforms})
         for name, t in transforms.items():
             a = align_text(t(u.reference), t(u.hypothesis))
             group[name][0] += a.errors
@@ -25,5 +25,7 @@ def effects(utterances: list[ScoredUtterance], used: str) -> list[NormalizerEffe
         wer = {n: round(e / w, 4) if w else None for n, (e, w) in by_name.items()}
         raw = by_name["none"][0]
         share = round((raw - by_name[used][0]) / raw, 4) if raw else None
-        out.append(NormalizerEffect(voice, engine, condition, wer["none"], wer["basic"], wer["whisper"], used, share))
+        out.append(NormalizerEffect(voice=voice, asr=engine, condition=condition, wer_none=wer["none"],
+                                    wer_basic=wer["basic"], wer_whisper=wer["whisper"], used=used,
+                                    normalization_share=share))
     return out

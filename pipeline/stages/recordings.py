@@ -12,7 +12,8 @@ def run(cfg: Config, loaded: dict) -> Result:
     rows = loaded["audio_manifest"]
     n = sentences.write(cfg, loaded["lm"], [(r["id"], None, r["reference"]) for r in rows])
     records.write_csv(artifacts.path("speech", cfg), Speech,
-                      [Speech(r["id"], "", "clean", r["audio_path"], None, None, "ok", "") for r in rows])
+                      [Speech(sentence_id=r["id"], voice="", condition="clean", audio_path=r["audio_path"],
+                              audio_seconds=None, tts_seconds=None, status="ok", error="") for r in rows])
     return Result({"sentences": n, "recordings": len(rows)})
 
 

@@ -5,6 +5,7 @@ sha256 (pipeline/items.py); a condition's wav is made from the clean one with a 
 same way. A killed run redoes only the items in flight; a torn or replaced wav is made again."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from pipeline import artifacts, audio, conditions, executor, paths, records, store
@@ -14,11 +15,7 @@ from pipeline.records import Sentence, Speech
 from pipeline.source import Source
 from pipeline.stage import Result, Stage
 from pipeline.tts import base as tts
-from pipeline.workers import Speaker
-
-
-def wav_path(cfg: Config, voice: str, condition: str, sentence_id: str) -> Path:
-    return paths.audio_dir(cfg) / paths.slug(voice) / paths.slug(condition) / f"{cfg.run}_{sentence_id}.wav"
+from pipeline.workers import Speaker, Spoken
 
 
 def models(cfg: Config) -> dict[str, Source]:
@@ -32,52 +29,57 @@ def run(cfg: Config, loaded: dict) -> Result:
     with executor.make(cfg.executor) as pool:
         for voice in cfg.tts.voices:
             source = loaded["models"][voice]
-            metas, cached_here = speak_all(cfg, pool, source, sentences)
+            items = clean_items(cfg, source, sentences)
+            spoken, cached_here = speak_all(cfg, pool, source, items)
             files.update(source.hashes(cfg.models_dir))
             reused += cached_here
             for s in sentences:
-                meta = metas[s.sentence_id]
-                statuses.append(meta["status"])
+                done = spoken[s.sentence_id]
+                statuses.append(done.status)
                 for cond in conds:
-                    wav = wav_path(cfg, voice, cond.name, s.sentence_id)
-                    if meta["status"] == "ok" and cond.kind != "clean":
-                        condition_one(cfg, cond, meta["key"], wav_path(cfg, voice, "clean", s.sentence_id), wav,
-                                      s.sentence_id, voice)
-                    rows.append(Speech(s.sentence_id, voice, cond.name, str(wav) if meta["status"] == "ok" else "",
-                                       meta["audio_seconds"], meta["tts_seconds"], meta["status"], meta["error"]))
+                    wav = paths.wav(cfg, voice=voice, condition=cond.name, sentence_id=s.sentence_id)
+                    if done.status == "ok" and cond.kind != "clean":
+                        condition_one(cfg, cond, items[s.sentence_id], wav, s.sentence_id, voice)
+                    rows.append(Speech(sentence_id=s.sentence_id, voice=voice, condition=cond.name,
+                                       audio_path=str(wav) if done.status == "ok" else "",
+                                       audio_seconds=done.audio_seconds, tts_seconds=done.tts_seconds,
+                                       status=done.status, error=done.error))
     records.write_csv(artifacts.path("speech", cfg), Speech, rows)
     return Result(tally(statuses, reused), files)
 
 
-def condition_one(cfg: Config, cond: conditions.Condition, clean_key: str, clean: Path, wav: Path,
-                  sentence_id: str, voice: str) -> None:
-    item = Item(store.key_of([clean_key, cond.name, cfg.tts.seed]), wav.with_suffix(".json"), lambda: (None, {}), wav)
+def condition_one(cfg: Config, cond: conditions.Condition, clean: Item, wav: Path, sentence_id: str,
+                  voice: str) -> None:
+    item = Item(store.key_of([clean.key, cond.name, cfg.tts.seed]), wav.with_suffix(".json"), lambda: (None, {}), wav)
     if cached(item) is None:
-        samples, sr = audio.read(clean)
+        samples, sr = audio.read(clean.output)
         seed = conditions.item_seed(cfg.tts.seed, voice, cond.name, sentence_id)
         audio.write_wav(wav, conditions.apply(cond, samples, sr, seed), sr)
         store.write_record(item.record, {"key": item.key, "status": "ok", **written(wav)})
 
 
-def speak_all(cfg: Config, pool, source: Source, sentences: list[Sentence]) -> tuple[dict[str, dict], int]:
-    """Each sentence's record for this voice, from its cache or spoken now."""
+def clean_items(cfg: Config, source: Source, sentences: list[Sentence]) -> dict[str, Item]:
+    """Each sentence's clean wav for this voice, keyed by what the voice's output depends on."""
     voice, model = source.spec, source.content(cfg.models_dir)
     items = {}
     for s in sentences:
-        clean = wav_path(cfg, voice, "clean", s.sentence_id)
+        clean = paths.wav(cfg, voice=voice, condition="clean", sentence_id=s.sentence_id)
         items[s.sentence_id] = Item(store.key_of([s.text, voice, model, cfg.tts.voice_noise]),
                                     clean.with_suffix(".json"), lambda text=s.text: (text, {}), clean)
+    return items
 
-    def save(sentence_id: str, result: dict) -> dict:
-        record = {k: result[k] for k in ("key", "status", "error", "tts_seconds", "audio_seconds", "node", "pid")}
-        if result["status"] == "ok":
-            clean = wav_path(cfg, voice, "clean", sentence_id)
-            audio.write_wav(clean, result["samples"], result["sr"])
-            record.update(written(clean))
-        return record
 
-    return cached_map(pool, (Speaker, (source, cfg.tts)), "speak", items, chunk=1, desc=f"synthesize {voice}",
-                      save=save, noun="wavs")
+def speak_all(cfg: Config, pool, source: Source, items: dict[str, Item]) -> tuple[dict[str, Spoken], int]:
+    """Each sentence as this voice spoke it, from its cache or spoken now."""
+    def save(sentence_id: str, done: Spoken) -> Spoken:
+        if done.status != "ok":
+            return done
+        clean = items[sentence_id].output
+        audio.write_wav(clean, done.samples, done.sr)
+        return replace(done, samples=None, **written(clean))
+
+    return cached_map(pool, (Speaker, (source, cfg.tts)), items, result=Spoken, chunk=1,
+                      desc=f"synthesize {source.spec}", save=save, noun="wavs")
 
 
 STAGE = Stage("synthesize", "each sentence spoken by each voice, in each condition",

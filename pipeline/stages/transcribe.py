@@ -5,7 +5,6 @@ cannot change a transcript; tests/test_invariance.py). A killed run loses at mos
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from pipeline import artifacts, audio, executor, options, paths, records, store
 from pipeline.asr import base as asr
@@ -14,7 +13,7 @@ from pipeline.items import Item, Unusable, cached_map, tally
 from pipeline.records import Speech, Transcript
 from pipeline.source import Source
 from pipeline.stage import Result, Stage
-from pipeline.workers import Listener
+from pipeline.workers import Heard, Listener
 
 
 def decoding(cfg: Config):
@@ -30,13 +29,8 @@ def asr_gpus(cfg: Config) -> float:
     return cfg.executor.asr_gpus or (1.0 if cfg.device == "cuda" else 0.0)
 
 
-def record_path(cfg: Config, engine: str, speech: Speech) -> Path:
-    parts = [paths.slug(engine), paths.slug(speech.voice or "recordings"), paths.slug(speech.condition)]
-    return paths.run_dir(cfg).joinpath("transcripts", *parts, f"{speech.sentence_id}.json")
-
-
 def heard(path: str) -> tuple:
-    """The 16 kHz audio for a recognizer, and what the transcript records of it."""
+    """The 16 kHz audio for a recognizer, and what the transcript records of it (fields of a Heard)."""
     try:
         samples = audio.load_16k(path)
     except audio.BadAudio as e:
@@ -64,20 +58,23 @@ def run(cfg: Config, loaded: dict) -> Result:
             for i, s in enumerate(speech):
                 if s.status == "ok":
                     sha = store.sha256_or_none(s.audio_path)  # None: unreadable, and its row will say why
-                    items[i] = Item(store.key_of([sha, engine, model, decode_key]) if sha else "",
-                                    record_path(cfg, engine, s), lambda p=s.audio_path: heard(p))
+                    record = paths.transcript_record(cfg, asr=engine, voice=s.voice, condition=s.condition,
+                                                     sentence_id=s.sentence_id)
+                    items[i] = Item(store.key_of([sha, engine, model, decode_key]) if sha else "", record,
+                                    lambda p=s.audio_path: heard(p))
             results, cached_here = cached_map(pool, (Listener, (source, decoding(cfg), cfg.models_dir, cfg.device)),
-                                              "transcribe", items, chunk=cfg.asr.batch_size,
-                                              desc=f"transcribe {engine}", save=lambda i, result: result,
-                                              gpus=asr_gpus(cfg), noun="transcripts")
+                                              items, result=Heard, chunk=cfg.asr.batch_size,
+                                              desc=f"transcribe {engine}", gpus=asr_gpus(cfg), noun="transcripts")
             files.update(source.hashes(cfg.models_dir))
             reused += cached_here
             for i, s in enumerate(speech):
-                r = results.get(i, {"status": s.status, "error": s.error})
+                h = results.get(i) or Heard(status=s.status, error=s.error)  # not spoken: nothing to hear
                 rows.append(Transcript(
-                    s.sentence_id, s.voice, s.condition, engine, s.audio_path,
-                    r.get("audio_seconds", s.audio_seconds), s.tts_seconds, r.get("hypothesis", ""),
-                    r.get("asr_seconds"), r["status"], r["error"], r.get("audio_sha256", ""), r.get("level_dbfs")))
+                    sentence_id=s.sentence_id, voice=s.voice, condition=s.condition, asr=engine,
+                    audio_path=s.audio_path,
+                    audio_seconds=s.audio_seconds if h.audio_seconds is None else h.audio_seconds,
+                    tts_seconds=s.tts_seconds, hypothesis=h.hypothesis, asr_seconds=h.asr_seconds, status=h.status,
+                    error=h.error, audio_sha256=h.audio_sha256, level_dbfs=h.level_dbfs))
     records.write_csv(artifacts.path("transcripts", cfg), Transcript, rows)
     return Result(tally([r.status for r in rows], reused), files, cfg.device)
 

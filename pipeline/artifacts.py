@@ -6,14 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline import inputs, manifest, paths, records, store
+from pipeline import inputs, manifest, paths, records, store, tables
 from pipeline.config import Config
-
-STATISTICS_FILES = ("comparisons.csv", "comparisons.json", "normalizers.csv", "difficulty.csv", "words.csv",
-                    "agreement.csv", "breakdown.csv")
-SCORE_FILES = ("utterances.csv", "errors.csv", "confusions.csv", "summary.csv", "summary.json", "ref.trn",
-               "hyp.trn", "pralign.txt", "dtl.txt")
-
+from pipeline.scoring import evaluate, statistics
 
 @dataclass(frozen=True)
 class Artifact:
@@ -65,21 +60,8 @@ def _tokens(cfg: Config):
     return corpus.load_bin(paths.data_dir(cfg) / "train.bin"), corpus.load_bin(paths.data_dir(cfg) / "val.bin")
 
 
-def _scores(cfg: Config) -> dict:
-    run = paths.run_dir(cfg)
-    return {"utterances": records.read_csv(run / "utterances.csv", records.ScoredUtterance),
-            "events": records.read_csv(run / "errors.csv", records.ErrorEvent),
-            "summary": records.read_csv(run / "summary.csv", records.GroupSummary)}
-
-
-def _statistics(cfg: Config) -> dict:
-    run = paths.run_dir(cfg)
-    return {"comparisons": records.read_csv(run / "comparisons.csv", records.Comparison),
-            "normalizers": records.read_csv(run / "normalizers.csv", records.NormalizerEffect),
-            "difficulty": records.read_csv(run / "difficulty.csv", records.DifficultyBin),
-            "words": records.read_csv(run / "words.csv", records.WordAttribution),
-            "agreement": records.read_csv(run / "agreement.csv", records.EngineAgreement),
-            "breakdown": records.read_csv(run / "breakdown.csv", records.Breakdown)}
+def _in_run(files: tuple[tables.File, ...]) -> Callable[[Config], list[Path]]:
+    return lambda cfg: [paths.run_dir(cfg) / name for name in tables.names(files)]
 
 
 def _user_file(path_of: Callable[[Config], str]) -> Callable[[Config], list[Path]]:
@@ -109,10 +91,10 @@ ARTIFACTS: dict[str, Artifact] = {
                             load=lambda cfg: records.read_csv(paths.run_dir(cfg) / "transcripts.csv",
                                                               records.Transcript)),
     "scores": Artifact("per-utterance alignments, error events, confusions, group figures, trn files",
-                       lambda cfg: [paths.run_dir(cfg) / n for n in SCORE_FILES], load=_scores),
+                       _in_run(evaluate.FILES), load=lambda cfg: tables.load(evaluate.FILES, paths.run_dir(cfg))),
     "statistics": Artifact("paired comparisons, normalizer sensitivity, difficulty bins, word attribution, "
-                           "engine agreement, breakdown SNR",
-                           lambda cfg: [paths.run_dir(cfg) / n for n in STATISTICS_FILES], load=_statistics),
+                           "engine agreement, breakdown SNR", _in_run(statistics.FILES),
+                           load=lambda cfg: tables.load(statistics.FILES, paths.run_dir(cfg))),
     "report": Artifact("report.html", _run("report.html")),
 }
 

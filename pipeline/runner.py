@@ -21,15 +21,14 @@ from pipeline import device, options, paths, store
 from pipeline.artifacts import ARTIFACTS
 from pipeline.asr import base as asr
 from pipeline.config import Config
+from pipeline.errors import ConfigError
 from pipeline.stage import Stage
-from pipeline.stages import (compare, own_sentences, prepare, recordings, report, sample, score, synthesize,
-                             train, transcribe)
+from pipeline.stages import ALL
 from pipeline.versions import git_commit, versions
 
 log = logging.getLogger("pipeline")
 
-STAGES = ["prepare", "train", "sample", "synthesize", "transcribe", "score", "compare", "report"]
-DOWNSTREAM = [synthesize.STAGE, transcribe.STAGE, score.STAGE, compare.STAGE, report.STAGE]
+STAGES = [s.name for s in ALL]
 
 
 class RunLocked(RuntimeError):
@@ -41,16 +40,19 @@ class MissingInput(RuntimeError):
 
 
 def plan(cfg: Config) -> list[Stage]:
-    """The sources that make the sentences (and, for recordings, the speech), then every stage whose artifacts
-    no earlier stage made."""
-    if cfg.audio_manifest:
-        sources = [recordings.STAGE]
-    elif cfg.sentences:
-        sources = [own_sentences.STAGE]
-    else:
-        sources = [prepare.STAGE, train.STAGE, sample.STAGE]
-    made = {a for s in sources for a in s.makes}
-    return sources + [s for s in DOWNSTREAM if not set(s.makes) <= made]
+    """The source this config names (the LM's corpus, a sentences file or recordings), then, in order, every
+    stage whose inputs the stages before it made and whose artifacts none of them made."""
+    made: set[str] = set()
+    chosen = []
+    for stage in ALL:
+        if stage.runs_when is not None:
+            runs = stage.runs_when(cfg)
+        else:
+            runs = set(stage.reads) <= made and not set(stage.makes) <= made
+        if runs:
+            chosen.append(stage)
+            made.update(stage.makes)
+    return chosen
 
 
 def describe(cfg: Config) -> str:
@@ -69,8 +71,11 @@ def select(cfg: Config, stages: list[str] | None = None, start: str | None = Non
     """The stages this run executes, in order."""
     chosen = plan(cfg)
     names = [s.name for s in chosen]
+    for name in [start] if start else stages or []:
+        if name not in names:
+            raise ConfigError(f"stage {name!r} is not part of this run: its stages are {', '.join(names)}")
     if start:
-        chosen = chosen[names.index(start):] if start in names else []
+        chosen = chosen[names.index(start):]
     if stages:
         chosen = [s for s in chosen if s.name in stages]
     return chosen

@@ -29,3 +29,6 @@ class Stage:
     # the models it runs, resolved before any stage runs: their files' hashes join its key, the manifest records
     # where each was found, and the stage receives them as loaded["models"], {spec: Source}
     models: Callable[[Config], dict[str, Source]] | None = None
+    # a source (a stage that reads an input no stage makes) runs when this says so; the others run when all they
+    # read is made by the stages before them
+    runs_when: Callable[[Config], bool] | None = None

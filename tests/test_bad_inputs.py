@@ -120,7 +120,7 @@ def cli_score(cwd: Path, *args):
 
 def test_a_byte_order_mark_is_not_part_of_the_first_sentence(tmp_path, models_dir):
     (tmp_path / "s.txt").write_bytes("\ufeffNow is the winter.\r\nAll the world's a stage.\r\n".encode())
-    cli(tmp_path, "--sentences", "s.txt", "--stages", "sample", models=models_dir)
+    cli(tmp_path, "--sentences", "s.txt", "--stages", "own_sentences", models=models_dir)
     rows = store.read_csv(tmp_path / "results" / "default" / "sentences.csv")
     assert [r["text"] for r in rows] == ["Now is the winter.", "All the world's a stage."]
 

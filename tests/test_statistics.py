@@ -4,7 +4,7 @@ import random
 import pytest
 
 from pipeline.scoring import attribution, difficulty, robustness, sensitivity
-from pipeline.scoring.compare import compare, most_confident
+from pipeline.scoring.comparisons import compare, most_confident
 from pipeline.scoring.evaluate import evaluate
 
 WORDS = "now is the winter of our discontent made glorious summer".split()  # 10 words

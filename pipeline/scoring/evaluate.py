@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from pipeline import records, store
+from pipeline import tables
 from pipeline.conditions import SILENCE
 from pipeline.options import option
 from pipeline.records import (Comparison, Confusion, ErrorEvent, Group, GroupSummary, ScoredUtterance, columns,
@@ -20,6 +20,7 @@ from pipeline.scoring.align import Alignment, align_codes, from_codes
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.flags import flags
 from pipeline.scoring.stats import corpus_rates, spearman
+from pipeline.tables import Document, Table
 
 
 @dataclass
@@ -221,27 +222,22 @@ def dtl(results: Results, top: int = 20) -> str:
     return "\n".join(lines)
 
 
+FILES = (  # what scoring writes, in the pipeline's run directory and in `score --out`
+    Table("utterances.csv", ScoredUtterance, "utterances"),
+    Table("errors.csv", ErrorEvent, "events"),
+    Table("confusions.csv", Confusion, "confusions"),
+    Table("summary.csv", GroupSummary, "summary"),
+    Document("summary.json", lambda r: {"normalizer": r.normalizer, "groups": [asdict(s) for s in r.summary]}),
+    Document("ref.trn", lambda r: sclite.write_trn([(u.id, u.reference_normalized) for u in aligned(r)])),
+    Document("hyp.trn", lambda r: sclite.write_trn([(u.id, u.hypothesis_normalized) for u in aligned(r)])),
+    Document("pralign.txt", lambda r: "".join(text + "\n" for text in r.pralign)),
+    Document("dtl.txt", lambda r: dtl(r)),
+)
+
+
 def write(results: Results, out_dir: str | Path) -> list[Path]:
-    """All results files; the same set whether the pipeline or `score` produced them."""
-    out = Path(out_dir)
-    files = {
-        "utterances.csv": lambda p: records.write_csv(p, ScoredUtterance, results.utterances),
-        "errors.csv": lambda p: records.write_csv(p, ErrorEvent, results.events),
-        "confusions.csv": lambda p: records.write_csv(p, Confusion, results.confusions),
-        "summary.csv": lambda p: records.write_csv(p, GroupSummary, results.summary),
-        "summary.json": lambda p: store.write_json(p, {"normalizer": results.normalizer,
-                                                       "groups": [asdict(s) for s in results.summary]}),
-        "ref.trn": lambda p: store.write_text(p, sclite.write_trn(
-            [(u.id, u.reference_normalized) for u in aligned(results)])),
-        "hyp.trn": lambda p: store.write_text(p, sclite.write_trn(
-            [(u.id, u.hypothesis_normalized) for u in aligned(results)])),
-        "pralign.txt": lambda p: store.write_text(p, "".join(text + "\n" for text in results.pralign)),
-        "dtl.txt": lambda p: store.write_text(p, dtl(results)),
-    }
     with without_cycle_collection():
-        for name, writer in files.items():
-            writer(out / name)
-    return [out / name for name in files]
+        return tables.write(FILES, results, out_dir)
 
 
 def summary_table(summary: list[GroupSummary], n_utterances: int, confident: list[Comparison] = ()) -> str:

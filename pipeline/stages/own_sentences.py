@@ -1,4 +1,4 @@
-"""sample (the sentences-file source): the user's sentences, one per line, with their perplexity when an LM of
+"""own_sentences (the sentences-file source): the user's sentences, one per line, with their perplexity when an LM of
 this config was trained."""
 from __future__ import annotations
 
@@ -12,5 +12,6 @@ def run(cfg: Config, loaded: dict) -> Result:
     return Result({"sentences": sentences.write(cfg, loaded["lm"], texts)})
 
 
-STAGE = Stage("sample", "the user's sentences, with their perplexity when an LM exists",
-              reads=("sentence_file",), optional=("lm",), makes=("sentences",), config=("sample.start", "device"), run=run)
+STAGE = Stage("own_sentences", "the user's sentences, with their perplexity when an LM exists",
+              reads=("sentence_file",), optional=("lm",), makes=("sentences",), config=("sample.start", "device"),
+              run=run, runs_when=lambda cfg: bool(cfg.sentences) and not cfg.audio_manifest)

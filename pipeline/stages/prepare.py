@@ -33,4 +33,5 @@ def run(cfg: Config, loaded: dict) -> Result:
 
 
 STAGE = Stage("prepare", "the corpus as GPT-2 token ids, split for training and validation",
-              reads=("corpus",), makes=("tokens",), config=("data", "model.block_size"), run=run)
+              reads=("corpus",), makes=("tokens",), config=("data", "model.block_size"), run=run,
+              runs_when=lambda cfg: not cfg.sentences and not cfg.audio_manifest)

@@ -17,6 +17,6 @@ def run(cfg: Config, loaded: dict) -> Result:
     return Result({"sentences": n, "recordings": len(rows)})
 
 
-STAGE = Stage("sample", "the user's recordings and their references",
+STAGE = Stage("recordings", "the user's recordings and their references",
               reads=("audio_manifest",), optional=("lm",), makes=("sentences", "speech"), config=("sample.start", "device"),
-              run=run)
+              run=run, runs_when=lambda cfg: bool(cfg.audio_manifest))

@@ -7,10 +7,11 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from pipeline import artifacts, store
+from pipeline import artifacts, store, tables
 from pipeline.config import Config
 from pipeline.report import html
-from pipeline.scoring.compare import most_confident
+from pipeline.scoring.comparisons import most_confident
+from pipeline.scoring import evaluate, statistics
 from pipeline.scoring.evaluate import summary_table
 from pipeline.stage import Result, Stage
 from pipeline.versions import versions
@@ -24,7 +25,8 @@ def run(cfg: Config, loaded: dict) -> Result:
                "perplexity": plots.wer_vs_perplexity(scores["utterances"]),
                "difficulty": plots.difficulty(stats["difficulty"]),
                "snr": plots.wer_vs_snr(scores["summary"], stats["breakdown"])}
-    links = {name: name for name in (*artifacts.SCORE_FILES, *artifacts.STATISTICS_FILES, "manifest.json")}
+    links = {name: name for name in (*tables.names(evaluate.FILES), *tables.names(statistics.FILES),
+                                     "manifest.json")}
     if loaded["lm"] is not None:  # the model that scored the perplexities
         loss_log = loaded["lm"] / "loss_log.csv"
         figures["loss"] = plots.loss_curve(loss_log)

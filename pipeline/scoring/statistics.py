@@ -1,0 +1,51 @@
+"""The statistics that answer users' questions, computed from the scores: paired comparisons between every two
+groups, the normalizer's share of the WER, WER by text difficulty, which words fail and whom to blame, engine
+agreement, and the breakdown SNR; and the files they are written to."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from pipeline import tables
+from pipeline.records import (Breakdown, Comparison, DifficultyBin, EngineAgreement, ErrorEvent, NormalizerEffect,
+                              ScoredUtterance, WordAttribution)
+from pipeline.scoring import attribution, difficulty, robustness, sensitivity
+from pipeline.scoring.comparisons import compare
+from pipeline.tables import Document, Table
+
+
+@dataclass(kw_only=True)
+class Statistics:
+    normalizer: str  # the run's, under which the utterances were scored
+    bootstrap: int  # resamples behind every interval
+    comparisons: list[Comparison]
+    normalizers: list[NormalizerEffect]
+    difficulty: list[DifficultyBin]
+    words: list[WordAttribution]
+    agreement: list[EngineAgreement]
+    breakdown: list[Breakdown]
+
+
+def compute(utterances: list[ScoredUtterance], events: list[ErrorEvent], normalizer: str, n_boot: int,
+            seed: int) -> Statistics:
+    return Statistics(normalizer=normalizer, bootstrap=n_boot, comparisons=compare(utterances, events, n_boot, seed),
+                      normalizers=sensitivity.effects(utterances, normalizer),
+                      difficulty=difficulty.bins(utterances, n_boot, seed), words=attribution.words(utterances, events),
+                      agreement=attribution.agreement(utterances),
+                      breakdown=robustness.breakdowns(utterances, n_boot, seed))
+
+
+FILES = (
+    Table("comparisons.csv", Comparison, "comparisons"),
+    Document("comparisons.json", lambda s: {"normalizer": s.normalizer, "bootstrap": s.bootstrap,
+                                            "pairs": [asdict(c) for c in s.comparisons]}),
+    Table("normalizers.csv", NormalizerEffect, "normalizers"),
+    Table("difficulty.csv", DifficultyBin, "difficulty"),
+    Table("words.csv", WordAttribution, "words"),
+    Table("agreement.csv", EngineAgreement, "agreement"),
+    Table("breakdown.csv", Breakdown, "breakdown"),
+)
+
+
+def write(stats: Statistics, out_dir: str | Path) -> list[Path]:
+    return tables.write(FILES, stats, out_dir)

@@ -1,0 +1,52 @@
+"""The files of an artifact, each declared once: its name, what it holds, and how it is written and read back.
+
+A `Table` is a CSV of typed records (pipeline/records.py) taken from one attribute of a results object; a
+`Document` is any other file (JSON, trn, text) rendered from the whole results object. The module that computes
+the results declares its files (scoring/evaluate.py FILES, scoring/statistics.py FILES); the artifact table
+(artifacts.py), the writing stage, `run_pipeline.py score` and the report all read that one declaration."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from pipeline import records, store
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str  # file name
+    record: type  # the record type of each row
+    field: str  # the attribute of the results object that holds the rows; the key it is loaded under
+
+
+@dataclass(frozen=True)
+class Document:
+    name: str
+    render: Callable[[Any], str | dict]  # text, or data written as JSON
+
+
+File = Table | Document
+
+
+def write(files: tuple[File, ...], results: Any, out_dir: str | Path) -> list[Path]:
+    out = Path(out_dir)
+    for f in files:
+        if isinstance(f, Table):
+            records.write_csv(out / f.name, f.record, getattr(results, f.field))
+        else:
+            content = f.render(results)
+            if isinstance(content, str):
+                store.write_text(out / f.name, content)
+            else:
+                store.write_json(out / f.name, content)
+    return [out / f.name for f in files]
+
+
+def load(files: tuple[File, ...], out_dir: str | Path) -> dict[str, list]:
+    """Every table's rows, by field name."""
+    return {f.field: records.read_csv(Path(out_dir) / f.name, f.record) for f in files if isinstance(f, Table)}
+
+
+def names(files: tuple[File, ...]) -> list[str]:
+    return [f.name for f in files]

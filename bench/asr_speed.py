@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from common import ROOT, shakespeare_lines, write_report
 
 MODELS = ROOT / "models"
@@ -51,8 +50,8 @@ def run_profile(model: str, audio_file: str) -> dict:
 
     from pipeline.asr import base
     from pipeline.asr.faster_whisper_trim import window_samples
-    from pipeline.audio import HOP_LENGTH, N_SAMPLES
-    from pipeline.device import matmul_gflops
+    from pipeline.exec.device import matmul_gflops
+    from pipeline.io.audio import HOP_LENGTH, N_SAMPLES
 
     torch.set_num_threads(1)
     peak = matmul_gflops("fp32", size=1024, seconds=2.0)
@@ -157,7 +156,7 @@ def main() -> None:
     if args.variant:
         print(json.dumps(run_variant(args.variant, args.model, args.audio, args.threads, args.repeat)))
         return
-    from pipeline import audio
+    from pipeline.io import audio
     from pipeline.scoring.align import align_text
     from pipeline.scoring.normalize import get
     from pipeline.scoring.stats import corpus_wer

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from common import ROOT, shakespeare_lines, write_report
 
-from pipeline import store
+from pipeline.core import store
 
 
 def main() -> None:

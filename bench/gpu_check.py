@@ -69,7 +69,7 @@ def train_curve(device: str, iters: int, train_ids, val_ids, precision: str = "f
 
     from pipeline.lm.config import GPTConfig, TrainConfig
     from pipeline.lm.model import GPT
-    from pipeline.lm.train import autocast, get_batch, lr_at, make_optimizer
+    from pipeline.lm.trainer import autocast, get_batch, lr_at, make_optimizer
 
     cfg = TrainConfig(max_iters=iters, precision=precision)
     torch.manual_seed(cfg.seed)
@@ -148,9 +148,9 @@ def main() -> int:
     report["train_ratio"]["loss_within_0.03"] = abs(report["train_ratio"]["loss_last50_ours"]
                                                     - report["train_ratio"]["loss_last50_plain"]) <= 0.03
 
-    from pipeline.lm.perplexity import perplexity
-    from pipeline.lm.sample import generate
     from pipeline.lm import tokenizer
+    from pipeline.lm.perplexity import perplexity
+    from pipeline.lm.sampler import generate
 
     model.eval()
     samples = generate(model, "\n", 2, 40, 0.7, 200, 1337)

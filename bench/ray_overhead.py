@@ -18,7 +18,7 @@ from pathlib import Path
 
 from common import ROOT, shakespeare_lines, write_report
 
-from pipeline import store
+from pipeline.core import store
 
 
 def tree_rss_mb(root_pid: int) -> float:

@@ -21,7 +21,7 @@ def timed(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess]:
 
 
 def main() -> None:
-    from pipeline.runner import STAGES
+    from pipeline.core.runner import STAGES
 
     p = argparse.ArgumentParser()
     p.add_argument("--repeat", type=int, default=3)

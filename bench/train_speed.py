@@ -5,7 +5,7 @@
 Variants run in fresh subprocesses so one allocator setting cannot leak into the next:
 - baseline: eager fp32, full logits + F.cross_entropy, AdamW's default kernel, glibc malloc untouched (plain
   PA6a code);
-- ours: what pipeline.lm.train does by default: fused unembedding+loss, fused AdamW, glibc malloc tuned (fp32);
+- ours: what pipeline.lm.trainer does by default: fused unembedding+loss, fused AdamW, glibc malloc tuned (fp32);
 - ours+bf16: the same with bf16 autocast (skipped where bf16 matmul is under half the fp32 rate: no native bf16);
 - ours+compile: ours with the model under torch.compile (inductor; needs a C compiler), compile time apart;
 - baseline+tcmalloc: the baseline with tcmalloc preloaded, when the library is installed.
@@ -33,10 +33,10 @@ def run_variant(name: str, iters: int, threads: int) -> dict:
     import numpy as np
     import torch
 
-    from pipeline.lm.config import GPTConfig, TrainConfig
     from pipeline.lm import corpus
+    from pipeline.lm.config import GPTConfig, TrainConfig
     from pipeline.lm.model import GPT
-    from pipeline.lm.train import autocast, get_batch, lr_at, make_optimizer, tune_malloc
+    from pipeline.lm.trainer import autocast, get_batch, lr_at, make_optimizer, tune_malloc
 
     ours = name.startswith("ours")
     precision = "bf16" if name.endswith("bf16") else "fp32"
@@ -94,7 +94,7 @@ def profile(run, steps: int) -> list[dict]:
 def matmul_peak(dtype: str, threads: int) -> float:
     import torch
 
-    from pipeline.device import matmul_gflops
+    from pipeline.exec.device import matmul_gflops
 
     torch.set_num_threads(threads)
     return matmul_gflops(dtype, size=1024, seconds=2.0)

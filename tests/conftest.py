@@ -16,7 +16,7 @@ def models_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def piper_speech():
     """Three short utterances spoken by the default voice, at 16 kHz."""
-    from pipeline import audio
+    from pipeline.io import audio
     from pipeline.tts import base
 
     voice = base.load("piper:joe")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from pipeline import store
+from pipeline.core import store
 from tests.test_pipeline import TINY, cli
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`

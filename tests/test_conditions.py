@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from pipeline import conditions
 from pipeline.errors import ConfigError
+from pipeline.io import conditions
 
 
 def snr_db(clean: np.ndarray, mixed: np.ndarray) -> float:

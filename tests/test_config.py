@@ -1,7 +1,7 @@
 import pytest
 
-from pipeline import config
 from pipeline.cli import main
+from pipeline.config import run as config
 from pipeline.errors import ConfigError
 
 
@@ -49,9 +49,10 @@ def test_cli_print_config_and_errors(capsys):
 
 def test_the_manifest_records_every_required_package_version():
     import re
+
     import tomllib
 
-    from pipeline.versions import versions
+    from pipeline.core.versions import versions
     from tests.conftest import ROOT
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]

@@ -53,7 +53,7 @@ def test_tiny_vits_loads_through_coqui_and_speaks(tiny_vits):
 
 
 def test_model_file_path_form_and_missing_models(tiny_vits, tmp_path, monkeypatch):
-    from pipeline.source import ModelDamaged, ModelMissing
+    from pipeline.core.source import ModelDamaged, ModelMissing
 
     voice = base.load(f"coqui:{tiny_vits / 'model.pth'}")
     assert voice.sample_rate == 16000

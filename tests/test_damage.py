@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import store
+from pipeline.core import store
 from tests.conftest import ROOT
 from tests.test_pipeline import SENTENCES, SMALL_LM, TIMING, TINY, cli, write_sentences
 

@@ -3,8 +3,9 @@ checks here are that CPU stays the default and that asking for CUDA without one 
 import pytest
 import torch
 
-from pipeline import config, device
 from pipeline.cli import main
+from pipeline.config import run as config
+from pipeline.exec import device
 from tests.test_pipeline import SENTENCES, TINY, cli, write_sentences
 
 CUDA = torch.cuda.is_available()
@@ -32,7 +33,7 @@ def test_the_training_precision_is_measured_once_per_machine_and_forced_when_ask
 
 
 def test_the_device_is_in_the_keys_of_the_stages_that_run_models():
-    from pipeline import runner
+    from pipeline.core import runner
 
     declared = {s.name: s.config for s in runner.plan(config.Config())}
     for name in ("train", "sample", "transcribe"):
@@ -64,7 +65,7 @@ def test_fused_loss_on_cuda_equals_cross_entropy():
 def test_the_pipeline_runs_its_models_on_the_gpu(tmp_path, models_dir):
     sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:2])
     cli(tmp_path, "--sentences", str(sentences), *TINY, "--device", "cuda", models=models_dir)
-    from pipeline import store
+    from pipeline.core import store
 
     manifest = store.read_json(tmp_path / "results" / "default" / "manifest.json")
     assert manifest["config"]["device"] == "cuda"

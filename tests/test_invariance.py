@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from pipeline import store
 from pipeline.asr import base
+from pipeline.core import store
 from tests.test_pipeline import SENTENCES, cli, ran
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
@@ -18,7 +18,7 @@ ENGINES = ["faster-whisper:tiny.en", "faster-whisper-trim:tiny.en", "openai-whis
 @pytest.fixture(scope="module")
 def speech():
     """Six spoken lines of different lengths and, among them, two seconds of digital silence."""
-    from pipeline import audio
+    from pipeline.io import audio
     from pipeline.tts import base as tts
 
     voice = tts.load("piper:joe")

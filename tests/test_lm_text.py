@@ -7,7 +7,7 @@ import torch
 from pipeline.lm import corpus, tokenizer
 from pipeline.lm.model import GPT, GPTConfig
 from pipeline.lm.perplexity import compute_perplexity, perplexity, sequence_nll
-from pipeline.lm.sample import split_sentences
+from pipeline.lm.sampler import split_sentences
 from tests.conftest import SHARED
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import store
 from pipeline.asr import base, sources, weights
-from pipeline.source import ModelDamaged
+from pipeline.core import store
+from pipeline.core.source import ModelDamaged
 from pipeline.tts import base as tts
 from tests.conftest import ROOT
 

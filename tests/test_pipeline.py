@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from pipeline import store
-from pipeline.records import ScoredUtterance, columns
+from pipeline.core import store
+from pipeline.core.records import ScoredUtterance, columns
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
@@ -161,7 +161,7 @@ def test_kill_minus_nine_then_rerun_completes_and_keeps_finished_items(tmp_path,
 
 
 def test_second_run_on_the_same_directory_is_refused(tmp_path, models_dir):
-    from pipeline.runner import run_lock
+    from pipeline.core.runner import run_lock
 
     sentences = write_sentences(tmp_path / "s.txt")
     with run_lock(tmp_path / "results" / "default"):

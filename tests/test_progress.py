@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.progress import LogBar
+from pipeline.exec.progress import LogBar
 
 
 class Clock:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import store
+from pipeline.core import store
 from tests.test_pipeline import SENTENCES, TIMING, TINY, cli, write_sentences
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`

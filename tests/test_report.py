@@ -53,7 +53,7 @@ def test_report_loads_without_console_errors_and_its_audio_exists(report, tmp_pa
         assert (report.parent / unquote(src)).resolve().is_file(), src
     assert dom.count('<img alt="') >= 2 and "only sentences with" in dom
     assert '<select id="only-flag"' in dom and '<option value="silent_audio">' in dom
-    from pipeline import store
+    from pipeline.core import store
 
     rows = store.read_csv(report.parent / "utterances.csv")
     errors = {op: sum(int(r[name] or 0) for r in rows) for op, name in
@@ -111,8 +111,8 @@ def test_the_matrix_report_shows_every_statistic_and_its_links_resolve(matrix, t
 
 
 def test_the_matrix_statistics_files(matrix):
-    from pipeline import records
-    from pipeline.records import Breakdown, Comparison, NormalizerEffect
+    from pipeline.core import records
+    from pipeline.core.records import Breakdown, Comparison, NormalizerEffect
 
     run = matrix[0].parent
     pairs = records.read_csv(run / "comparisons.csv", Comparison)

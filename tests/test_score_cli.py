@@ -1,8 +1,8 @@
 import subprocess
 import sys
 
-from pipeline import store
-from pipeline.records import ScoredUtterance, columns
+from pipeline.core import store
+from pipeline.core.records import ScoredUtterance, columns
 from tests.conftest import ROOT
 
 

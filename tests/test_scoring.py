@@ -156,7 +156,7 @@ def test_health_flags_on_cases_known_by_construction():
 def test_level_is_the_loudest_frame_in_dbfs():
     import numpy as np
 
-    from pipeline.audio import FLOOR_DBFS, level_dbfs
+    from pipeline.io.audio import FLOOR_DBFS, level_dbfs
 
     t = np.arange(16000) / 16000
     tone = (0.5 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)

@@ -2,11 +2,11 @@ import numpy as np
 import pytest
 import torch
 
-from pipeline import store
+from pipeline.core import store
+from pipeline.lm import corpus
 from pipeline.lm.config import TrainConfig
 from pipeline.lm.model import GPTConfig
-from pipeline.lm.train import load_model, lr_at, train
-from pipeline.lm import corpus
+from pipeline.lm.trainer import load_model, lr_at, train
 
 SMALL = GPTConfig(n_layer=2, n_head=2, n_embd=32, block_size=32)
 
@@ -79,8 +79,8 @@ def test_bf16_keeps_the_fp32_loss_curve(tmp_path):
 
 
 def test_pa6a_token_files_are_a_corpus_too(tmp_path):
-    from pipeline import config
-    from pipeline.artifacts import ARTIFACTS
+    from pipeline.config import run as config
+    from pipeline.core.artifacts import ARTIFACTS
     from pipeline.stages import prepare
 
     train_ids, val_ids = data()

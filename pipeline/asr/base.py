@@ -19,10 +19,10 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from pipeline.audio import N_SAMPLES
-from pipeline.options import option
-from pipeline.registry import Registry
-from pipeline.source import Source
+from pipeline.config.options import option
+from pipeline.core.registry import Registry
+from pipeline.core.source import Source
+from pipeline.io.audio import N_SAMPLES
 
 SAMPLING_SEED = 0  # temperature > 0 only: each utterance's sampler starts from this seed
 DEFAULT_MAX_DECODERS = 8

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.asr import base, sources
-from pipeline.audio import HOP_LENGTH, N_SAMPLES
-from pipeline.source import Source
+from pipeline.core.source import Source
+from pipeline.io.audio import HOP_LENGTH, N_SAMPLES
 
 
 class FasterWhisper:

@@ -19,7 +19,7 @@ import numpy as np
 
 from pipeline.asr import base, sources
 from pipeline.asr.faster_whisper import FasterWhisper
-from pipeline.audio import N_SAMPLES, SAMPLE_RATE
+from pipeline.io.audio import N_SAMPLES, SAMPLE_RATE
 
 MIN_WINDOW_S = 10
 MARGIN_S = 4

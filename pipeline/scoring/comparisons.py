@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from pipeline.conditions import SILENCE
-from pipeline.records import Comparison, ErrorEvent, ScoredUtterance
+from pipeline.core.records import Comparison, ErrorEvent, Group, ScoredUtterance
+from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
 from pipeline.scoring.align import from_events
 
 ALPHA = 0.05
-
 
 
 def label(group: Group) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.conditions import SILENCE
-from pipeline.records import DifficultyBin, ScoredUtterance
+from pipeline.core.records import DifficultyBin, ScoredUtterance
+from pipeline.io.conditions import SILENCE
 from pipeline.scoring.stats import corpus_wer
 
 LENGTH_BINS = ((1, 5), (6, 10), (11, 20), (21, None))

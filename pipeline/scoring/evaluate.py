@@ -9,18 +9,26 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from pipeline import tables
-from pipeline.conditions import SILENCE
-from pipeline.options import option
-from pipeline.records import (Comparison, Confusion, ErrorEvent, Group, GroupSummary, ScoredUtterance, columns,
-                              utterance_id)
+from pipeline.config.options import option
+from pipeline.core import tables
+from pipeline.core.records import (
+    Comparison,
+    Confusion,
+    ErrorEvent,
+    Group,
+    GroupSummary,
+    ScoredUtterance,
+    columns,
+    utterance_id,
+)
+from pipeline.core.tables import Document, Table
+from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
 from pipeline.scoring.align import Alignment, align_codes, from_codes
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.flags import flags
 from pipeline.scoring.stats import corpus_rates, spearman
-from pipeline.tables import Document, Table
 
 
 @dataclass

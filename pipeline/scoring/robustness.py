@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.records import Breakdown, ScoredUtterance
+from pipeline.core.records import Breakdown, ScoredUtterance
 
 MIN_THRESHOLD = 0.02
 

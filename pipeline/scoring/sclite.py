@@ -1,7 +1,7 @@
 """NIST sclite's formats: `trn` transcripts and pralign-style alignment text."""
 from __future__ import annotations
 
-from pipeline.records import trn_safe
+from pipeline.core.records import trn_safe
 from pipeline.scoring.align import Alignment
 
 

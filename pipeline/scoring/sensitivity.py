@@ -3,8 +3,8 @@ reference and hypothesis. Cheap (alignment only), and it keeps numbers made unde
 being compared."""
 from __future__ import annotations
 
-from pipeline.conditions import SILENCE
-from pipeline.records import NormalizerEffect, ScoredUtterance
+from pipeline.core.records import NormalizerEffect, ScoredUtterance
+from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring.align import align_text
 

@@ -6,12 +6,20 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from pipeline import tables
-from pipeline.records import (Breakdown, Comparison, DifficultyBin, EngineAgreement, ErrorEvent, NormalizerEffect,
-                              ScoredUtterance, WordAttribution)
+from pipeline.core import tables
+from pipeline.core.records import (
+    Breakdown,
+    Comparison,
+    DifficultyBin,
+    EngineAgreement,
+    ErrorEvent,
+    NormalizerEffect,
+    ScoredUtterance,
+    WordAttribution,
+)
+from pipeline.core.tables import Document, Table
 from pipeline.scoring import attribution, difficulty, robustness, sensitivity
 from pipeline.scoring.comparisons import compare
-from pipeline.tables import Document, Table
 
 
 @dataclass(kw_only=True)

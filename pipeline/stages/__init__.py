@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from pipeline.stage import Stage
+from pipeline.core.stage import Stage
 
 
 def _declared() -> list[Stage]:

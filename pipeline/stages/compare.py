@@ -1,10 +1,10 @@
 """compare: scores → the statistics that answer users' questions (pipeline/scoring/statistics.py)."""
 from __future__ import annotations
 
-from pipeline import artifacts
-from pipeline.config import Config
+from pipeline.config.run import Config
+from pipeline.core import artifacts
+from pipeline.core.stage import Result, Stage
 from pipeline.scoring import statistics
-from pipeline.stage import Result, Stage
 
 
 def run(cfg: Config, loaded: dict) -> Result:

@@ -2,9 +2,9 @@
 this config was trained."""
 from __future__ import annotations
 
-from pipeline import sentences
-from pipeline.config import Config
-from pipeline.stage import Result, Stage
+from pipeline.config.run import Config
+from pipeline.core.stage import Result, Stage
+from pipeline.io import sentences
 
 
 def run(cfg: Config, loaded: dict) -> Result:

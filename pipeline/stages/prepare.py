@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline import inputs, paths, store
-from pipeline.config import Config
+from pipeline.config import paths
+from pipeline.config.run import Config
+from pipeline.core import store
+from pipeline.core.stage import Result, Stage
+from pipeline.io import inputs
 from pipeline.lm import corpus
-from pipeline.stage import Result, Stage
 
 
 def run(cfg: Config, loaded: dict) -> Result:

@@ -2,10 +2,11 @@
 that synthesis would otherwise make."""
 from __future__ import annotations
 
-from pipeline import artifacts, records, sentences
-from pipeline.config import Config
-from pipeline.records import Speech
-from pipeline.stage import Result, Stage
+from pipeline.config.run import Config
+from pipeline.core import artifacts, records
+from pipeline.core.records import Speech
+from pipeline.core.stage import Result, Stage
+from pipeline.io import sentences
 
 
 def run(cfg: Config, loaded: dict) -> Result:

@@ -7,18 +7,18 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from pipeline import artifacts, store, tables
-from pipeline.config import Config
-from pipeline.report import html
-from pipeline.scoring.comparisons import most_confident
+from pipeline.config.run import Config
+from pipeline.core import artifacts, store, tables
+from pipeline.core.stage import Result, Stage
+from pipeline.core.versions import versions
+from pipeline.render import html
 from pipeline.scoring import evaluate, statistics
+from pipeline.scoring.comparisons import most_confident
 from pipeline.scoring.evaluate import summary_table
-from pipeline.stage import Result, Stage
-from pipeline.versions import versions
 
 
 def run(cfg: Config, loaded: dict) -> Result:
-    from pipeline.report import plots  # matplotlib: only when a report is drawn
+    from pipeline.render import plots  # matplotlib: only when a report is drawn
 
     scores, stats, out = loaded["scores"], loaded["statistics"], artifacts.path("report", cfg)
     figures = {"groups": plots.wer_heatmaps(scores["summary"]),

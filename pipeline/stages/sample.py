@@ -1,14 +1,15 @@
 """sample (the LM source): GPT checkpoint → sentences cut from its samples, with their perplexity."""
 from __future__ import annotations
 
-from pipeline import artifacts, sentences, store
-from pipeline.config import Config
-from pipeline.stage import Result, Stage
+from pipeline.config.run import Config
+from pipeline.core import artifacts, store
+from pipeline.core.stage import Result, Stage
+from pipeline.io import sentences
 
 
 def run(cfg: Config, loaded: dict) -> Result:
-    from pipeline.lm.sample import generate, split_sentences
-    from pipeline.lm.train import load_model
+    from pipeline.lm.sampler import generate, split_sentences
+    from pipeline.lm.trainer import load_model
 
     s = cfg.sample
     model = load_model(loaded["lm"] / "ckpt.pt", cfg.device)

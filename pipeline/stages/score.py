@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from pipeline import artifacts
-from pipeline.config import Config
-from pipeline.records import Sentence, Transcript
+from pipeline.config.run import Config
+from pipeline.core import artifacts
+from pipeline.core.records import Sentence, Transcript
+from pipeline.core.stage import Result, Stage
 from pipeline.scoring.evaluate import evaluate, write
-from pipeline.stage import Result, Stage
 
 
 def run(cfg: Config, loaded: dict) -> Result:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict
 
-from pipeline import paths, store
-from pipeline.config import Config
+from pipeline.config import paths
+from pipeline.config.run import Config
+from pipeline.core import store
+from pipeline.core.stage import Result, Stage
 from pipeline.lm.checkpoint import finished
-from pipeline.stage import Result, Stage
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +22,7 @@ def run(cfg: Config, loaded: dict) -> Result:
             log.warning("%s does not match train.json (damaged or replaced): training again", out / "ckpt.pt")
             for name in ("train.json", "ckpt.pt", "last.pt", "loss_log.csv"):
                 (out / name).unlink(missing_ok=True)
-        from pipeline.lm.train import train  # torch: only when training
+        from pipeline.lm.trainer import train  # torch: only when training
 
         train_ids, val_ids = loaded["tokens"]
         meta = {"data": paths.corpus_identity(cfg)}

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pipeline import artifacts, audio, executor, options, paths, records, store
 from pipeline.asr import base as asr
-from pipeline.config import Config
-from pipeline.items import Item, Unusable, cached_map, tally
-from pipeline.records import Speech, Transcript
-from pipeline.source import Source
-from pipeline.stage import Result, Stage
-from pipeline.workers import Heard, Listener
+from pipeline.config import options, paths
+from pipeline.config.run import Config
+from pipeline.core import artifacts, records, store
+from pipeline.core.items import Item, Unusable, cached_map, tally
+from pipeline.core.records import Speech, Transcript
+from pipeline.core.source import Source
+from pipeline.core.stage import Result, Stage
+from pipeline.exec import executor
+from pipeline.exec.workers import Heard, Listener
+from pipeline.io import audio
 
 
 def decoding(cfg: Config):

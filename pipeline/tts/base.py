@@ -2,7 +2,7 @@
 
 A voice is named `family:voice` (`piper:joe`, `piper:en_GB-alan-medium`, `piper:/path/voice.onnx`, `flite:slt`,
 `espeak:en-us`, `coqui:<name or path>`). Each family is one module in this package that calls `VOICES.register`;
-adding a family is adding a file. A voice's model is found before any work (its Source, pipeline/source.py)."""
+adding a family is adding a file. A voice's model is found before any work (its Source, pipeline/core/source.py)."""
 from __future__ import annotations
 
 import re
@@ -11,10 +11,10 @@ from typing import Protocol
 
 import numpy as np
 
-from pipeline import conditions
-from pipeline.options import option
-from pipeline.registry import Registry
-from pipeline.source import Source
+from pipeline.config.options import option
+from pipeline.core.registry import Registry
+from pipeline.core.source import Source
+from pipeline.io import conditions
 
 VOICES = Registry(__package__, "tts.voices", "piper:joe, flite:slt, espeak:en-us")
 

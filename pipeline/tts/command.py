@@ -10,7 +10,7 @@ from typing import Callable
 import numpy as np
 import soundfile as sf
 
-from pipeline.source import Source
+from pipeline.core.source import Source
 from pipeline.tts import base
 
 Argv = Callable[[str, Path, Path], list[str]]  # (voice, text file, wav file) -> command line

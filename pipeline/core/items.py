@@ -11,8 +11,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Hashable, TypeVar
 
-from pipeline import progress, store
-from pipeline.workers import Done, Worker
+from pipeline.core import store
+from pipeline.exec import progress
+from pipeline.exec.workers import Done, Worker
 
 D = TypeVar("D", bound=Done)
 

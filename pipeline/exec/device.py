@@ -14,7 +14,7 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
-from pipeline import store
+from pipeline.core import store
 from pipeline.errors import ConfigError
 
 DEVICES = ("auto", "cpu", "cuda")

@@ -13,7 +13,7 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from pipeline import store
+from pipeline.core import store
 from pipeline.errors import ConfigError
 
 NETWORK_TIMEOUT_S = 5  # a probe that hangs (a firewall dropping packets) is given up, never waited on

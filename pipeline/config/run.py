@@ -1,23 +1,25 @@
 """The run's config, composed of the sections their owners declare (lm/config.py, tts/base.py, asr/base.py,
-scoring/evaluate.py, executor.py); loadable from and printable as TOML. Presets are TOML files in configs/."""
+scoring/evaluate.py, exec/executor.py); loadable from and printable as TOML. Presets are TOML files in configs/."""
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline import device, options
+import tomllib
+
 from pipeline.asr.base import ASRConfig
+from pipeline.config import options
+from pipeline.config.options import option
 from pipeline.errors import ConfigError
-from pipeline.executor import ExecutorConfig
+from pipeline.exec import device
+from pipeline.exec.executor import ExecutorConfig
 from pipeline.lm.config import DataConfig, GPTConfig, SampleConfig, TrainConfig
-from pipeline.options import option
 from pipeline.scoring.evaluate import ScoreConfig
 from pipeline.tts.base import TTSConfig
 
-PRESETS = Path(__file__).resolve().parent.parent / "configs"
+PRESETS = Path(__file__).resolve().parents[2] / "configs"
 MOVED = {"speech": "the speech section was split: speech.voices, .conditions, .voice_noise and .seed are now "
                    "tts.*; speech.asr is asr.engines, and the decoding options are asr.*"}
 
@@ -50,7 +52,7 @@ class Config:
 
 
 def _read_toml(path: Path, what: str) -> dict:
-    from pipeline import inputs
+    from pipeline.io import inputs
 
     try:
         return tomllib.loads(inputs.read_text(path, what))
@@ -113,7 +115,8 @@ def validate(cfg: Config) -> None:
 
 def _validate_inputs(cfg: Config) -> None:
     """The user's files, read now: a bad byte or a missing column stops the run before any work."""
-    from pipeline import inputs, manifest
+    from pipeline.io import audio_manifest as manifest
+    from pipeline.io import inputs
 
     if cfg.sentences:
         inputs.sentences(cfg.sentences)

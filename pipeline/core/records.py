@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, TypeVar
 
-from pipeline import store
+from pipeline.core import store
 
 R = TypeVar("R")
 Group = tuple[str, str, str]  # (voice, asr, condition): what a corpus figure is computed over

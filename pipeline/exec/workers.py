@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from pipeline.asr import base as asr
-from pipeline.source import Source
+from pipeline.core.source import Source
 from pipeline.tts import base as tts
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pipeline import store
+from pipeline.core import store
+from pipeline.exec.progress import bar as progress_bar
 from pipeline.lm.config import TrainConfig
-from pipeline.progress import bar as progress_bar
 from pipeline.lm.model import GPT, GPTConfig
 
 log = logging.getLogger(__name__)
@@ -109,9 +109,9 @@ def load_model(path: str | Path, device: str = "cpu") -> GPT:
 def train(train_data: np.ndarray, val_data: np.ndarray, model_cfg: GPTConfig, cfg: TrainConfig,
           out_dir: str | Path, meta: dict | None = None, progress: bool = True, device: str = "cpu") -> dict:
     """Train to cfg.max_iters on `device`, resuming from `out_dir/last.pt` when present. Returns a summary.
-    cfg.precision must be resolved (pipeline/device.py), not "auto"."""
+    cfg.precision must be resolved (pipeline/exec/device.py), not "auto"."""
     if cfg.precision not in ("fp32", "bf16"):
-        raise ValueError(f"train.precision = {cfg.precision!r}: resolve it first (pipeline.device.precision)")
+        raise ValueError(f"train.precision = {cfg.precision!r}: resolve it first (pipeline.exec.device.precision)")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(cfg.threads or os.cpu_count() or 1)

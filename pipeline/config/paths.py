@@ -5,9 +5,9 @@ import re
 from importlib.metadata import version
 from pathlib import Path
 
-from pipeline import store
-from pipeline.config import Config
-from pipeline.options import identity
+from pipeline.config.options import identity
+from pipeline.config.run import Config
+from pipeline.core import store
 
 CORPUS_FORMAT = 1  # bump when corpus.markdown_to_text changes its output
 

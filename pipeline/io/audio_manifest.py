@@ -5,7 +5,7 @@ import csv
 from pathlib import Path
 
 from pipeline.errors import InputError
-from pipeline.inputs import read_text
+from pipeline.io.inputs import read_text
 
 ID = ("id", "utt_id", "utterance_id", "sentence_id")
 AUDIO = ("audio", "audio_path", "path", "wav", "file")

@@ -8,12 +8,13 @@ import os
 import signal
 import sys
 
-from pipeline import config as config_mod
-from pipeline import options
+from pipeline.config import options
+from pipeline.config import run as config_mod
 from pipeline.errors import ConfigError, InputError
 
+
 def run_parser() -> tuple[argparse.ArgumentParser, list[str]]:
-    from pipeline.runner import STAGES
+    from pipeline.core.runner import STAGES
 
     p = argparse.ArgumentParser(
         prog="run_pipeline.py", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -111,14 +112,14 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "score":
-        from pipeline.score_cli import main as score_main
+        from pipeline.cli.score import main as score_main
         return score_main(argv[1:])
     parser, shortcuts = run_parser()
     args = parser.parse_args(argv)
     try:
         cfg = config_mod.load(args.config, overrides_from(args, shortcuts), args.preset)
         stages = [s.strip() for s in args.stages.split(",")] if args.stages else None
-        from pipeline.runner import STAGES
+        from pipeline.core.runner import STAGES
         for s in stages or []:
             if s not in STAGES:
                 raise ConfigError(f"--stages: unknown stage {s!r}; allowed: {', '.join(STAGES)}")
@@ -128,7 +129,7 @@ def _main(argv: list[str] | None) -> int:
     if args.print_config:
         print(config_mod.to_toml(cfg), end="")
         return 0
-    from pipeline import runner
+    from pipeline.core import runner
 
     if args.plan:
         print(runner.describe(cfg))

@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from pipeline import artifacts, records
-from pipeline.config import Config
-from pipeline.records import Sentence
+from pipeline.config.run import Config
+from pipeline.core import artifacts, records
+from pipeline.core.records import Sentence
 
 log = logging.getLogger(__name__)
 
@@ -17,8 +17,8 @@ def write(cfg: Config, lm_dir: Path | None, texts: list[tuple[str, int | None, s
     """texts: (sentence id, LM sample or None, text). Returns how many sentences were written."""
     from pipeline.lm import tokenizer
     from pipeline.lm.perplexity import perplexity
-    from pipeline.lm.sample import REFERENCE_SENTENCES
-    from pipeline.lm.train import load_model
+    from pipeline.lm.sampler import REFERENCE_SENTENCES
+    from pipeline.lm.trainer import load_model
 
     model = load_model(lm_dir / "ckpt.pt", cfg.device) if lm_dir else None
     if model is None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from pipeline.config import Config
-from pipeline.source import Source
+from pipeline.config.run import Config
+from pipeline.core.source import Source
 
 
 @dataclass

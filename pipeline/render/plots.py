@@ -12,9 +12,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from pipeline import store  # noqa: E402
-from pipeline.conditions import SILENCE  # noqa: E402
-from pipeline.records import Breakdown, DifficultyBin, GroupSummary, ScoredUtterance  # noqa: E402
+from pipeline.core import store  # noqa: E402
+from pipeline.core.records import Breakdown, DifficultyBin, GroupSummary, ScoredUtterance  # noqa: E402
+from pipeline.io.conditions import SILENCE  # noqa: E402
 from pipeline.scoring.robustness import snr_of  # noqa: E402
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from pipeline import store
+from pipeline.core import store
 
 SAMPLE_RATE = 16000  # what Whisper hears
 N_SAMPLES = 30 * SAMPLE_RATE  # one Whisper window; longer audio goes through long-form transcription

@@ -1,6 +1,6 @@
 """The files of an artifact, each declared once: its name, what it holds, and how it is written and read back.
 
-A `Table` is a CSV of typed records (pipeline/records.py) taken from one attribute of a results object; a
+A `Table` is a CSV of typed records (pipeline/core/records.py) taken from one attribute of a results object; a
 `Document` is any other file (JSON, trn, text) rendered from the whole results object. The module that computes
 the results declares its files (scoring/evaluate.py FILES, scoring/statistics.py FILES); the artifact table
 (artifacts.py), the writing stage, `run_pipeline.py score` and the report all read that one declaration."""
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline import records, store
+from pipeline.core import records, store
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The run: which stages, whether each is up to date, the run lock and the manifest.
 
-The stages are declarations (pipeline/stage.py). The only place that asks where the sentences come from is
+The stages are declarations (pipeline/core/stage.py). The only place that asks where the sentences come from is
 `plan`: after the source, every stage is the same whichever source ran. A stage's key is the content of the
 artifacts it reads plus the config it declares (minus what is speed only); the runner skips a stage whose key is
 unchanged and whose outputs are on disk exactly as it left them (their sha256 is recorded), so a file truncated or
@@ -17,14 +17,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from pipeline import device, options, paths, store
-from pipeline.artifacts import ARTIFACTS
 from pipeline.asr import base as asr
-from pipeline.config import Config
+from pipeline.config import options, paths
+from pipeline.config.run import Config
+from pipeline.core import store
+from pipeline.core.artifacts import ARTIFACTS
+from pipeline.core.stage import Stage
+from pipeline.core.versions import git_commit, versions
 from pipeline.errors import ConfigError
-from pipeline.stage import Stage
+from pipeline.exec import device
 from pipeline.stages import ALL
-from pipeline.versions import git_commit, versions
 
 log = logging.getLogger("pipeline")
 
@@ -186,7 +188,7 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
                         seeds={"train": cfg.train.seed, "sample": cfg.sample.seed, "tts": cfg.tts.seed,
                                "bootstrap": cfg.score.seed})
         if cfg.executor.kind == "ray":  # before any work: a cluster open to anyone is refused here
-            from pipeline import ray_auth
+            from pipeline.exec import ray_auth
 
             manifest["executor"] = ray_auth.check(cfg)
         else:

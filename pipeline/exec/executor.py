@@ -1,6 +1,6 @@
 """Where per-item work runs: in this process (`local`) or on a Ray cluster (`ray`).
 
-Both take a worker class (a pipeline.workers.Worker), its constructor arguments, and a list of (key, batch)
+Both take a worker class (a pipeline.exec.workers.Worker), its constructor arguments, and a list of (key, batch)
 jobs, and yield (key, results) as results arrive. Only the worker runs remotely; the stage that called writes every
 file itself, through the same per-item cache, so a Ray run resumes a local one and the other way round.
 
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any, Iterable, Iterator
 
+from pipeline.config.options import option
 from pipeline.errors import ConfigError
-from pipeline.options import option
-from pipeline.workers import Done, Worker
+from pipeline.exec.workers import Done, Worker
 
 log = logging.getLogger(__name__)
 RAY_INSTALL = "pip install -e '.[ray]' (or scripts/setup --test)"
@@ -44,7 +44,7 @@ class ExecutorConfig:
     num_cpus: int = option(0, "CPUs of a local Ray instance started here; 0: all", at_least=0, speed_only=True)
     asr_gpus: float = option(0.0, "GPUs each Ray ASR actor asks for; 0: one when device is cuda, none on CPUs (TTS "
                              "actors never ask for one)", at_least=0, speed_only=True)
-    allow_insecure: bool = option(False, "join a cluster without token authentication (see pipeline/ray_auth.py)",
+    allow_insecure: bool = option(False, "join a cluster without token authentication (see pipeline/exec/ray_auth.py)",
                                   speed_only=True)
 
 

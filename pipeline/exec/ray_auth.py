@@ -7,7 +7,7 @@ cluster the driver knocks twice, each time from a fresh process, since Ray reads
 - without any token: if the cluster answers, it is open, and the run stops unless executor.allow_insecure;
 - with the driver's own token: if the cluster refuses it, the run stops with the fix, not a Ray traceback.
 
-`python -m pipeline.ray_auth ADDRESS` is one knock: it prints {"ok": …, "auth_error": …, "error": …}."""
+`python -m pipeline.exec.ray_auth ADDRESS` is one knock: it prints {"ok": …, "auth_error": …, "error": …}."""
 from __future__ import annotations
 
 import json
@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-from pipeline.config import Config
+from pipeline.config.run import Config
 from pipeline.errors import ConfigError
 
 PROBE_TIMEOUT_S = 20  # a GCS that is not there is retried for a minute by Ray's own client
@@ -31,7 +31,7 @@ FIX = ("start every node with token authentication: see the README, 'Running on 
 def knock(address: str, env: dict) -> dict:
     """One connection attempt to the cluster's GCS, in a fresh process with `env`."""
     try:
-        proc = subprocess.run([sys.executable, "-m", "pipeline.ray_auth", address], capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-m", "pipeline.exec.ray_auth", address], capture_output=True, text=True,
                               env=env, timeout=PROBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return {"ok": False, "auth_error": False, "error": f"no answer within {PROBE_TIMEOUT_S} s"}

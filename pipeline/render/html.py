@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from pipeline.records import Comparison, ErrorEvent
+from pipeline.core.records import Comparison, ErrorEvent
 from pipeline.scoring.align import from_events
 from pipeline.scoring.flags import NAMES as FLAGS
 

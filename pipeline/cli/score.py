@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pipeline.config.options import add_flags, apply, check, given
 from pipeline.errors import ConfigError, InputError
-from pipeline.inputs import read_text
-from pipeline.options import add_flags, apply, check, given
+from pipeline.io.inputs import read_text
 from pipeline.scoring import sclite
 from pipeline.scoring.evaluate import ScoreConfig, evaluate, summary_table, write
 

@@ -3,7 +3,7 @@ package that registers itself on import; the registry imports the package's modu
 looked up, so adding a backend is adding a file.
 
 A name is checked when the config is read (cheap: no file is opened), resolved to a Source before any work
-(pipeline/source.py: where its model is, and the files whose hashes join the keys), and loaded from that
+(pipeline/core/source.py: where its model is, and the files whose hashes join the keys), and loaded from that
 Source by the worker that uses it."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import importlib
 import pkgutil
 from typing import Any, Callable
 
+from pipeline.core.source import Source
 from pipeline.errors import ConfigError
-from pipeline.source import Source
 
 
 class Registry:

@@ -6,9 +6,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline import inputs, manifest, paths, records, store, tables
-from pipeline.config import Config
+from pipeline.config import paths
+from pipeline.config.run import Config
+from pipeline.core import records, store, tables
+from pipeline.io import audio_manifest as manifest
+from pipeline.io import inputs
 from pipeline.scoring import evaluate, statistics
+
 
 @dataclass(frozen=True)
 class Artifact:

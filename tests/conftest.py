@@ -3,9 +3,6 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-
 
 @pytest.fixture(scope="session")
 def models_dir(tmp_path_factory) -> Path:

@@ -191,3 +191,71 @@ def test_the_report_rebuilds_each_alignment_from_the_saved_error_events():
         events = [e for e in r.events if e.id == u.id]
         assert from_events(u.reference_normalized, u.hypothesis_normalized, events) == \
             align_text(u.reference_normalized, u.hypothesis_normalized).ops
+
+
+def test_a_worker_returns_typed_results_and_a_cached_record_reads_back_as_the_same_type(tmp_path):
+    from pipeline.exec.workers import Heard, Speaker, Spoken
+    from pipeline.tts import base as tts
+
+    cfg = tts.TTSConfig()
+    speaker = Speaker(tts.resolve("flite:slt", cfg, str(tmp_path)), cfg)
+    spoken, unspeakable = speaker.work(["Now is the winter.", "..."])
+    assert isinstance(spoken, Spoken) and spoken.status == "ok" and spoken.samples.dtype.name == "float32"
+    assert spoken.audio_seconds == round(len(spoken.samples) / spoken.sr, 4) > 0.5
+    assert unspeakable.status == "skipped" and unspeakable.samples is None
+    record = spoken.record()
+    assert "samples" not in record and "sr" not in record  # the wav holds them; the record holds its sha256
+    assert Spoken.from_record(record) == Spoken(**{**record})
+    heard = Heard(status="ok", hypothesis="now is the winter", asr_seconds=0.2, audio_sha256="ab", level_dbfs=-3.0,
+                  audio_seconds=1.5, node="n", pid=7)
+    assert Heard.from_record({"key": "k", **heard.record()}) == heard
+
+
+def test_records_are_built_by_keyword_and_name_their_utterance_and_group():
+    with pytest.raises(TypeError):
+        records.Sentence("l0001", None, "a text", 3, None)
+    t = records.Transcript(sentence_id="l0001", voice="piper:joe", condition="noise:snr=10", asr="faster-whisper:base",
+                           audio_path="", audio_seconds=1.0, tts_seconds=0.1, hypothesis="a text", asr_seconds=0.1,
+                           status="ok", error="", audio_sha256="", level_dbfs=None)
+    assert t.id == "piper-joe-noise-snr10-faster-whisper-base_l0001"
+    assert t.group == ("piper:joe", "faster-whisper:base", "noise:snr=10")
+    u, = evaluate([{**{f: getattr(t, f) for f in records.columns(records.Transcript)}, "reference": "a text"}]).utterances
+    assert (u.id, u.group) == (t.id, t.group)  # scoring names it as the transcript did
+
+
+def test_the_stage_order_comes_from_what_stages_read_and_make():
+    from pipeline.core.stage import Stage
+    from pipeline.stages import ALL, in_order
+
+    shuffled = ALL[::-1]
+    assert [s.name for s in in_order(shuffled)] == [s.name for s in ALL]
+    extra = Stage("surprisal", "a new stage", reads=("scores",), makes=("explanations",), config=(), run=None)
+    names = [s.name for s in in_order([*ALL, extra])]
+    assert names.index("score") < names.index("surprisal")
+    for stage in ALL:  # every stage runs after every stage that makes what it reads
+        for name in stage.reads:
+            assert all(names.index(m.name) < names.index(stage.name) for m in ALL if name in m.makes), stage.name
+
+
+def test_a_stage_module_is_named_after_its_stage_and_no_library_module_shares_the_name():
+    from pipeline.stages import ALL
+
+    stage_names = {s.name for s in ALL}
+    assert stage_names == {p.stem for p in (PIPELINE / "stages").glob("*.py")} - {"__init__"}
+    library = {p.stem for p in PIPELINE.rglob("*.py") if p.parent.name not in ("stages", "cli")} | \
+              {p.name for p in PIPELINE.iterdir() if p.is_dir() and p.name != "__pycache__"}  # cli/: the commands
+    assert not stage_names & library, stage_names & library
+
+
+def test_an_artifacts_files_are_declared_once(tmp_path):
+    from pipeline.core import artifacts, tables
+    from pipeline.scoring import evaluate as scoring, statistics
+
+    cfg = config.Config(run="x", results_dir=str(tmp_path))
+    assert [p.name for p in artifacts.ARTIFACTS["scores"].files(cfg)] == tables.names(scoring.FILES)
+    assert [p.name for p in artifacts.ARTIFACTS["statistics"].files(cfg)] == tables.names(statistics.FILES)
+    written = scoring.write(evaluate([{"sentence_id": "1", "reference": "a b", "hypothesis": "a c"}]), tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(tables.names(scoring.FILES)) == \
+        sorted(p.name for p in written)
+    loaded = tables.load(scoring.FILES, tmp_path)
+    assert [e.type for e in loaded["events"]] == ["substitution"] and loaded["summary"][0].errors == 1

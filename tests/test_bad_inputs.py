@@ -8,7 +8,7 @@ import pytest
 import soundfile as sf
 
 from pipeline.core import store
-from tests.test_pipeline import TINY, cli
+from tests.helpers import TINY, cli
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
@@ -112,7 +112,7 @@ def cli_score(cwd: Path, *args):
     import subprocess
     import sys
 
-    from tests.conftest import ROOT
+    from tests.helpers import ROOT
 
     return subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "score", *args], cwd=cwd,
                           capture_output=True, text=True)

@@ -53,7 +53,7 @@ def test_the_manifest_records_every_required_package_version():
     import tomllib
 
     from pipeline.core.versions import versions
-    from tests.conftest import ROOT
+    from tests.helpers import ROOT
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     required = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.core import store
-from tests.conftest import ROOT
-from tests.test_pipeline import SENTENCES, SMALL_LM, TIMING, TINY, cli, write_sentences
+from tests.helpers import ROOT, SENTENCES, SMALL_LM, TINY, cli, rows_without_timing, write_sentences
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
@@ -20,8 +19,7 @@ CSVS = ("sentences.csv", "synthesis.csv", "transcripts.csv", "utterances.csv", "
 
 def snapshot(cwd: Path) -> dict:
     run = cwd / "results" / "default"
-    strip = lambda rows: [{k: v for k, v in r.items() if k not in TIMING} for r in rows]  # noqa: E731
-    out = {name: strip(store.read_csv(run / name)) for name in CSVS}
+    out = {name: rows_without_timing(run / name) for name in CSVS}
     out["wavs"] = {p.relative_to(cwd): p.read_bytes() for p in (cwd / "audio").rglob("*.wav")}
     return out
 

@@ -6,7 +6,7 @@ import torch
 from pipeline.cli import main
 from pipeline.config import run as config
 from pipeline.exec import device
-from tests.test_pipeline import SENTENCES, TINY, cli, write_sentences
+from tests.helpers import SENTENCES, TINY, cli, write_sentences
 
 CUDA = torch.cuda.is_available()
 gpu = pytest.mark.skipif(not CUDA, reason="needs a CUDA GPU (torch.cuda.is_available() is False)")

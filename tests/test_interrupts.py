@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.core import store
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 

@@ -8,7 +8,7 @@ import soundfile as sf
 
 from pipeline.asr import base
 from pipeline.core import store
-from tests.test_pipeline import SENTENCES, cli, ran
+from tests.helpers import SENTENCES, cli, ran
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
@@ -95,7 +95,7 @@ def test_a_recording_replaced_in_place_is_transcribed_again(tmp_path, models_dir
     assert before["a"]["audio_sha256"] == store.sha256_file(tmp_path / "a.wav")
     sf.write(tmp_path / "a.wav", speech[2], 16000)  # same name, same manifest, new speech
     proc = cli(tmp_path, "--audio-manifest", manifest, "--asr", "faster-whisper:tiny.en", models=models_dir)
-    assert "transcribe" in ran(proc)
+    assert proc.returncode == 0 and "transcribe" in ran(tmp_path)
     after = {r["sentence_id"]: r for r in store.read_csv(run / "utterances.csv")}
     assert after["a"]["audio_sha256"] == store.sha256_file(tmp_path / "a.wav") != before["a"]["audio_sha256"]
     assert "lord" in after["a"]["hypothesis"].lower() and after["b"]["hypothesis"] == before["b"]["hypothesis"]
@@ -104,7 +104,7 @@ def test_a_recording_replaced_in_place_is_transcribed_again(tmp_path, models_dir
 
 
 def test_the_silence_condition_reports_a_hallucination_rate(tmp_path, models_dir):
-    from tests.test_pipeline import write_sentences
+    from tests.helpers import write_sentences
 
     sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:3])
     proc = cli(tmp_path, "--sentences", str(sentences), "--asr", "faster-whisper:tiny.en",

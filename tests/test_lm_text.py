@@ -8,7 +8,7 @@ from pipeline.lm import corpus, tokenizer
 from pipeline.lm.model import GPT, GPTConfig
 from pipeline.lm.perplexity import compute_perplexity, perplexity, sequence_nll
 from pipeline.lm.sampler import split_sentences
-from tests.conftest import SHARED
+from tests.helpers import SHARED
 
 
 def test_gpt2_bpe_offline_known_ids():

@@ -5,8 +5,6 @@ of the bundled weights, and the real lookup code finds them."""
 import hashlib
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,7 +14,7 @@ from pipeline.asr import base, sources, weights
 from pipeline.core import store
 from pipeline.core.source import ModelDamaged
 from pipeline.tts import base as tts
-from tests.conftest import ROOT
+from tests.helpers import cli
 
 REVISION = "d2c6f5b7e8a94c1b0f3e2d1c0b9a8f7e6d5c4b3a"
 
@@ -140,11 +138,6 @@ def test_a_piper_voice_by_name_is_found_in_the_voice_folders(tmp_path, models_di
 
 # --- as a user runs it -----------------------------------------------------------------------------------
 
-def cli(cwd: Path, *args, models: Path, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", *args],
-                          cwd=cwd, capture_output=True, text=True, env={**os.environ, "TQDM_DISABLE": "1", **env})
-
-
 @pytest.mark.slow
 def test_own_models_by_path_and_cache_run_keyed_by_content(tmp_path, models_dir, tiny_dir):
     home = hub_layout(tmp_path / "hf", "Systran/faster-whisper-small", tiny_dir)
@@ -156,7 +149,7 @@ def test_own_models_by_path_and_cache_run_keyed_by_content(tmp_path, models_dir,
     (tmp_path / "s.txt").write_text("To be, or not to be, that is the question.\nAll the world's a stage.\n")
     args = ["--sentences", "s.txt", "--voices", f"piper:joe,piper:{voice}",
             "--asr", f"faster-whisper:small,faster-whisper:{whisper_copy}"]
-    first = cli(tmp_path, *args, models=models_dir, env=env)
+    first = cli(tmp_path, *args, models=models_dir, env={**os.environ, **env}, check=False)
     assert first.returncode == 0, first.stderr[-3000:]
     run = tmp_path / "results" / "default"
     manifest = store.read_json(run / "manifest.json")
@@ -179,7 +172,7 @@ def test_own_models_by_path_and_cache_run_keyed_by_content(tmp_path, models_dir,
         byte = f.read(1)
         f.seek(-1, os.SEEK_CUR)
         f.write(bytes([byte[0] ^ 1]))
-    again = cli(tmp_path, *args, models=models_dir, env=env)
+    again = cli(tmp_path, *args, models=models_dir, env={**os.environ, **env}, check=False)
     assert again.returncode == 0, again.stderr[-3000:]
     manifest2 = store.read_json(run / "manifest.json")
     assert "synthesize: up to date" in again.stderr  # the voices did not change
@@ -223,7 +216,7 @@ def bad_model_cases(tmp_path: Path, tiny_dir: Path) -> list[tuple[list[str], dic
 def test_a_model_that_cannot_be_used_stops_the_run_before_any_work(tmp_path, models_dir, tiny_dir):
     for flags, env, named in bad_model_cases(tmp_path, tiny_dir):
         t0 = time.perf_counter()
-        proc = cli(tmp_path, "--asr", "faster-whisper:tiny.en", *flags, models=models_dir, env=env)
+        proc = cli(tmp_path, "--asr", "faster-whisper:tiny.en", *flags, models=models_dir, env={**os.environ, **env}, check=False)
         seconds = time.perf_counter() - t0
         assert proc.returncode == 2, (flags, proc.stderr[-2000:])
         assert seconds < 30, (flags, seconds)

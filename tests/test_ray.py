@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.core import store
-from tests.test_pipeline import SENTENCES, TIMING, TINY, cli, write_sentences
+from tests.helpers import SENTENCES, TINY, cli, rows_without_timing, write_sentences
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
@@ -22,8 +22,7 @@ CSVS = ("synthesis.csv", "transcripts.csv", "utterances.csv", "errors.csv", "con
 
 def same_results(a: Path, b: Path) -> None:
     for name in CSVS:
-        strip = lambda rows: [{k: v for k, v in r.items() if k not in TIMING} for r in rows]  # noqa: E731
-        assert strip(store.read_csv(a / name)) == strip(store.read_csv(b / name)), name
+        assert rows_without_timing(a / name) == rows_without_timing(b / name), name
     for name in ("ref.trn", "hyp.trn"):
         assert (a / name).read_bytes() == (b / name).read_bytes()
 

@@ -7,7 +7,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from tests.test_pipeline import SENTENCES, TINY, cli, write_sentences
+from tests.helpers import SENTENCES, TINY, cli, write_sentences
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 

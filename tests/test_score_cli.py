@@ -3,7 +3,7 @@ import sys
 
 from pipeline.core import store
 from pipeline.core.records import ScoredUtterance, columns
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 
 def score(*args):

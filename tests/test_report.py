@@ -99,6 +99,12 @@ def test_the_matrix_report_shows_every_statistic_and_its_links_resolve(matrix, t
     for heading in ("Comparisons", "Normalizer sensitivity", "Text difficulty", "Hardest words", "Robustness"):
         assert f"<h2>{heading}</h2>" in dom, heading
     assert dom.count("<tr><th>") == 1 + 18  # the comparison matrix: its header, a row per voice × engine × condition
+    # one table per factor, with the pairs that differ in it alone: 3 voice pairs in each of 6 engine × condition
+    # cells, 1 engine pair in each of 9, 3 condition pairs in each of 6; the full matrix folded behind them
+    for title, n in (("Voices, within each engine and condition", 18), ("Engines, within each voice and condition", 9),
+                     ("Conditions, within each voice and engine", 18)):
+        assert f"<h3>{title} ({n} pairs)</h3>" in dom, title
+    assert "<details><summary>Every pair as a matrix (153 pairs" in dom
     targets = set(re.findall(r'id="(u-[^"]+)"', dom))
     links = re.findall(r'href="#(u-[^"]+)"', dom)
     assert links and set(links) <= targets
@@ -118,6 +124,8 @@ def test_the_matrix_statistics_files(matrix):
     pairs = records.read_csv(run / "comparisons.csv", Comparison)
     assert len(pairs) == 18 * 17 // 2
     assert all(0 <= c.mapsswe_p <= c.mapsswe_p_holm <= 1 for c in pairs)
+    assert sum(c.holm_family == "one-factor" for c in pairs) == 45 and {c.differs for c in pairs} == {
+        "voice", "asr", "condition", "voice+asr", "voice+condition", "asr+condition", "voice+asr+condition"}
     assert len(records.read_csv(run / "normalizers.csv", NormalizerEffect)) == 18
     breakdowns = records.read_csv(run / "breakdown.csv", Breakdown)
     assert len(breakdowns) == 6 and all(b.curve.count(":") == 2 for b in breakdowns)

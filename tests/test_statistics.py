@@ -4,7 +4,7 @@ import random
 import pytest
 
 from pipeline.scoring import attribution, difficulty, robustness, sensitivity
-from pipeline.scoring.comparisons import compare, most_confident
+from pipeline.scoring.comparisons import compare, correct, most_confident
 from pipeline.scoring.evaluate import evaluate
 
 WORDS = "now is the winter of our discontent made glorious summer".split()  # 10 words
@@ -50,6 +50,24 @@ def test_one_extra_error_per_sentence_is_a_known_delta():
     assert c.delta_cer > 0
 
 
+def test_holm_corrects_over_the_one_factor_pairs_alone():
+    g = lambda voice, asr="asr:x", condition="clean": (voice, asr, condition)  # noqa: E731
+    rows = [{"a": a, "b": b, "mapsswe_p": p, "sign_p": p, "wilcoxon_p": p} for a, b, p in (
+        (g("a:1"), g("b:2"), 0.01),                      # voices, same engine and condition
+        (g("a:1"), g("a:1", "asr:y"), 0.04),             # engines
+        (g("a:1"), g("a:1", condition="noise:snr=5"), 0.03),  # conditions
+        (g("b:2"), g("a:1", "asr:y"), 0.001),            # voice and engine: outside the family
+        (g("b:2"), g("a:1", "asr:y", "noise:snr=5"), 0.02),
+    )]
+    correct(rows)
+    assert [r["differs"] for r in rows] == ["voice", "asr", "condition", "voice+asr", "voice+asr+condition"]
+    assert [r["holm_family"] for r in rows] == ["one-factor"] * 3 + ["cross-factor"] * 2
+    # by hand, over the three one-factor p-values 0.01 < 0.03 < 0.04: 3 × 0.01, 2 × 0.03, max(0.06, 1 × 0.04)
+    assert [r["mapsswe_p_holm"] for r in rows[:3]] == pytest.approx([0.03, 0.06, 0.06])
+    # and the cross-factor pairs among themselves: 2 × 0.001, max(0.002, 1 × 0.02)
+    assert [r["sign_p_holm"] for r in rows[3:]] == pytest.approx([0.002, 0.02])
+
+
 def test_holm_corrects_over_every_pair_and_the_summary_prefers_one_factor_pairs():
     rows = []
     for i, (s, text) in enumerate(sentences()):
@@ -58,7 +76,7 @@ def test_holm_corrects_over_every_pair_and_the_summary_prefers_one_factor_pairs(
         rows.append(row(s, "a:1", "asr:y", "noise:snr=5", text, with_errors(text, 3)))
     r = evaluate(rows, n_boot=0)
     pairs = compare(r.utterances, r.events, 0)
-    assert len(pairs) == 6
+    assert len(pairs) == 6 and sum(c.holm_family == "one-factor" for c in pairs) == 3
     for c in pairs:
         assert c.mapsswe_p_holm >= c.mapsswe_p and c.sign_p_holm >= c.sign_p
     assert all(c.b.endswith("clean") for c in most_confident(pairs))  # the one-factor pairs first
@@ -157,10 +175,40 @@ def test_a_word_failing_in_every_voice_points_at_the_text_one_voice_at_the_voice
     r = evaluate(rows, n_boot=0)
     words = {w.word: w for w in attribution.words(r.utterances, r.events)}
     assert set(words) == {"king", "queen"}
-    assert words["king"].points_at == "text or ASR" and words["king"].failure_rate == 1.0
+    assert words["king"].points_at == "one ASR family: text or ASR" and words["king"].failure_rate == 1.0
     assert words["queen"].points_at == "voice b:2" and words["queen"].failure_rate == 0.5
     assert list(words) == ["king", "queen"]  # hardest first
     assert words["queen"].utterances == r.utterances[3].id
+
+
+def test_two_model_families_tell_the_text_the_voice_and_the_asr_apart():
+    family = {"fw:base": "whisper", "ow:base": "whisper", "ps:en": "sphinx"}.get
+    ref = "the king rides to the queen at dawn with joy"
+    hyps = {  # (voice, engine): what it wrote
+        ("a:1", "fw:base"): "the thing rides to the queen at don with joy",
+        ("a:1", "ow:base"): "the thing rides to the queen at don with joy",
+        ("a:1", "ps:en"): "the thing rides to the green at dawn with toy",
+        ("b:2", "fw:base"): "the thing rides to the queen at dawn with joy",
+        ("b:2", "ps:en"): "the thing rides to a queen at dawn with joy",
+    }
+    r = evaluate([row("s1", v, e, "clean", ref, h) for (v, e), h in hyps.items()], n_boot=0)
+    words = {w.word: w for w in attribution.words(r.utterances, r.events, family)}
+    assert words["king"].points_at == "text"  # both families, in every voice
+    assert words["queen"].points_at == "ASR sphinx"  # one family, where the other heard it right
+    assert words["dawn"].points_at == "ASR whisper"  # both Whisper engines: still one family
+    assert words["joy"].points_at == "ASR sphinx"
+    assert (words["king"].families_failed, words["king"].families_heard) == (2, 2)
+    assert (words["dawn"].engines_failed, words["dawn"].families_failed) == (2, 1)
+    r = evaluate([row("s1", v, e, "clean", ref, h.replace("rides", "hides") if v == "b:2" else h)
+                  for (v, e), h in hyps.items()], n_boot=0)
+    words = {w.word: w for w in attribution.words(r.utterances, r.events, family)}
+    assert words["rides"].points_at == "voice b:2"  # every family fails it, in one voice of two
+    assert attribution.verdict({"a:1": {"whisper", "sphinx"}}, {"a:1": {"whisper", "sphinx"}}) == "voice or text"
+    (a, b) = attribution.agreement(r.utterances, family)
+    assert (a.voice, a.families, a.agreement, a.family_agreement) == ("a:1", 2, 0.0, 0.0)
+    one = evaluate([row("s1", "a:1", e, "clean", ref, ref) for e in ("fw:base", "ow:base")], n_boot=0)
+    (c,) = attribution.agreement(one.utterances, family)
+    assert (c.families, c.agreement, c.family_agreement) == (1, 1.0, None)  # one family: no cross-family figure
 
 
 def test_engine_agreement_is_the_share_of_identical_hypotheses():

@@ -68,5 +68,5 @@ class FasterWhisper:
         return base.decode_each(arrays, [decoder] * self.workers)
 
 
-base.ENGINES.register("faster-whisper", FasterWhisper, check=lambda name: sources.check_name("faster-whisper", name),
-                      resolve=sources.faster_whisper)
+base.ENGINES.register("faster-whisper", FasterWhisper, model_family="whisper",
+                      check=lambda name: sources.check_name("faster-whisper", name), resolve=sources.faster_whisper)

@@ -47,5 +47,5 @@ class TrimmedFasterWhisper(FasterWhisper):
         return super()._short(audio)
 
 
-base.ENGINES.register("faster-whisper-trim", TrimmedFasterWhisper,
+base.ENGINES.register("faster-whisper-trim", TrimmedFasterWhisper, model_family="whisper",
                       check=lambda name: sources.check_name("faster-whisper", name), resolve=sources.faster_whisper)

@@ -72,5 +72,5 @@ class OpenAIWhisper:
         return base.decode_each(arrays, decoders)
 
 
-base.ENGINES.register("openai-whisper", OpenAIWhisper, check=lambda name: sources.check_name("openai-whisper", name),
-                      resolve=sources.openai_whisper)
+base.ENGINES.register("openai-whisper", OpenAIWhisper, model_family="whisper",
+                      check=lambda name: sources.check_name("openai-whisper", name), resolve=sources.openai_whisper)

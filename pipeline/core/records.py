@@ -199,7 +199,7 @@ class Comparison:
     mapsswe_segments: int
     mapsswe_z: float | None  # A's errors minus B's per segment: negative when A has fewer
     mapsswe_p: float
-    mapsswe_p_holm: float  # Holm-corrected over every pair of the run
+    mapsswe_p_holm: float  # Holm-corrected within its holm_family
     sign_b_worse: int  # sentences where B's WER is higher
     sign_b_better: int
     sign_ties: int
@@ -209,6 +209,8 @@ class Comparison:
     wilcoxon_p: float
     wilcoxon_p_holm: float
     verdict: str  # one line, by MAPSSWE after Holm at 0.05
+    differs: str  # the factors in which A and B differ: voice, asr, condition, or several joined by +
+    holm_family: str  # one-factor (the family Holm corrects over) or cross-factor (outside it: corrected apart)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -246,8 +248,11 @@ class WordAttribution:
     voices_heard: int  # voices that said it
     engines_failed: int
     engines_heard: int
-    points_at: str  # "text or ASR" (fails in every voice), "voice <name>" (in one of several), or ""
+    points_at: str  # text, voice <name>, voice or text (every model family fails it on a voice), ASR <family>
+    # (one family fails it where another heard it right), or, with one family, "one ASR family: text or ASR"
     utterances: str  # ;-separated ids of the rows where it failed
+    families_failed: int  # model families (Whisper, PocketSphinx) in which it failed
+    families_heard: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -257,6 +262,8 @@ class EngineAgreement:
     engines: int
     utterances: int  # sentences every engine transcribed
     agreement: float | None  # share whose normalized hypotheses are identical across the engines
+    families: int  # model families among the engines
+    family_agreement: float | None  # share where every family wrote one hypothesis in common; None: one family
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

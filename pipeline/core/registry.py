@@ -20,16 +20,27 @@ class Registry:
         self.package, self.key, self.example, self.skip = package, key, example, skip
         self._families: dict[str, tuple[Callable[..., Any], Callable[[str], None], tuple[str, ...]]] = {}
         self._resolvers: dict[str, Callable[..., Source]] = {}
+        self._model_families: dict[str, str] = {}
         self._discovered = False  # not the same as having families: a backend module may be imported directly
 
     def register(self, family: str, loader: Callable[..., Any], check: Callable[[str], None] | None = None,
-                 names: tuple[str, ...] = (), resolve: Callable[..., Source] | None = None) -> None:
+                 names: tuple[str, ...] = (), resolve: Callable[..., Source] | None = None,
+                 model_family: str = "") -> None:
         """`loader(source, ...)` builds the backend from its resolved Source. `names` lists every name of a
         closed family; otherwise `check(name)` raises ConfigError for a name the family cannot load.
-        `resolve(spec, options, models_dir)` finds the model; without one, the name alone is the model."""
+        `resolve(spec, options, models_dir)` finds the model; without one, the name alone is the model.
+        `model_family` names the model behind the backend, where several backends run one model and so share its
+        blind spots (faster-whisper and openai-whisper both run Whisper); by default, the backend's own family."""
         self._families[family] = (loader, check or (lambda name: None), names)
+        self._model_families[family] = model_family or family
         if resolve:
             self._resolvers[family] = resolve
+
+    def model_family(self, full: str) -> str:
+        """The model family of `family:name`; an unknown family is its own (a user's trn has any name)."""
+        self._discover()
+        family = full.partition(":")[0]
+        return self._model_families.get(family, family)
 
     def _discover(self) -> None:
         if self._discovered:

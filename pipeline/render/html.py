@@ -56,17 +56,50 @@ def coloured(ops: list[tuple[str, str | None, str | None]]) -> tuple[str, str]:
 
 
 def _cell(x) -> str:
-    return "" if x is None else str(x)
+    """A value as a reader reads it: 3 significant digits (the CSVs keep every digit)."""
+    if x is None:
+        return ""
+    if isinstance(x, float):
+        return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+    return str(x)
 
 
-def table(rows: list, columns: list[str], cells: dict | None = None) -> str:
-    """An HTML table of records; `cells` maps a column to a function that renders that cell's HTML."""
-    cells = cells or {}
+def _td(x) -> str:
+    """A cell that sorts by its full value."""
+    if isinstance(x, float):
+        return f'<td data-v="{x!r}">{html.escape(_cell(x))}</td>'
+    return f"<td>{html.escape(_cell(x))}</td>"
+
+
+def table(rows: list, columns: list[str], cells: dict | None = None, heads: dict | None = None) -> str:
+    """An HTML table of records; `cells` maps a column to a function that renders that cell's HTML, `heads` a
+    column to its header."""
+    cells, heads = cells or {}, heads or {}
     body = "".join("<tr>" + "".join(
-        f"<td>{cells[c](r) if c in cells else html.escape(_cell(getattr(r, c)))}</td>" for c in columns) + "</tr>"
-        for r in rows)
-    return (f'<div class="wide"><table><thead><tr>{"".join(f"<th onclick=sortBy(this)>{c}</th>" for c in columns)}'
-            f"</tr></thead><tbody>{body}</tbody></table></div>")
+        f"<td>{cells[c](r)}</td>" if c in cells else _td(getattr(r, c)) for c in columns) + "</tr>" for r in rows)
+    head = "".join(f"<th onclick=sortBy(this)>{html.escape(heads.get(c, c))}</th>" for c in columns)
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _interval(value: float | None, low: float | None, high: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{_cell(value)} [{_cell(low)}, {_cell(high)}]" if low is not None else _cell(value)
+
+
+def corpus_table(summary: list) -> str:
+    """The group figures, one row per group, in as many columns as fit a page."""
+    columns = ["voice", "asr", "condition", "n_utterances", "n_excluded", "wer", "macro_wer", "micro_cer",
+               "spearman", "flagged"]
+    cells = {"wer": lambda s: html.escape(_interval(s.micro_wer, s.ci95_low, s.ci95_high)),
+             "spearman": lambda s: html.escape(f"{_cell(s.spearman_rho)} (p {_cell(s.spearman_p)}, n {s.spearman_n})"
+                                               if s.spearman_rho is not None else f"n {s.spearman_n}")}
+    heads = {"n_utterances": "n", "n_excluded": "excluded", "wer": "micro WER [95% CI]", "macro_wer": "macro WER",
+             "micro_cer": "micro CER", "spearman": "Spearman ρ (perplexity, WER)"}
+    if any(s.hallucination_wpm is not None for s in summary):
+        columns.append("hallucination_wpm")
+        heads["hallucination_wpm"] = "words/min in silence"
+    return table(summary, columns, cells, heads)
 
 
 def _stars(p: float) -> str:
@@ -97,15 +130,58 @@ def comparison_matrix(comparisons: list[Comparison]) -> str:
             f'<tbody>{"".join(rows)}</tbody></table></div>')
 
 
+FACTOR_TABLES = {"voice": "Voices, within each engine and condition",
+                 "asr": "Engines, within each voice and condition",
+                 "condition": "Conditions, within each voice and engine"}
+
+
+def factor_tables(comparisons: list[Comparison]) -> str:
+    """One compact table per factor: the pairs that differ in it alone (Holm's family), each within what the two
+    groups share."""
+    def parts(c: Comparison) -> tuple[list[str], list[str]]:
+        return c.a.split(" | "), c.b.split(" | ")
+
+    def within(c: Comparison) -> str:
+        a, b = parts(c)
+        return html.escape(", ".join(x for x, y in zip(a, b) if x == y and x != "-") or "-")
+
+    def side(c: Comparison, which: int) -> str:
+        a, b = parts(c)
+        return html.escape(next((p[which == 1] for p in zip(a, b) if p[0] != p[1]), ""))
+
+    def delta(c: Comparison) -> str:
+        tone = "" if c.mapsswe_p_holm >= 0.05 or not c.delta_wer else "worse" if c.delta_wer > 0 else "better"
+        text = _interval(c.delta_wer, c.delta_ci95_low, c.delta_ci95_high)
+        return f'<span class="{tone}">{html.escape(text)}{_stars(c.mapsswe_p_holm)}</span>'
+
+    out = []
+    for factor, title in FACTOR_TABLES.items():
+        pairs = [c for c in comparisons if c.differs == factor]
+        if pairs:
+            out.append(f"<h3>{title} ({len(pairs)} pairs)</h3>")
+            out.append(table(pairs, ["within", "a", "b", "sentences", "delta", "mapsswe_p_holm"],
+                             {"within": within, "a": lambda c: side(c, 0), "b": lambda c: side(c, 1), "delta": delta},
+                             {"within": "within", "a": "A", "b": "B", "delta": "ΔWER = B − A [95% CI]",
+                              "mapsswe_p_holm": "MAPSSWE p (Holm)"}))
+    return "\n".join(out)
+
+
 def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
     """The comparisons, the normalizer table, text difficulty, the hardest words and the breakdown SNR."""
     parts = ["<h2>Comparisons</h2>"]
-    if stats["comparisons"]:
-        parts.append("<p>Cell = WER(column) − WER(row) on the sentences both scored; red: the column has "
-                     "significantly more errors, green: fewer (MAPSSWE, Holm-corrected over every pair: * p &lt; 0.05, "
-                     "** p &lt; 0.01, *** p &lt; 0.001). Hover a cell for its verdict; "
-                     '<a href="comparisons.csv">comparisons.csv</a> has the sign and Wilcoxon tests and ΔCER.</p>')
-        parts.append(comparison_matrix(stats["comparisons"]))
+    comparisons = stats["comparisons"]
+    if comparisons:
+        one = sum(c.holm_family == "one-factor" for c in comparisons)
+        parts.append(f"<p>Each question is a pair of groups that differ in one factor: {one} of the "
+                     f"{len(comparisons)} pairs. ΔWER on the sentences both scored, with a paired-bootstrap 95% CI; "
+                     "red: B has significantly more errors, green: fewer (MAPSSWE, Holm-corrected over the "
+                     f"{one} one-factor pairs: * p &lt; 0.05, ** p &lt; 0.01, *** p &lt; 0.001). "
+                     '<a href="comparisons.csv">comparisons.csv</a> has every pair, the sign and Wilcoxon tests, '
+                     "ΔCER and the verdicts.</p>")
+        parts.append(factor_tables(comparisons))
+        parts.append(f"<details><summary>Every pair as a matrix ({len(comparisons)} pairs; cross-factor pairs are "
+                     "Holm-corrected among themselves)</summary><p>Cell = WER(column) − WER(row); hover a cell for "
+                     f"its verdict.</p>{comparison_matrix(comparisons)}</details>")
     else:
         parts.append("<p>One group only: nothing to compare.</p>")
     parts.append("<h2>Normalizer sensitivity</h2><p>Every group's WER under each normalizer, and the share of the "
@@ -116,19 +192,27 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
     parts.append("<h2>Text difficulty</h2><p>WER by perplexity quartile of the run's sentences and by reference "
                  "length, with bootstrap 95% CIs (<a href=\"difficulty.csv\">difficulty.csv</a>).</p>")
     parts.append(_img(figures.get("difficulty"), "WER by text difficulty"))
-    parts.append("<h2>Hardest words</h2><p>Reference words by failure rate (substituted or deleted). A word that "
-                 "fails in every voice points at the text or the ASR; one that fails in one voice of several points "
-                 'at that voice. All of them: <a href="words.csv">words.csv</a>.</p>')
-    parts.append(table(stats["words"][:25], ["word", "occurrences", "failures", "failure_rate", "voices_failed",
-                                             "voices_heard", "engines_failed", "engines_heard", "points_at",
-                                             "utterances"],
+    words = stats["words"]
+    families = max((w.families_heard for w in words), default=0)
+    parts.append("<h2>Hardest words</h2><p>Reference words by failure rate (substituted or deleted), and whom "
+                 "they point at. Engines are grouped by the model they run (every Whisper engine is one family): "
+                 "an error that every family makes on a voice points at the voice or the text (the text when it "
+                 "is so in every voice), one that a single family makes where another heard the word right points "
+                 "at that ASR. " + ("Only one ASR family ran, so text and ASR cannot be told apart: add "
+                                    "<code>pocketsphinx:en-us</code> to <code>--asr</code>. " if families < 2 else "")
+                 + 'All of them: <a href="words.csv">words.csv</a>.</p>')
+    parts.append(table(words[:25], ["word", "occurrences", "failures", "failure_rate", "voices_failed",
+                                    "voices_heard", "engines_failed", "engines_heard", "families_failed",
+                                    "families_heard", "points_at", "utterances"],
                        {"utterances": lambda w: " ".join(
                            f'<a href="#u-{html.escape(i)}" title="{html.escape(i)}">{n}</a>'
                            for n, i in enumerate(w.utterances.split(";")[:10], 1))}))
     if stats["agreement"]:
         parts.append("<p>Engine agreement: the share of sentences whose normalized hypotheses all engines wrote "
-                     "alike.</p>")
-        parts.append(table(stats["agreement"], ["voice", "condition", "engines", "utterances", "agreement"]))
+                     "alike; across families: the share where every model family wrote one hypothesis in common "
+                     "(engines of one family share its blind spots, so only this says the audio was clear).</p>")
+        parts.append(table(stats["agreement"], ["voice", "condition", "engines", "utterances", "agreement",
+                                                "families", "family_agreement"]))
     if stats["breakdown"]:
         parts.append("<h2>Robustness</h2><p>Breakdown SNR: where WER first reaches twice the clean WER (at least "
                      "0.02), interpolated on the measured curve, with a bootstrap 95% CI over sentences.</p>")
@@ -141,8 +225,6 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
 def render(title: str, scores: dict, stats: dict | None, figures: dict[str, bytes | None], config: dict,
            versions: dict, links: dict[str, str], page_dir: Path) -> str:
     summary, utterances, events = scores["summary"], scores["utterances"], scores["events"]
-    head = ["voice", "asr", "condition", "n_utterances", "n_excluded", "micro_wer", "macro_wer", "ci95_low",
-            "ci95_high", "micro_cer", "spearman_rho", "spearman_p", "spearman_n", "flagged", "hallucination_wpm"]
     by_utterance: dict[str, list[ErrorEvent]] = {}
     for e in events:
         by_utterance.setdefault(e.id, []).append(e)
@@ -178,7 +260,7 @@ def render(title: str, scores: dict, stats: dict | None, figures: dict[str, byte
 <h2>Corpus figures</h2>
 <p>micro WER = Σ errors / Σ reference words (as sclite); macro WER = mean of per-sentence WER. CI: bootstrap
 95% over sentences. Spearman: perplexity vs WER. Normalizer: <code>{html.escape(config.get("score", {}).get("normalize", ""))}</code>.</p>
-{table(summary, head)}
+{corpus_table(summary)}
 <div class="plots">{"".join(_img(figures.get(name), name) for name in ("groups", "perplexity", "loss"))}</div>
 {statistics(stats, figures) if stats else ""}
 <h2>Sentences</h2>

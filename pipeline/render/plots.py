@@ -11,6 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from pipeline.core import store  # noqa: E402
 from pipeline.core.records import Breakdown, DifficultyBin, GroupSummary, ScoredUtterance  # noqa: E402
@@ -67,7 +68,7 @@ def loss_curve(log_csv: str | Path, path: str | Path | None = None) -> bytes:
 def wer_heatmaps(summary: list[GroupSummary]) -> bytes | None:
     """One voice × engine heatmap per condition, each cell its micro WER and 95% CI."""
     rows = [s for s in summary if s.micro_wer is not None and s.condition != SILENCE]
-    if not rows:
+    if len(rows) < 2:  # one cell compares nothing: the corpus table already has its figure
         return None
     conditions = list(dict.fromkeys(s.condition for s in rows))
     voices = list(dict.fromkeys(s.voice for s in rows))
@@ -110,6 +111,11 @@ def wer_vs_perplexity(utterances: list[ScoredUtterance]) -> bytes | None:
         for condition, xy in by_condition.items():
             ax.scatter(*zip(*xy), s=12, alpha=0.7, label=condition)
         ax.set_xscale("log")
+        # perplexities often span less than a decade, where matplotlib labels every minor tick and they overlap
+        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.tick_params(axis="x", labelsize=7)
         ax.set_title(panel, fontsize=8)
         ax.set_xlabel("LM perplexity (log)", fontsize=8)
         ax.grid(alpha=0.3)

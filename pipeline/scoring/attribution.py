@@ -1,15 +1,49 @@
-"""Which words fail, and whom to blame: a word that fails in every voice points at the text or the ASR; one
-that fails in one voice of several points at that voice. Engines that hear the same audio and agree word for
-word say the audio was clear."""
+"""Which words fail, and whom to blame. Engines are grouped by the model they run (their model family: every
+Whisper engine is one family, PocketSphinx another), since engines of one family share its blind spots: an error
+that two families make on one voice points at the voice or the text; one that a single family makes points at
+that ASR. Engines of different families that agree word for word say the audio was clear."""
 from __future__ import annotations
+
+from typing import Callable
 
 from pipeline.core.records import EngineAgreement, ErrorEvent, ScoredUtterance, WordAttribution
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring.align import from_events
 
 
-def words(utterances: list[ScoredUtterance], events: list[ErrorEvent]) -> list[WordAttribution]:
-    """Every reference word that failed at least once, hardest first (failure rate, then failures)."""
+def _each_own_family(engine: str) -> str:
+    return engine
+
+
+def verdict(heard: dict[str, set[str]], failed: dict[str, set[str]]) -> str:
+    """Whom one word's failures point at, from {voice: model families that heard it} and {voice: families that
+    failed it there}.
+
+    An error that every family makes on a voice is in the audio or the text: the text when it is so in every voice
+    (of several), that voice when it is so in one voice of several. An error that one family makes where another
+    heard the same word right is that family's. With one family, text and ASR cannot be told apart, and the verdict
+    says so; a failure in one voice of several still points at that voice."""
+    families = set().union(*heard.values())
+    both = {v for v, f in failed.items() if len(heard[v]) > 1 and f == heard[v]}
+    voices_failed = {v for v, f in failed.items() if f}
+    if len(families) < 2:
+        if len(heard) > 1 and len(voices_failed) == 1:
+            return f"voice {next(iter(voices_failed))}"
+        return "one ASR family: text or ASR"
+    if both:
+        if len(heard) > 1 and both == set(heard):
+            return "text"
+        if len(heard) > 1 and voices_failed == both and len(both) == 1:
+            return f"voice {next(iter(both))}"
+        return "voice or text"
+    failing = set().union(*failed.values())
+    return f"ASR {next(iter(failing))}" if len(failing) == 1 else "ASR"
+
+
+def words(utterances: list[ScoredUtterance], events: list[ErrorEvent],
+          family_of: Callable[[str], str] = _each_own_family) -> list[WordAttribution]:
+    """Every reference word that failed at least once, hardest first (failure rate, then failures).
+    `family_of(engine)` names the model family an engine runs (asr.base.ENGINES.model_family)."""
     by_id: dict[str, list[ErrorEvent]] = {}
     for e in events:
         by_id.setdefault(e.id, []).append(e)
@@ -17,49 +51,63 @@ def words(utterances: list[ScoredUtterance], events: list[ErrorEvent]) -> list[W
     for u in utterances:
         if u.status != "ok" or u.condition == SILENCE:
             continue
+        family = family_of(u.asr)
         for op, ref, _ in from_events(u.reference_normalized, u.hypothesis_normalized, by_id.get(u.id, [])):
             if ref is None:
                 continue
-            w = seen.setdefault(ref, {"n": 0, "failed": [], "voices": set(), "engines": set(), "voices_failed": set(),
-                                      "engines_failed": set()})
+            w = seen.setdefault(ref, {"n": 0, "failed": [], "engines": set(), "engines_failed": set(), "heard": {},
+                                      "failed_by": {}})
             w["n"] += 1
-            w["voices"].add(u.voice)
             w["engines"].add(u.asr)
+            w["heard"].setdefault(u.voice, set()).add(family)
+            w["failed_by"].setdefault(u.voice, set())
             if op in ("S", "D"):
                 w["failed"].append(u.id)
-                w["voices_failed"].add(u.voice)
                 w["engines_failed"].add(u.asr)
+                w["failed_by"][u.voice].add(family)
     out = []
     for word, w in seen.items():
         if not w["failed"]:
             continue
-        points = ""
-        if len(w["voices"]) > 1:
-            if w["voices_failed"] == w["voices"]:
-                points = "text or ASR"
-            elif len(w["voices_failed"]) == 1:
-                points = f"voice {next(iter(w['voices_failed']))}"
+        voices_failed = [v for v, f in w["failed_by"].items() if f]
         out.append(WordAttribution(word=word, occurrences=w["n"], failures=len(w["failed"]),
                                    failure_rate=round(len(w["failed"]) / w["n"], 4),
-                                   voices_failed=len(w["voices_failed"]), voices_heard=len(w["voices"]),
+                                   voices_failed=len(voices_failed), voices_heard=len(w["heard"]),
                                    engines_failed=len(w["engines_failed"]), engines_heard=len(w["engines"]),
-                                   points_at=points, utterances=";".join(dict.fromkeys(w["failed"]))))
+                                   points_at=verdict(w["heard"], w["failed_by"]),
+                                   utterances=";".join(dict.fromkeys(w["failed"])),
+                                   families_failed=len(set().union(*w["failed_by"].values())),
+                                   families_heard=len(set().union(*w["heard"].values()))))
     return sorted(out, key=lambda a: (-a.failure_rate, -a.failures, a.word))
 
 
-def agreement(utterances: list[ScoredUtterance]) -> list[EngineAgreement]:
-    """Per voice × condition: the share of sentences whose normalized hypotheses all engines wrote alike."""
+def agreement(utterances: list[ScoredUtterance],
+              family_of: Callable[[str], str] = _each_own_family) -> list[EngineAgreement]:
+    """Per voice × condition: the share of sentences whose normalized hypotheses all engines wrote alike, and the
+    share where every model family wrote one hypothesis in common (engines of one family share its blind spots, so
+    only agreement across families says the audio was clear)."""
     engines = sorted({u.asr for u in utterances})
     if len(engines) < 2:
         return []
+    families = {e: family_of(e) for e in engines}
     heard: dict[tuple, dict[str, dict[str, str]]] = {}
     for u in utterances:
         if u.status in ("ok", "empty_reference"):
             heard.setdefault((u.voice, u.condition), {}).setdefault(u.sentence_id, {})[u.asr] = u.hypothesis_normalized
+    n_families = len(set(families.values()))
     out = []
     for (voice, condition), sentences in heard.items():
         complete = [h for h in sentences.values() if len(h) == len(engines)]
         same = sum(1 for h in complete if len(set(h.values())) == 1)
+        across = None
+        if n_families > 1 and complete:
+            def shared(h: dict[str, str]) -> bool:
+                by_family: dict[str, set[str]] = {}
+                for engine, text in h.items():
+                    by_family.setdefault(families[engine], set()).add(text)
+                return bool(set.intersection(*by_family.values()))
+            across = round(sum(1 for h in complete if shared(h)) / len(complete), 4)
         out.append(EngineAgreement(voice=voice, condition=condition, engines=len(engines), utterances=len(complete),
-                                   agreement=round(same / len(complete), 4) if complete else None))
+                                   agreement=round(same / len(complete), 4) if complete else None,
+                                   families=n_families, family_agreement=across))
     return out

@@ -1,6 +1,11 @@
 """Every two groups (voice × engine × condition) that share sentences, compared on those sentences: ΔWER with a
 paired bootstrap interval, ΔCER, MAPSSWE, sign and Wilcoxon tests (scoring/paired.py), Holm-corrected over all
-the pairs of the run, and a one-line verdict."""
+the pairs that answer one question, and a one-line verdict.
+
+The correction family is the pairs that differ in one factor only (two voices under the same engine and condition,
+two engines on the same voice and condition, two conditions of the same voice and engine): those are the questions
+users ask. Pairs that differ in two or three factors stay in comparisons.csv, marked `cross-factor` and corrected
+among themselves, so that they neither dilute nor borrow from the one-factor family."""
 from __future__ import annotations
 
 from itertools import combinations
@@ -11,6 +16,30 @@ from pipeline.scoring import paired
 from pipeline.scoring.align import from_events
 
 ALPHA = 0.05
+
+
+FACTORS = ("voice", "asr", "condition")
+ONE_FACTOR, CROSS_FACTOR = "one-factor", "cross-factor"
+
+
+def differs(a: Group, b: Group) -> str:
+    """The factors in which two groups differ: 'voice', 'asr+condition', …"""
+    return "+".join(name for name, x, y in zip(FACTORS, a, b) if x != y)
+
+
+def family(a: Group, b: Group) -> str:
+    return ONE_FACTOR if "+" not in differs(a, b) else CROSS_FACTOR
+
+
+def correct(rows: list[dict]) -> None:
+    """Each pair's family, and its p-values Holm-corrected within that family (`<test>_p_holm`)."""
+    for row in rows:
+        row.update(differs=differs(row["a"], row["b"]), holm_family=family(row["a"], row["b"]))
+    for test in ("mapsswe", "sign", "wilcoxon"):
+        for name in (ONE_FACTOR, CROSS_FACTOR):
+            members = [r for r in rows if r["holm_family"] == name]
+            for row, p in zip(members, paired.holm([r[f"{test}_p"] for r in members])):
+                row[f"{test}_p_holm"] = p
 
 
 def label(group: Group) -> str:
@@ -76,9 +105,7 @@ def compare(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot:
                          mapsswe_segments=m.segments, mapsswe_z=_r(m.z, 3), mapsswe_p=m.p, sign_b_worse=s.positive,
                          sign_b_better=s.negative, sign_ties=s.ties, sign_p=s.p, wilcoxon_z=_r(w.z, 3),
                          wilcoxon_p=w.p))
-    for test in ("mapsswe", "sign", "wilcoxon"):
-        for row, p in zip(rows, paired.holm([r[f"{test}_p"] for r in rows])):
-            row[f"{test}_p_holm"] = p
+    correct(rows)
     out = []
     for r in rows:
         r["verdict"] = verdict(r["a"], r["b"], r["delta_wer"], r["delta_ci95_low"], r["delta_ci95_high"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 from pipeline.core import tables
 from pipeline.core.records import (
@@ -35,11 +36,13 @@ class Statistics:
 
 
 def compute(utterances: list[ScoredUtterance], events: list[ErrorEvent], normalizer: str, n_boot: int,
-            seed: int) -> Statistics:
+            seed: int, family_of: Callable[[str], str]) -> Statistics:
+    """`family_of(engine)`: the model family an engine runs (asr.base.ENGINES.model_family)."""
     return Statistics(normalizer=normalizer, bootstrap=n_boot, comparisons=compare(utterances, events, n_boot, seed),
                       normalizers=sensitivity.effects(utterances, normalizer),
-                      difficulty=difficulty.bins(utterances, n_boot, seed), words=attribution.words(utterances, events),
-                      agreement=attribution.agreement(utterances),
+                      difficulty=difficulty.bins(utterances, n_boot, seed),
+                      words=attribution.words(utterances, events, family_of),
+                      agreement=attribution.agreement(utterances, family_of),
                       breakdown=robustness.breakdowns(utterances, n_boot, seed))
 
 

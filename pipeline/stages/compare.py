@@ -1,6 +1,7 @@
 """compare: scores → the statistics that answer users' questions (pipeline/scoring/statistics.py)."""
 from __future__ import annotations
 
+from pipeline.asr import base as asr
 from pipeline.config.run import Config
 from pipeline.core import artifacts
 from pipeline.core.stage import Result, Stage
@@ -9,7 +10,8 @@ from pipeline.scoring import statistics
 
 def run(cfg: Config, loaded: dict) -> Result:
     scores, s = loaded["scores"], cfg.score
-    stats = statistics.compute(scores["utterances"], scores["events"], s.normalize, s.bootstrap, s.seed)
+    stats = statistics.compute(scores["utterances"], scores["events"], s.normalize, s.bootstrap, s.seed,
+                               asr.ENGINES.model_family)
     statistics.write(stats, artifacts.path("statistics", cfg).parent)
     significant = sum(1 for c in stats.comparisons if c.mapsswe_p_holm < 0.05)
     return Result({"pairs": len(stats.comparisons), "significant": significant, "failing_words": len(stats.words),

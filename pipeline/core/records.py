@@ -52,6 +52,8 @@ class Sentence:
     text: str  # the reference, as written
     lm_tokens: int  # GPT-2 tokens in the text
     perplexity: float | None  # the LM's perplexity of the text, given the sampling prompt; None without an LM
+    word_surprisal: str  # each word of text.split(): its tokens' −log₂ p summed (bits), given the prompt and the
+    # text before it, ;-separated (lm/surprisal.py); empty without an LM
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,6 +127,8 @@ class ScoredUtterance(_Grouped):
     ref_chars: int | None  # characters in the normalized reference, spaces included
     char_errors: int | None  # character edit distance to the normalized hypothesis (jiwer)
     cer: float | None  # char_errors / ref_chars
+    word_surprisal: str  # each normalized reference word's surprisal (bits, ;-separated): that of the written word
+    # it came from (a word the normalizer splits gives each part the whole); empty without an LM
 
     def __post_init__(self):
         _one_of(self.status, (*SPOKEN, "empty_reference"), "status")
@@ -139,6 +143,7 @@ class ErrorEvent:
     reference_word: str
     hypothesis_word: str
     position: int  # index in the utterance's alignment, hits included
+    surprisal: float | None  # the reference word's surprisal (bits); None for an insertion or without an LM
 
     def __post_init__(self):
         _one_of(self.type, ("substitution", "deletion", "insertion"), "type")
@@ -230,12 +235,14 @@ class DifficultyBin(_Grouped):
     voice: str
     asr: str
     condition: str
-    by: str  # perplexity (quartiles of the run's sentences) or words (reference length)
-    bin: str  # e.g. "Q1 (3.1-8.4)" or "6-10"
+    by: str  # perplexity (quartiles of the run's sentences), words (reference length), or surprisal (deciles of
+    # the run's words: then micro_wer is the share of the bin's words substituted or deleted)
+    bin: str  # e.g. "Q1 (3.1-8.4)", "6-10" or "D10 (12.1-23.4 bits)"
     n_utterances: int
     micro_wer: float | None
-    ci95_low: float | None
+    ci95_low: float | None  # bootstrap over utterances
     ci95_high: float | None
+    n_words: int  # reference words in the bin
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -253,6 +260,7 @@ class WordAttribution:
     utterances: str  # ;-separated ids of the rows where it failed
     families_failed: int  # model families (Whisper, PocketSphinx) in which it failed
     families_heard: int
+    mean_surprisal: float | None  # bits under the LM, over its occurrences; None without an LM
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -264,6 +272,21 @@ class EngineAgreement:
     agreement: float | None  # share whose normalized hypotheses are identical across the engines
     families: int  # model families among the engines
     family_agreement: float | None  # share where every family wrote one hypothesis in common; None: one family
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SurprisalEffect(_Grouped):
+    """Does the ASR fail where the LM was surprised? One group's reference words, by surprisal and failure."""
+    voice: str
+    asr: str
+    condition: str
+    words: int  # reference words with a surprisal
+    failures: int  # of them, substituted or deleted
+    mean_surprisal_failed: float | None  # bits
+    mean_surprisal_right: float | None
+    spearman_n: int
+    spearman_rho: float | None  # rank correlation of a word's surprisal and its failure (1) or not (0)
+    spearman_p: float | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

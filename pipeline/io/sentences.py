@@ -1,6 +1,6 @@
 """The `sentences` artifact, as every source writes it: each text with its GPT-2 token count and, when a trained
-LM exists, its perplexity (conditioned on the sampling prompt), plus the LM's perplexity of fixed reference
-sentences as a yardstick."""
+LM exists, its perplexity and each word's surprisal (conditioned on the sampling prompt), plus the LM's
+perplexity of fixed reference sentences as a yardstick."""
 from __future__ import annotations
 
 import logging
@@ -18,6 +18,7 @@ def write(cfg: Config, lm_dir: Path | None, texts: list[tuple[str, int | None, s
     from pipeline.lm import tokenizer
     from pipeline.lm.perplexity import perplexity
     from pipeline.lm.sampler import REFERENCE_SENTENCES
+    from pipeline.lm.surprisal import word_surprisal
     from pipeline.lm.trainer import load_model
 
     model = load_model(lm_dir / "ckpt.pt", cfg.device) if lm_dir else None
@@ -28,7 +29,9 @@ def write(cfg: Config, lm_dir: Path | None, texts: list[tuple[str, int | None, s
     def scored(sentence_id: str, sample: int | None, text: str) -> Sentence:
         ids = tokenizer.encode(text)
         ppl = round(perplexity(model, ids, context=start_ids), 4) if model is not None and ids else None
-        return Sentence(sentence_id=sentence_id, sample=sample, text=text, lm_tokens=len(ids), perplexity=ppl)
+        bits = word_surprisal(model, text, start_ids) if model is not None else []
+        return Sentence(sentence_id=sentence_id, sample=sample, text=text, lm_tokens=len(ids), perplexity=ppl,
+                        word_surprisal=";".join(f"{b:.4f}" for b in bits))
 
     out = artifacts.path("sentences", cfg)
     records.write_csv(out, Sentence, [scored(*t) for t in texts])

@@ -16,18 +16,20 @@ def compute_perplexity(logits: torch.Tensor, targets: torch.Tensor) -> float:
 
 
 @torch.no_grad()
-def sequence_nll(model: GPT, ids: list[int], context: list[int] | None = None) -> tuple[float, int]:
-    """Summed NLL of `ids` (given `context`, e.g. the start token) and the number of tokens scored.
+def token_logprobs(model: GPT, ids: list[int], context: list[int] | None = None) -> list[torch.Tensor]:
+    """log p (nats) of each token of `ids` given `context` (e.g. the start token) and the tokens before it, as one
+    tensor per window.
 
     Texts longer than the block size are scored with a sliding window of stride block_size // 2, so
-    that every token but the first few sees at least half a block of history."""
+    that every token but the first few sees at least half a block of history. Without a context, the first token
+    of a bare sequence has nothing to condition on and is not scored."""
     model.eval()
     context = list(context or [])
     seq = context + list(ids)
-    first = max(len(context), 1)  # the first token of a bare sequence has nothing to condition on
+    first = max(len(context), 1)
     block = model.cfg.block_size
     stride = max(block // 2, 1)
-    total, counted = 0.0, 0
+    windows = []
     scored_until = first  # tokens [first, scored_until) are done
     start = 0
     while scored_until < len(seq):
@@ -37,10 +39,18 @@ def sequence_nll(model: GPT, ids: list[int], context: list[int] | None = None) -
         logp = F.log_softmax(logits[0, :, :GPT2_VOCAB].float(), dim=-1)
         targets = window[0, 1:]
         rows = torch.arange(scored_until, end, device=window.device) - start - 1  # targets not scored by an earlier window
-        total -= logp[rows, targets[rows]].sum().item()
-        counted += len(rows)
+        windows.append(logp[rows, targets[rows]])
         scored_until = end
         start += stride
+    return windows
+
+
+def sequence_nll(model: GPT, ids: list[int], context: list[int] | None = None) -> tuple[float, int]:
+    """Summed NLL of `ids` (given `context`) and the number of tokens scored."""
+    total, counted = 0.0, 0
+    for logp in token_logprobs(model, ids, context):
+        total -= logp.sum().item()
+        counted += len(logp)
     return total, counted
 
 

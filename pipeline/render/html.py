@@ -190,8 +190,19 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
     parts.append(table(stats["normalizers"], ["voice", "asr", "condition", "wer_none", "wer_basic", "wer_whisper",
                                               "used", "normalization_share"]))
     parts.append("<h2>Text difficulty</h2><p>WER by perplexity quartile of the run's sentences and by reference "
-                 "length, with bootstrap 95% CIs (<a href=\"difficulty.csv\">difficulty.csv</a>).</p>")
+                 "length, and the share of words failed (substituted or deleted) by the decile of their surprisal "
+                 "under the LM, with bootstrap 95% CIs (<a href=\"difficulty.csv\">difficulty.csv</a>).</p>")
     parts.append(_img(figures.get("difficulty"), "WER by text difficulty"))
+    if stats.get("surprisal"):
+        parts.append("<h3>Does the ASR fail where the LM was surprised?</h3><p>A word's surprisal is −log₂ p of its "
+                     "tokens under the LM that wrote the sentences, given the sentence so far. Spearman ρ: the rank "
+                     "correlation of a word's surprisal and its failure; positive when surprising words fail more "
+                     '(<a href="surprisal.csv">surprisal.csv</a>).</p>')
+        parts.append(table(stats["surprisal"], ["voice", "asr", "condition", "words", "failures",
+                                                "mean_surprisal_failed", "mean_surprisal_right", "spearman_rho",
+                                                "spearman_p"],
+                           heads={"mean_surprisal_failed": "bits, failed", "mean_surprisal_right": "bits, right",
+                                  "spearman_rho": "ρ", "spearman_p": "p"}))
     words = stats["words"]
     families = max((w.families_heard for w in words), default=0)
     parts.append("<h2>Hardest words</h2><p>Reference words by failure rate (substituted or deleted), and whom "
@@ -203,7 +214,7 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
                  + 'All of them: <a href="words.csv">words.csv</a>.</p>')
     parts.append(table(words[:25], ["word", "occurrences", "failures", "failure_rate", "voices_failed",
                                     "voices_heard", "engines_failed", "engines_heard", "families_failed",
-                                    "families_heard", "points_at", "utterances"],
+                                    "families_heard", "mean_surprisal", "points_at", "utterances"],
                        {"utterances": lambda w: " ".join(
                            f'<a href="#u-{html.escape(i)}" title="{html.escape(i)}">{n}</a>'
                            for n, i in enumerate(w.utterances.split(";")[:10], 1))}))

@@ -171,8 +171,9 @@ def wer_vs_snr(summary: list[GroupSummary], breakdowns: list[Breakdown]) -> byte
 
 
 def difficulty(bins: list[DifficultyBin]) -> bytes | None:
-    """WER by perplexity quartile and by sentence length, one line per voice × engine, a panel per condition."""
-    kinds = [k for k in ("perplexity", "words") if any(b.by == k for b in bins)]
+    """WER by perplexity quartile and by sentence length, and the word failure rate by surprisal decile; one line
+    per voice × engine, a panel per condition."""
+    kinds = [k for k in ("perplexity", "words", "surprisal") if any(b.by == k for b in bins)]
     conditions = list(dict.fromkeys(b.condition for b in bins))
     if not bins:
         return None
@@ -192,8 +193,9 @@ def difficulty(bins: list[DifficultyBin]) -> bytes | None:
                 ax.errorbar(np.array(x) + 0.06 * n, y, yerr=err, fmt="o-", capsize=2, ms=3, color=f"C{n}",
                             label=f"{system[0] or 'recordings'} | {system[1]}")
             ax.set_xticks(range(len(names)), [nm.split(" ")[0] for nm in names], fontsize=7)
-            ax.set_title(f"{condition}: by {'perplexity quartile' if kind == 'perplexity' else 'words'}", fontsize=8)
+            title = {"perplexity": "perplexity quartile", "words": "words", "surprisal": "word surprisal decile"}
+            ax.set_title(f"{condition}: by {title[kind]}", fontsize=8)
             ax.grid(alpha=0.3)
-        axes[i][0].set_ylabel("micro WER (95% CI)", fontsize=8)
+        axes[i][0].set_ylabel("words failed (95% CI)" if kind == "surprisal" else "micro WER (95% CI)", fontsize=8)
     _legend_outside(fig, list(axes.flat))
     return _save(fig)

@@ -8,7 +8,7 @@ from typing import Callable
 
 from pipeline.core.records import EngineAgreement, ErrorEvent, ScoredUtterance, WordAttribution
 from pipeline.io.conditions import SILENCE
-from pipeline.scoring.align import from_events
+from pipeline.scoring.surprisal import outcomes
 
 
 def _each_own_family(engine: str) -> str:
@@ -52,16 +52,16 @@ def words(utterances: list[ScoredUtterance], events: list[ErrorEvent],
         if u.status != "ok" or u.condition == SILENCE:
             continue
         family = family_of(u.asr)
-        for op, ref, _ in from_events(u.reference_normalized, u.hypothesis_normalized, by_id.get(u.id, [])):
-            if ref is None:
-                continue
+        for ref, failed, bits in outcomes(u, by_id.get(u.id, [])):
             w = seen.setdefault(ref, {"n": 0, "failed": [], "engines": set(), "engines_failed": set(), "heard": {},
-                                      "failed_by": {}})
+                                      "failed_by": {}, "bits": []})
             w["n"] += 1
             w["engines"].add(u.asr)
             w["heard"].setdefault(u.voice, set()).add(family)
             w["failed_by"].setdefault(u.voice, set())
-            if op in ("S", "D"):
+            if bits is not None:
+                w["bits"].append(bits)
+            if failed:
                 w["failed"].append(u.id)
                 w["engines_failed"].add(u.asr)
                 w["failed_by"][u.voice].add(family)
@@ -77,7 +77,8 @@ def words(utterances: list[ScoredUtterance], events: list[ErrorEvent],
                                    points_at=verdict(w["heard"], w["failed_by"]),
                                    utterances=";".join(dict.fromkeys(w["failed"])),
                                    families_failed=len(set().union(*w["failed_by"].values())),
-                                   families_heard=len(set().union(*w["heard"].values()))))
+                                   families_heard=len(set().union(*w["heard"].values())),
+                                   mean_surprisal=round(sum(w["bits"]) / len(w["bits"]), 3) if w["bits"] else None))
     return sorted(out, key=lambda a: (-a.failure_rate, -a.failures, a.word))
 
 

@@ -53,5 +53,6 @@ def bins(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int = 1337
                 c = corpus_wer([u.errors for u in rows], [u.ref_words for u in rows], n_boot, seed)
                 micro, low, high = (None if x is None else round(x, 4) for x in (c.micro_wer, c.ci_low, c.ci_high))
                 out.append(DifficultyBin(voice=voice, asr=engine, condition=condition, by=by, bin=name,
-                                         n_utterances=c.n_utterances, micro_wer=micro, ci95_low=low, ci95_high=high))
+                                         n_utterances=c.n_utterances, micro_wer=micro, ci95_low=low, ci95_high=high,
+                                         n_words=c.ref_words))
     return out

@@ -115,7 +115,24 @@ def begin_row(row: dict, transform) -> dict:
     if u["status"] == "ok":
         u["reference_normalized"] = transform(u["reference"])
         u["hypothesis_normalized"] = transform(u["hypothesis"])
+    u["word_surprisal"] = normalized_surprisal(u["reference"], u["word_surprisal"] or "", u["reference_normalized"],
+                                               transform)
     return u
+
+
+def normalized_surprisal(reference: str, written: str, normalized: str, transform) -> str:
+    """Each normalized word's surprisal, from that of the written words (`;`-separated bits, one per word of
+    reference.split()): a written word normalized alone must give the words it gives in context, else "" (a
+    normalizer that rewrites across words, such as whisper's numbers, leaves that sentence without surprisal)."""
+    bits, words = written.split(";") if written else [], reference.split()
+    if not bits or len(bits) != len(words) or not normalized:
+        return ""
+    out, parts = [], []
+    for word, b in zip(words, bits):
+        pieces = transform(word).split()
+        parts += pieces
+        out += [b] * len(pieces)
+    return ";".join(out) if parts == normalized.split() else ""
 
 
 def finish_row(u: dict, a: Alignment, out: Results) -> ScoredUtterance:
@@ -132,9 +149,14 @@ def finish_row(u: dict, a: Alignment, out: Results) -> ScoredUtterance:
     if a.ref_words == 0 and speech_expected:  # no rate exists; flagged and kept out of the corpus figures
         u["status"] = "empty_reference"
         u["error"] = "reference is empty after normalization; left out of corpus WER"
-    out.events += [ErrorEvent(id=u["id"], type=TYPE_NAMES[op], reference_word=r or "", hypothesis_word=h or "",
-                              position=pos)
-                   for pos, (op, r, h) in enumerate(a.ops) if op != "H"]
+    surprisal = [float(b) for b in u["word_surprisal"].split(";")] if u["word_surprisal"] else None
+    at = -1  # the reference word an op is at
+    for pos, (op, r, h) in enumerate(a.ops):
+        at += op != "I"
+        if op != "H":
+            out.events.append(ErrorEvent(id=u["id"], type=TYPE_NAMES[op], reference_word=r or "",
+                                         hypothesis_word=h or "", position=pos,
+                                         surprisal=surprisal[at] if surprisal and op != "I" else None))
     out.pralign.append(sclite.pralign(u["id"], a))
     return ScoredUtterance(**u)
 

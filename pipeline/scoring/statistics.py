@@ -1,6 +1,6 @@
 """The statistics that answer users' questions, computed from the scores: paired comparisons between every two
-groups, the normalizer's share of the WER, WER by text difficulty, which words fail and whom to blame, engine
-agreement, and the breakdown SNR; and the files they are written to."""
+groups, the normalizer's share of the WER, WER by text difficulty and by the LM's surprisal at each word, which
+words fail and whom to blame, engine agreement, and the breakdown SNR; and the files they are written to."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -16,10 +16,11 @@ from pipeline.core.records import (
     ErrorEvent,
     NormalizerEffect,
     ScoredUtterance,
+    SurprisalEffect,
     WordAttribution,
 )
 from pipeline.core.tables import Document, Table
-from pipeline.scoring import attribution, difficulty, robustness, sensitivity
+from pipeline.scoring import attribution, difficulty, robustness, sensitivity, surprisal
 from pipeline.scoring.comparisons import compare
 
 
@@ -33,6 +34,7 @@ class Statistics:
     words: list[WordAttribution]
     agreement: list[EngineAgreement]
     breakdown: list[Breakdown]
+    surprisal: list[SurprisalEffect]
 
 
 def compute(utterances: list[ScoredUtterance], events: list[ErrorEvent], normalizer: str, n_boot: int,
@@ -40,7 +42,9 @@ def compute(utterances: list[ScoredUtterance], events: list[ErrorEvent], normali
     """`family_of(engine)`: the model family an engine runs (asr.base.ENGINES.model_family)."""
     return Statistics(normalizer=normalizer, bootstrap=n_boot, comparisons=compare(utterances, events, n_boot, seed),
                       normalizers=sensitivity.effects(utterances, normalizer),
-                      difficulty=difficulty.bins(utterances, n_boot, seed),
+                      difficulty=difficulty.bins(utterances, n_boot, seed) + surprisal.bins(utterances, events,
+                                                                                            n_boot, seed),
+                      surprisal=surprisal.effects(utterances, events),
                       words=attribution.words(utterances, events, family_of),
                       agreement=attribution.agreement(utterances, family_of),
                       breakdown=robustness.breakdowns(utterances, n_boot, seed))
@@ -55,6 +59,7 @@ FILES = (
     Table("words.csv", WordAttribution, "words"),
     Table("agreement.csv", EngineAgreement, "agreement"),
     Table("breakdown.csv", Breakdown, "breakdown"),
+    Table("surprisal.csv", SurprisalEffect, "surprisal"),
 )
 
 

@@ -17,7 +17,7 @@ def run(cfg: Config, loaded: dict) -> Result:
     for t in transcripts:
         s = sentences.get(t.sentence_id)
         rows.append({**asdict(t), "reference": s.text if s else "", "perplexity": s.perplexity if s else None,
-                     "lm_tokens": s.lm_tokens if s else None})
+                     "lm_tokens": s.lm_tokens if s else None, "word_surprisal": s.word_surprisal if s else ""})
     results = evaluate(rows, cfg.score.normalize, cfg.score.bootstrap, cfg.score.seed)
     write(results, artifacts.path("scores", cfg).parent)
     return Result({"utterances": len(results.utterances), "failed": results.failed, "groups": len(results.summary)})

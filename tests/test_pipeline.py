@@ -36,7 +36,7 @@ def default_run(tmp_path_factory, models_dir):
 
 def test_full_run_writes_every_artifact(default_run, models_dir):
     cwd, proc = default_run
-    assert ran(cwd) == ["prepare", "train", "sample", "synthesize", "transcribe", "score", "compare", "report"]
+    assert ran(cwd) == ["prepare", "train", "sample", "attention", "synthesize", "transcribe", "score", "compare", "report"]
     run = cwd / "results" / "default"
     rows = store.read_csv(run / "utterances.csv")
     assert rows and list(rows[0]) == columns(ScoredUtterance)
@@ -46,13 +46,22 @@ def test_full_run_writes_every_artifact(default_run, models_dir):
     for name in ("sentences.csv", "reference_perplexity.csv", "errors.csv", "confusions.csv", "summary.csv",
                  "summary.json", "ref.trn", "hyp.trn", "pralign.txt", "report.html", "run.log", "manifest.json"):
         assert (run / name).exists(), name
+    sentences = store.read_csv(run / "sentences.csv")  # each word's surprisal, and the attention of each sentence
+    assert all(len(s["word_surprisal"].split(";")) == len(s["text"].split()) for s in sentences)
+    assert all(u["word_surprisal"] for u in rows) and (run / "surprisal.csv").exists()
+    index = store.read_json(run / "attention" / "index.json")
+    assert set(index["sentences"]) == {s["sentence_id"] for s in sentences}
+    with np.load(run / "attention" / index["sentences"][sentences[0]["sentence_id"]]["file"]) as z:
+        assert z["weights"].shape[:2] == (2, 2) and z["mean_over_heads"].shape[0] == 2  # SMALL_LM: 2 layers × 2 heads
+    assert 'id="attention-data"' in (run / "report.html").read_text()
     manifest = store.read_json(run / "manifest.json")
     assert manifest["versions"]["torch"].startswith("2.13.0") and manifest["versions"]["faster-whisper"]
     assert manifest["config"]["asr"]["engines"] == ["faster-whisper:tiny.en"]
     assert manifest["asr_decoding"].startswith("each utterance alone")
     assert any(k.endswith("ckpt.pt") for k in manifest["files"])
     assert any("en_US-joe-medium.onnx" in k for k in manifest["files"])
-    assert set(manifest["stage_seconds"]) == {"prepare", "train", "sample", "synthesize", "transcribe", "score", "compare", "report"}
+    assert set(manifest["stage_seconds"]) == {"prepare", "train", "sample", "attention", "synthesize", "transcribe",
+                                              "score", "compare", "report"}
     assert "micro WER" in proc.stdout and "report.html" in proc.stdout
 
 
@@ -61,8 +70,8 @@ def test_rerun_with_nothing_changed_recomputes_nothing(default_run, models_dir):
     wavs = {p: p.stat().st_mtime_ns for p in (cwd / "audio").rglob("*.wav")}
     again = cli(cwd, *SMALL_LM, *TINY, models=models_dir)
     assert again.returncode == 0 and ran(cwd) == []
-    assert stage_status(cwd) == dict.fromkeys(["prepare", "train", "sample", "synthesize", "transcribe", "score",
-                                               "compare", "report"], "up to date")
+    assert stage_status(cwd) == dict.fromkeys(["prepare", "train", "sample", "attention", "synthesize", "transcribe",
+                                               "score", "compare", "report"], "up to date")
     assert {p: p.stat().st_mtime_ns for p in (cwd / "audio").rglob("*.wav")} == wavs
 
 
@@ -180,7 +189,7 @@ def test_audio_manifest_scores_recordings_and_reports_bad_rows(tmp_path, models_
     manifest.write_text("id\taudio\treference\n" + "".join(f"r{i}\trec{i}.wav\t{t}\n" for i, t in enumerate(texts))
                         + "bad1\tcorrupt.wav\tsome words\nbad2\tempty.wav\tsome words\nbad3\tmissing.wav\tsome words\n")
     proc = cli(tmp_path, "--audio-manifest", str(manifest), *TINY, models=models_dir, check=False)
-    assert ran(tmp_path) == ["recordings", "transcribe", "score", "compare", "report"]
+    assert ran(tmp_path) == ["recordings", "attention", "transcribe", "score", "compare", "report"]
     assert proc.returncode == 1  # some rows failed, and the exit code says so
     rows = {r["sentence_id"]: r for r in store.read_csv(tmp_path / "results" / "default" / "utterances.csv")}
     assert all(rows[f"r{i}"]["status"] == "ok" for i in range(3))

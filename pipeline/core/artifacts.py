@@ -64,6 +64,25 @@ def _tokens(cfg: Config):
     return corpus.load_bin(paths.data_dir(cfg) / "train.bin"), corpus.load_bin(paths.data_dir(cfg) / "val.bin")
 
 
+def _attention_files(cfg: Config) -> list[Path]:
+    """The index and every npz it names: a weights file damaged since is made again."""
+    index = paths.run_dir(cfg) / "attention" / "index.json"
+    named = store.read_json_or_empty(index).get("sentences", {}) if index.exists() else {}
+    return [index, *(index.parent / entry["file"] for entry in named.values())]
+
+
+def _attention(cfg: Config) -> dict:
+    """{sentence id: (tokens, weights (layers, heads, T, T))}."""
+    import numpy as np
+
+    index = paths.run_dir(cfg) / "attention" / "index.json"
+    out = {}
+    for sentence_id, entry in store.read_json(index)["sentences"].items():
+        with np.load(index.parent / entry["file"]) as z:
+            out[sentence_id] = ([str(t) for t in z["tokens"]], z["weights"])
+    return out
+
+
 def _in_run(files: tuple[tables.File, ...]) -> Callable[[Config], list[Path]]:
     return lambda cfg: [paths.run_dir(cfg) / name for name in tables.names(files)]
 
@@ -99,6 +118,8 @@ ARTIFACTS: dict[str, Artifact] = {
     "statistics": Artifact("paired comparisons, normalizer sensitivity, difficulty bins, word attribution, "
                            "engine agreement, breakdown SNR", _in_run(statistics.FILES),
                            load=lambda cfg: tables.load(statistics.FILES, paths.run_dir(cfg))),
+    "attention": Artifact("each sentence's attention weights per layer and head", _attention_files,
+                          load=_attention),
     "report": Artifact("report.html", _run("report.html")),
 }
 

@@ -13,7 +13,7 @@ from pipeline.lm.fused_loss import head_loss
 
 GPT2_VOCAB = 50257  # real GPT-2 BPE tokens; the embedding is padded past this for speed
 
-__all__ = ["GPT", "GPTConfig", "GPT2_VOCAB", "attention", "causal_mask"]
+__all__ = ["GPT", "GPTConfig", "GPT2_VOCAB", "attention", "attention_weights", "causal_mask"]
 
 
 def causal_mask(t: int, device=None) -> torch.Tensor:
@@ -21,14 +21,28 @@ def causal_mask(t: int, device=None) -> torch.Tensor:
     return torch.ones(t, t, dtype=torch.bool, device=device).triu(1)
 
 
-def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True) -> torch.Tensor:
-    """softmax(q kᵀ / √d_k + mask) v, written out so that the math is visible."""
+def attention_weights(q: torch.Tensor, k: torch.Tensor, causal: bool = True) -> torch.Tensor:
+    """softmax(q kᵀ / √d_k + mask): how much each position attends to each other, written out so that the math
+    is visible. A row sums to 1; a masked (future) position gets exactly 0."""
     d_k = q.size(-1)
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
     if causal:
         t = q.size(-2)
         scores = scores.masked_fill(causal_mask(t, q.device), float("-inf"))
-    return F.softmax(scores, dim=-1) @ v
+    return F.softmax(scores, dim=-1)
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True) -> torch.Tensor:
+    """softmax(q kᵀ / √d_k + mask) v."""
+    return attention_weights(q, k, causal) @ v
+
+
+class AttentionWeights(nn.Module):
+    """The causal softmax of one attention layer, as a module so that its output can be watched with a forward
+    hook (lm/attention.py draws it); it has no parameters, so checkpoints do not change."""
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        return attention_weights(q, k)
 
 
 class CausalSelfAttention(nn.Module):
@@ -42,6 +56,7 @@ class CausalSelfAttention(nn.Module):
         self.value = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
         self.proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
         self.dropout = nn.Dropout(cfg.dropout)
+        self.weights = AttentionWeights()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, t, c = x.shape
@@ -53,7 +68,7 @@ class CausalSelfAttention(nn.Module):
         if self.fast:
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         else:
-            y = attention(q, k, v)
+            y = self.weights(q, k) @ v
         y = y.transpose(1, 2).contiguous().view(b, t, c)  # concatenate the heads
         return self.dropout(self.proj(y))
 

@@ -17,7 +17,7 @@ table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;paddin
 th{background:#f0f0f0;cursor:pointer}.S{background:#ffe08a}.D{background:#ff9c9c;text-decoration:line-through}
 .I{background:#9cd3ff}.bad{color:#a00}.worse{background:#f4b6b6}.better{background:#b9e6b9}
 .matrix td{text-align:right;font-family:monospace}.wide{overflow-x:auto;max-width:100%}img{max-width:100%;margin:.5em 0}.plots{display:flex;flex-wrap:wrap;gap:1em}
-code{font-size:12px}audio{height:28px;width:220px}
+code{font-size:12px}audio{height:28px;width:220px}figure{margin:0}figcaption{font-size:11px;color:#555}.heads{display:flex;gap:.6em;overflow-x:auto}
 """
 SCRIPT = """
 function sortBy(th){const t=th.closest('table'),i=[...th.parentNode.children].indexOf(th),
@@ -25,6 +25,22 @@ b=t.tBodies[0],rows=[...b.rows],asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':
 rows.sort((x,y)=>{const a=x.cells[i].dataset.v??x.cells[i].innerText,c=y.cells[i].dataset.v??y.cells[i].innerText;
 const na=parseFloat(a),nc=parseFloat(c);const r=(!isNaN(na)&&!isNaN(nc))?na-nc:a.localeCompare(c);return asc?r:-r});
 rows.forEach(r=>b.appendChild(r))}
+function drawAttention(id){const all=JSON.parse(document.getElementById('attention-data').textContent),
+d=all[id];if(!d)return;const box=document.getElementById('attention'),t=d.tokens,n=t.length,
+cell=Math.max(4,Math.min(14,Math.floor(150/n))),pad=8+6*Math.max(...t.map(x=>x.length)),size=pad+n*cell;
+document.getElementById('attention-title').textContent=id+': '+t.join(' ');box.innerHTML='';
+d.w.forEach((layer,l)=>{const row=document.createElement('div');row.className='heads';
+[...layer,null].forEach((head,h)=>{const rows=head||layer[0].map((r,i)=>r.map((_,j)=>
+layer.reduce((s,x)=>s+x[i][j],0)/layer.length));const fig=document.createElement('figure'),
+c=document.createElement('canvas');c.width=size;c.height=size;const g=c.getContext('2d');g.font='10px monospace';
+for(let i=0;i<n;i++)for(let j=0;j<n;j++){const x=pad+j*cell,y=pad+i*cell;if(j>i){g.fillStyle='#eee';
+g.fillRect(x,y,cell,cell);g.strokeStyle='#ccc';g.beginPath();g.moveTo(x,y+cell);g.lineTo(x+cell,y);g.stroke()}
+else{const v=Math.sqrt(rows[i][j]);g.fillStyle=`rgb(${255-200*v},${255-150*v},255)`;g.fillRect(x,y,cell,cell)}}
+g.fillStyle='#222';g.textAlign='right';g.textBaseline='middle';
+t.forEach((s,i)=>{g.fillText(s,pad-3,pad+i*cell+cell/2);g.save();g.translate(pad+i*cell+cell/2,pad-3);
+g.rotate(-Math.PI/2);g.textAlign='left';g.fillText(s,0,0);g.restore()});const cap=document.createElement('figcaption');
+cap.textContent=head?`layer ${l+1}, head ${h+1}`:`layer ${l+1}, mean over heads`;fig.append(c,cap);row.append(fig)});
+box.append(row)})}
 function filterRows(){const errs=document.getElementById('only-errors').checked,
 flag=document.getElementById('only-flag').value;document.querySelectorAll('#utts tbody tr').forEach(r=>{
 const hide=(errs&&r.dataset.errors==='0')||(flag==='any'&&!r.dataset.flags)||
@@ -212,12 +228,17 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
                  "at that ASR. " + ("Only one ASR family ran, so text and ASR cannot be told apart: add "
                                     "<code>pocketsphinx:en-us</code> to <code>--asr</code>. " if families < 2 else "")
                  + 'All of them: <a href="words.csv">words.csv</a>.</p>')
-    parts.append(table(words[:25], ["word", "occurrences", "failures", "failure_rate", "voices_failed",
-                                    "voices_heard", "engines_failed", "engines_heard", "families_failed",
-                                    "families_heard", "mean_surprisal", "points_at", "utterances"],
-                       {"utterances": lambda w: " ".join(
-                           f'<a href="#u-{html.escape(i)}" title="{html.escape(i)}">{n}</a>'
-                           for n, i in enumerate(w.utterances.split(";")[:10], 1))}))
+    parts.append(table(words[:25], ["word", "occurrences", "failures", "failure_rate", "voices", "engines",
+                                    "families", "mean_surprisal", "points_at", "utterances"],
+                       {"voices": lambda w: f"{w.voices_failed} of {w.voices_heard}",
+                        "engines": lambda w: f"{w.engines_failed} of {w.engines_heard}",
+                        "families": lambda w: f"{w.families_failed} of {w.families_heard}",
+                        "utterances": lambda w: " ".join(
+                            f'<a href="#u-{html.escape(i)}" title="{html.escape(i)}">{n}</a>'
+                            for n, i in enumerate(w.utterances.split(";")[:10], 1))},
+                       {"failure_rate": "failure rate", "voices": "voices failed", "engines": "engines failed",
+                        "families": "ASR families failed", "mean_surprisal": "surprisal (bits)",
+                        "points_at": "points at"}))
     if stats["agreement"]:
         parts.append("<p>Engine agreement: the share of sentences whose normalized hypotheses all engines wrote "
                      "alike; across families: the share where every model family wrote one hypothesis in common "
@@ -233,8 +254,26 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
     return "\n".join(parts)
 
 
+def attention_section(attention: dict | None) -> str:
+    """The LM's causal attention for one sentence at a time: the first, or the one whose row was clicked. The
+    weights travel as JSON (each row's visible part, 3 decimals) and are drawn on canvases, a heatmap per layer and
+    head and their mean, the masked future hatched."""
+    if not attention:
+        return ""
+    data = {sid: {"tokens": tokens, "w": [[[[round(float(x), 3) for x in row[:i + 1]] + [0] * (len(row) - i - 1)
+                                            for i, row in enumerate(head)] for head in layer] for layer in weights]}
+            for sid, (tokens, weights) in attention.items()}
+    payload = json.dumps(data).replace("</", "<\\/")  # a token "</script>" must not end the script
+    return ("<h2>Attention</h2><p>The trained model's causal attention (softmax(QKᵀ/√d<sub>k</sub> + mask)), "
+            "row token attending to column token, after the sampling prompt: white 0 to blue 1, on a square-root "
+            "scale so that small weights show; the hatched upper triangle is the masked future. One row per "
+            "layer: its heads, then their mean. Click a sentence's row below to draw it. The numbers: "
+            '<code>attention/&lt;sentence_id&gt;.npz</code>.</p><p id="attention-title"></p><div id="attention"></div>'
+            f'<script type="application/json" id="attention-data">{payload}</script>')
+
+
 def render(title: str, scores: dict, stats: dict | None, figures: dict[str, bytes | None], config: dict,
-           versions: dict, links: dict[str, str], page_dir: Path) -> str:
+           versions: dict, links: dict[str, str], page_dir: Path, attention: dict | None = None) -> str:
     summary, utterances, events = scores["summary"], scores["utterances"], scores["events"]
     by_utterance: dict[str, list[ErrorEvent]] = {}
     for e in events:
@@ -251,9 +290,10 @@ def render(title: str, scores: dict, stats: dict | None, figures: dict[str, byte
         else:
             ref, hyp = html.escape(u.reference), f'<span class="bad">{html.escape(u.error)}</span>'
         wer, ppl = _cell(u.wer), _cell(u.perplexity)
+        click = ' onclick="drawAttention(this.dataset.sentence)"' if attention and u.sentence_id in attention else ""
         body.append(
             f'<tr id="u-{html.escape(u.id)}" data-errors="{0 if u.errors == 0 else 1}" '
-            f'data-flags="{html.escape(u.flags)}">'
+            f'data-flags="{html.escape(u.flags)}" data-sentence="{html.escape(u.sentence_id)}"{click}>'
             f'<td>{html.escape(u.id)}</td>'
             f'<td>{html.escape(u.voice)}</td><td>{html.escape(u.asr)}</td><td>{html.escape(u.condition)}</td>'
             f'<td>{audio}</td><td>{ref}</td><td>{hyp}</td><td data-v="{wer}">{wer}</td>'
@@ -274,6 +314,7 @@ def render(title: str, scores: dict, stats: dict | None, figures: dict[str, byte
 {corpus_table(summary)}
 <div class="plots">{"".join(_img(figures.get(name), name) for name in ("groups", "perplexity", "loss"))}</div>
 {statistics(stats, figures) if stats else ""}
+{attention_section(attention)}
 <h2>Sentences</h2>
 <p><label><input type="checkbox" id="only-errors" onchange="filterRows()"> only sentences with
 errors</label> · <label>flags <select id="only-flag" onchange="filterRows()"><option value="">all rows</option>
@@ -284,6 +325,6 @@ errors</label> · <label>flags <select id="only-flag" onchange="filterRows()"><o
 <tbody>{"".join(body)}</tbody></table>
 <h2>Config and versions</h2>
 <pre>{html.escape(json.dumps({"config": config, "versions": versions}, indent=2))}</pre>
-<script>{SCRIPT}</script>
+<script>{SCRIPT}{f"drawAttention({json.dumps(next(iter(attention)))});" if attention else ""}</script>
 </body></html>
 """

@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
 from pipeline.core import store  # noqa: E402
 from pipeline.core.records import Breakdown, DifficultyBin, GroupSummary, ScoredUtterance  # noqa: E402
@@ -110,14 +110,18 @@ def wer_vs_perplexity(utterances: list[ScoredUtterance]) -> bytes | None:
     for ax, (panel, by_condition) in zip(axes, sorted(points.items())):
         for condition, xy in by_condition.items():
             ax.scatter(*zip(*xy), s=12, alpha=0.7, label=condition)
-        ax.set_xscale("log")
-        # perplexities often span less than a decade, where matplotlib labels every minor tick and they overlap
-        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
-        ax.xaxis.set_minor_formatter(NullFormatter())
+        xs = [x for xy in by_condition.values() for x, _ in xy]
+        log = max(xs) > 10 * min(xs)  # under a decade, a log axis has no major tick to label
+        if log:
+            ax.set_xscale("log")
+            ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+            ax.xaxis.set_minor_formatter(NullFormatter())
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(4))
         ax.tick_params(axis="x", labelsize=7)
         ax.set_title(panel, fontsize=8)
-        ax.set_xlabel("LM perplexity (log)", fontsize=8)
+        ax.set_xlabel("LM perplexity (log)" if log else "LM perplexity", fontsize=8)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("WER")
     _legend_outside(fig, axes)

@@ -32,7 +32,7 @@ def run(cfg: Config, loaded: dict) -> Result:
         figures["loss"] = plots.loss_curve(loss_log)
         links["training loss log"] = Path(os.path.relpath(loss_log.resolve(), out.parent.resolve())).as_posix()
     page = html.render(f"Speech evaluation: run {cfg.run}", scores, stats, figures, asdict(cfg), versions(), links,
-                       out.parent)
+                       out.parent, loaded["attention"])
     store.write_text(out, page)
     print(summary_table(scores["summary"], len(scores["utterances"]), most_confident(stats["comparisons"])))
     print(f"report: {out}")
@@ -40,5 +40,5 @@ def run(cfg: Config, loaded: dict) -> Result:
 
 
 STAGE = Stage("report", "one self-contained HTML page of the scores and statistics; the terminal summary",
-              reads=("scores", "statistics"), optional=("lm",),
+              reads=("scores", "statistics"), optional=("lm", "attention"),
               makes=("report",), config=("run",), run=run)

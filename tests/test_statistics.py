@@ -209,6 +209,11 @@ def test_two_model_families_tell_the_text_the_voice_and_the_asr_apart():
     one = evaluate([row("s1", "a:1", e, "clean", ref, ref) for e in ("fw:base", "ow:base")], n_boot=0)
     (c,) = attribution.agreement(one.utterances, family)
     assert (c.families, c.agreement, c.family_agreement) == (1, 1.0, None)  # one family: no cross-family figure
+    # noise that defeats every engine does not make the verdict: it comes from the clean audio
+    noisy = [row("s1", v, e, "noise:snr=0", ref, "") for (v, e) in hyps]
+    r = evaluate([row("s1", v, e, "clean", ref, h) for (v, e), h in hyps.items()] + noisy, n_boot=0)
+    words = {w.word: w for w in attribution.words(r.utterances, r.events, family)}
+    assert words["queen"].points_at == "ASR sphinx" and words["queen"].failures == 1 + 5  # counts: every condition
 
 
 def test_engine_agreement_is_the_share_of_identical_hypotheses():

@@ -12,6 +12,7 @@ import numpy as np
 from pipeline.errors import ConfigError
 
 SILENCE = "silence"
+CLEAN = "clean"
 ALLOWED = "clean, silence, noise:snr=<dB> (e.g. noise:snr=10), speed:<factor> (e.g. speed:0.9)"
 
 

@@ -23,7 +23,8 @@ def write(cfg: Config, lm_dir: Path | None, texts: list[tuple[str, int | None, s
 
     model = load_model(lm_dir / "ckpt.pt", cfg.device) if lm_dir else None
     if model is None:
-        log.warning("no intact trained model for this config (%s): perplexity is left empty", cfg.models_dir)
+        log.warning("no intact trained model for this config (%s): perplexity and surprisal are left empty",
+                    cfg.models_dir)
     start_ids = tokenizer.encode(cfg.sample.start)
 
     def scored(sentence_id: str, sample: int | None, text: str) -> Sentence:

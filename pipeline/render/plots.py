@@ -33,6 +33,7 @@ def _grid(n: int, width: float = 3.4, height: float = 2.6, cols: int = 3):
     cols = min(cols, n)
     rows = math.ceil(n / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, sharey=True)
+    fig.subplots_adjust(hspace=0.55)  # room for each panel's x label above the next row's title
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     return fig, list(axes.flat[:n])
@@ -183,6 +184,7 @@ def difficulty(bins: list[DifficultyBin]) -> bytes | None:
         return None
     fig, axes = plt.subplots(len(kinds), len(conditions), squeeze=False,
                              figsize=(3.6 * len(conditions), 2.6 * len(kinds)), sharey=True)
+    fig.subplots_adjust(hspace=0.45)
     for i, kind in enumerate(kinds):
         for j, condition in enumerate(conditions):
             ax = axes[i][j]
@@ -194,7 +196,8 @@ def difficulty(bins: list[DifficultyBin]) -> bytes | None:
                 y = [b.micro_wer for b in line]
                 err = [[w - (b.ci95_low if b.ci95_low is not None else w) for w, b in zip(y, line)],
                        [(b.ci95_high if b.ci95_high is not None else w) - w for w, b in zip(y, line)]]
-                ax.errorbar(np.array(x) + 0.06 * n, y, yerr=err, fmt="o-", capsize=2, ms=3, color=f"C{n}",
+                ax.errorbar(np.array(x) + 0.06 * n, y, yerr=err, fmt="o-", capsize=1.5, ms=3, lw=1, elinewidth=0.6,
+                            color=f"C{n}",
                             label=f"{system[0] or 'recordings'} | {system[1]}")
             ax.set_xticks(range(len(names)), [nm.split(" ")[0] for nm in names], fontsize=7)
             title = {"perplexity": "perplexity quartile", "words": "words", "surprisal": "word surprisal decile"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from pipeline.core.records import EngineAgreement, ErrorEvent, ScoredUtterance, WordAttribution
-from pipeline.io.conditions import SILENCE
+from pipeline.io.conditions import CLEAN, SILENCE
 from pipeline.scoring.surprisal import outcomes
 
 
@@ -43,7 +43,9 @@ def verdict(heard: dict[str, set[str]], failed: dict[str, set[str]]) -> str:
 def words(utterances: list[ScoredUtterance], events: list[ErrorEvent],
           family_of: Callable[[str], str] = _each_own_family) -> list[WordAttribution]:
     """Every reference word that failed at least once, hardest first (failure rate, then failures).
-    `family_of(engine)` names the model family an engine runs (asr.base.ENGINES.model_family)."""
+    `family_of(engine)` names the model family an engine runs (asr.base.ENGINES.model_family). The counts cover
+    every condition; the verdict is drawn from the clean audio where the word was heard clean, since noise makes
+    every engine fail and would point at the text."""
     by_id: dict[str, list[ErrorEvent]] = {}
     for e in events:
         by_id.setdefault(e.id, []).append(e)
@@ -54,17 +56,19 @@ def words(utterances: list[ScoredUtterance], events: list[ErrorEvent],
         family = family_of(u.asr)
         for ref, failed, bits in outcomes(u, by_id.get(u.id, [])):
             w = seen.setdefault(ref, {"n": 0, "failed": [], "engines": set(), "engines_failed": set(), "heard": {},
-                                      "failed_by": {}, "bits": []})
+                                      "failed_by": {}, "bits": [], "clean": ({}, {})})
             w["n"] += 1
             w["engines"].add(u.asr)
-            w["heard"].setdefault(u.voice, set()).add(family)
-            w["failed_by"].setdefault(u.voice, set())
             if bits is not None:
                 w["bits"].append(bits)
+            for heard, failed_by in ((w["heard"], w["failed_by"]), *([w["clean"]] if u.condition == CLEAN else [])):
+                heard.setdefault(u.voice, set()).add(family)
+                failed_by.setdefault(u.voice, set())
+                if failed:
+                    failed_by[u.voice].add(family)
             if failed:
                 w["failed"].append(u.id)
                 w["engines_failed"].add(u.asr)
-                w["failed_by"][u.voice].add(family)
     out = []
     for word, w in seen.items():
         if not w["failed"]:
@@ -74,7 +78,7 @@ def words(utterances: list[ScoredUtterance], events: list[ErrorEvent],
                                    failure_rate=round(len(w["failed"]) / w["n"], 4),
                                    voices_failed=len(voices_failed), voices_heard=len(w["heard"]),
                                    engines_failed=len(w["engines_failed"]), engines_heard=len(w["engines"]),
-                                   points_at=verdict(w["heard"], w["failed_by"]),
+                                   points_at=verdict(*(w["clean"] if w["clean"][0] else (w["heard"], w["failed_by"]))),
                                    utterances=";".join(dict.fromkeys(w["failed"])),
                                    families_failed=len(set().union(*w["failed_by"].values())),
                                    families_heard=len(set().union(*w["heard"].values())),

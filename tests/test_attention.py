@@ -37,3 +37,24 @@ def test_a_sentence_longer_than_a_block_is_cut_to_one():
     model = GPT(GPTConfig(n_layer=1, n_head=2, n_embd=16, block_size=8)).eval()
     tokens, weights = attention_maps.sentence(model, "one two three four five six seven eight nine ten", [198])
     assert len(tokens) == 8 and weights.shape == (1, 2, 8, 8)
+
+
+def test_the_report_embeds_the_first_sentences_weights_and_says_when_it_holds_fewer(monkeypatch):
+    import json
+    import re
+
+    import numpy as np
+
+    from pipeline.render import html
+
+    rng = np.random.default_rng(0)
+    attention = {}
+    for sid in ("a", "b", "c"):
+        w = rng.random((1, 2, 3, 3)) * np.tril(np.ones((3, 3)))
+        attention[sid] = (["⏎", "Now", "␣is"], w / w.sum(-1, keepdims=True))
+    monkeypatch.setattr(html, "ATTENTION_SHOWN", 2)
+    page = html.attention_section(attention)
+    data = json.loads(re.search(r'id="attention-data">(.*?)</script>', page, re.S).group(1))
+    assert list(data) == ["a", "b"] and "first 2 of 3 sentences" in page
+    rows = data["a"]["w"][0][1]  # layer 1, head 2: rows of the visible part, the future as 0
+    assert rows[0][1:] == [0, 0] and all(abs(sum(r) - 1) < 2e-3 for r in rows)

@@ -254,27 +254,35 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
     return "\n".join(parts)
 
 
+ATTENTION_SHOWN = 200  # sentences whose weights the page embeds (about 15 KB each for PA6a's 4 × 4 model)
+
+
 def attention_section(attention: dict | None) -> str:
     """The LM's causal attention for one sentence at a time: the first, or the one whose row was clicked. The
     weights travel as JSON (each row's visible part, 3 decimals) and are drawn on canvases, a heatmap per layer and
     head and their mean, the masked future hatched."""
     if not attention:
         return ""
+    shown = dict(list(attention.items())[:ATTENTION_SHOWN])
     data = {sid: {"tokens": tokens, "w": [[[[round(float(x), 3) for x in row[:i + 1]] + [0] * (len(row) - i - 1)
                                             for i, row in enumerate(head)] for head in layer] for layer in weights]}
-            for sid, (tokens, weights) in attention.items()}
+            for sid, (tokens, weights) in shown.items()}
+    more = (f" The page holds the first {len(shown)} of {len(attention)} sentences; the npz files hold all."
+            if len(shown) < len(attention) else "")
     payload = json.dumps(data).replace("</", "<\\/")  # a token "</script>" must not end the script
     return ("<h2>Attention</h2><p>The trained model's causal attention (softmax(QKᵀ/√d<sub>k</sub> + mask)), "
             "row token attending to column token, after the sampling prompt: white 0 to blue 1, on a square-root "
             "scale so that small weights show; the hatched upper triangle is the masked future. One row per "
             "layer: its heads, then their mean. Click a sentence's row below to draw it. The numbers: "
-            '<code>attention/&lt;sentence_id&gt;.npz</code>.</p><p id="attention-title"></p><div id="attention"></div>'
+            f'<code>attention/&lt;sentence_id&gt;.npz</code>.{more}</p><p id="attention-title"></p>'
+            '<div id="attention"></div>'
             f'<script type="application/json" id="attention-data">{payload}</script>')
 
 
 def render(title: str, scores: dict, stats: dict | None, figures: dict[str, bytes | None], config: dict,
            versions: dict, links: dict[str, str], page_dir: Path, attention: dict | None = None) -> str:
     summary, utterances, events = scores["summary"], scores["utterances"], scores["events"]
+    drawable = set(list(attention or {})[:ATTENTION_SHOWN])
     by_utterance: dict[str, list[ErrorEvent]] = {}
     for e in events:
         by_utterance.setdefault(e.id, []).append(e)
@@ -290,7 +298,7 @@ def render(title: str, scores: dict, stats: dict | None, figures: dict[str, byte
         else:
             ref, hyp = html.escape(u.reference), f'<span class="bad">{html.escape(u.error)}</span>'
         wer, ppl = _cell(u.wer), _cell(u.perplexity)
-        click = ' onclick="drawAttention(this.dataset.sentence)"' if attention and u.sentence_id in attention else ""
+        click = ' onclick="drawAttention(this.dataset.sentence)"' if u.sentence_id in drawable else ""
         body.append(
             f'<tr id="u-{html.escape(u.id)}" data-errors="{0 if u.errors == 0 else 1}" '
             f'data-flags="{html.escape(u.flags)}" data-sentence="{html.escape(u.sentence_id)}"{click}>'

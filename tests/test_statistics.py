@@ -216,6 +216,23 @@ def test_two_model_families_tell_the_text_the_voice_and_the_asr_apart():
     assert words["queen"].points_at == "ASR sphinx" and words["queen"].failures == 1 + 5  # counts: every condition
 
 
+def test_blame_is_the_share_of_words_each_way_with_a_bootstrap_interval():
+    family = {"fw:base": "whisper", "ps:en": "sphinx"}.get
+    ref = "the king rides to the queen"  # 6 words; in each sentence: one failed by both, one by sphinx alone
+    rows = []
+    for i in range(10):
+        rows.append(row(f"s{i}", "a:1", "fw:base", "clean", ref, "the thing rides to the queen"))
+        rows.append(row(f"s{i}", "a:1", "ps:en", "clean", ref, "the thing rides to a queen" if i % 2 else
+                        "the thing hides to the queen"))
+    r = evaluate(rows, n_boot=0)
+    blame = {b.points_at: b for b in attribution.blame(r.utterances, r.events, family, n_boot=200)}
+    assert set(blame) == {"voice or text", "ASR whisper", "ASR sphinx"}
+    assert (blame["voice or text"].words, blame["voice or text"].failures, blame["voice or text"].rate) == (60, 10, 0.1667)
+    assert blame["voice or text"].ci95_low == blame["voice or text"].ci95_high == pytest.approx(1 / 6, abs=1e-4)
+    assert (blame["ASR sphinx"].failures, blame["ASR whisper"].failures) == (10, 0)
+    assert attribution.blame(r.utterances, r.events, lambda e: "one") == []  # one family: no verdict to give
+
+
 def test_engine_agreement_is_the_share_of_identical_hypotheses():
     rows = [row(s, "a:1", e, "clean", text, text if (e == "e:1" or i < 3) else with_errors(text, 1))
             for e in ("e:1", "e:2") for i, (s, text) in enumerate(sentences(4))]

@@ -275,6 +275,20 @@ class EngineAgreement:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Blame:
+    """Voice, text or ASR? Of the reference words of one voice and condition that every ASR family heard, the share
+    whose failure points one way."""
+    voice: str
+    condition: str
+    points_at: str  # "voice or text" (every family failed the word) or "ASR <family>" (only that family did)
+    words: int  # reference words every family heard (a sentence × word position)
+    failures: int  # of them, the ones failed this way
+    rate: float | None  # failures / words
+    ci95_low: float | None  # bootstrap over sentences
+    ci95_high: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SurprisalEffect(_Grouped):
     """Does the ASR fail where the LM was surprised? One group's reference words, by surprisal and failure."""
     voice: str

@@ -228,6 +228,14 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
                  "at that ASR. " + ("Only one ASR family ran, so text and ASR cannot be told apart: add "
                                     "<code>pocketsphinx:en-us</code> to <code>--asr</code>. " if families < 2 else "")
                  + 'All of them: <a href="words.csv">words.csv</a>.</p>')
+    if stats.get("blame"):
+        parts.append("<h3>Voice, text or ASR?</h3><p>Of the reference words every ASR family heard (a sentence's "
+                     "word in one voice and condition), the share failed by every family (the voice or the text) "
+                     "and by one family alone (that ASR), with bootstrap 95% CIs over sentences "
+                     '(<a href="blame.csv">blame.csv</a>).</p>')
+        parts.append(table(stats["blame"], ["voice", "condition", "points_at", "words", "failures", "share"],
+                           {"share": lambda b: html.escape(_interval(b.rate, b.ci95_low, b.ci95_high))},
+                           {"points_at": "points at", "share": "share of words [95% CI]"}))
     parts.append(table(words[:25], ["word", "occurrences", "failures", "failure_rate", "voices", "engines",
                                     "families", "mean_surprisal", "points_at", "utterances"],
                        {"voices": lambda w: f"{w.voices_failed} of {w.voices_heard}",

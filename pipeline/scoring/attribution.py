@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from pipeline.core.records import EngineAgreement, ErrorEvent, ScoredUtterance, WordAttribution
+from pipeline.core.records import Blame, EngineAgreement, ErrorEvent, ScoredUtterance, WordAttribution
 from pipeline.io.conditions import CLEAN, SILENCE
+from pipeline.scoring.stats import corpus_rates
 from pipeline.scoring.surprisal import outcomes
 
 
@@ -115,4 +116,48 @@ def agreement(utterances: list[ScoredUtterance],
         out.append(EngineAgreement(voice=voice, condition=condition, engines=len(engines), utterances=len(complete),
                                    agreement=round(same / len(complete), 4) if complete else None,
                                    families=n_families, family_agreement=across))
+    return out
+
+
+def blame(utterances: list[ScoredUtterance], events: list[ErrorEvent], family_of: Callable[[str], str],
+          n_boot: int = 1000, seed: int = 1337) -> list[Blame]:
+    """Per voice × condition, where two or more model families heard the same sentences: each reference word
+    position is failed by every family (the voice or the text), by one family only (that ASR), or by none; the
+    share of each, with a bootstrap CI over sentences. A family fails a word when any of its engines does."""
+    by_id: dict[str, list[ErrorEvent]] = {}
+    for e in events:
+        by_id.setdefault(e.id, []).append(e)
+    heard: dict[tuple[str, str], dict[str, dict[str, list[bool]]]] = {}  # (voice, condition) → sentence → family
+    for u in utterances:
+        if u.status != "ok" or u.condition == SILENCE:
+            continue
+        failed = [f for _, f, _ in outcomes(u, by_id.get(u.id, []))]
+        family = heard.setdefault((u.voice, u.condition), {}).setdefault(u.sentence_id, {})
+        prior = family.get(family_of(u.asr))
+        family[family_of(u.asr)] = failed if prior is None else [a or b for a, b in zip(prior, failed)]
+    families = sorted({family_of(u.asr) for u in utterances})
+    if len(families) < 2:
+        return []
+    out = []
+    for (voice, condition), sentences in heard.items():
+        complete = [f for f in sentences.values() if len(f) == len(families)]
+        if not complete:
+            continue
+        ways = ["voice or text", *(f"ASR {f}" for f in families)]
+        counts = {way: [] for way in ways}
+        for by_family in complete:
+            for way in ways:
+                counts[way].append(0)
+            for position in zip(*(by_family[f] for f in families)):
+                failing = [f for f, failed in zip(families, position) if failed]
+                if len(failing) == len(families):
+                    counts["voice or text"][-1] += 1
+                elif len(failing) == 1:
+                    counts[f"ASR {failing[0]}"][-1] += 1
+        words = [len(next(iter(f.values()))) for f in complete]
+        for way, c in zip(ways, corpus_rates([(counts[w], words) for w in ways], n_boot, seed)):
+            out.append(Blame(voice=voice, condition=condition, points_at=way, words=c.ref_words, failures=c.errors,
+                             rate=None if c.micro_wer is None else round(c.micro_wer, 4),
+                             ci95_low=None if c.ci_low is None else round(c.ci_low, 4),
+                             ci95_high=None if c.ci_high is None else round(c.ci_high, 4)))
     return out

@@ -9,6 +9,7 @@ from typing import Callable
 
 from pipeline.core import tables
 from pipeline.core.records import (
+    Blame,
     Breakdown,
     Comparison,
     DifficultyBin,
@@ -35,6 +36,7 @@ class Statistics:
     agreement: list[EngineAgreement]
     breakdown: list[Breakdown]
     surprisal: list[SurprisalEffect]
+    blame: list[Blame]
 
 
 def compute(utterances: list[ScoredUtterance], events: list[ErrorEvent], normalizer: str, n_boot: int,
@@ -45,6 +47,7 @@ def compute(utterances: list[ScoredUtterance], events: list[ErrorEvent], normali
                       difficulty=difficulty.bins(utterances, n_boot, seed) + surprisal.bins(utterances, events,
                                                                                             n_boot, seed),
                       surprisal=surprisal.effects(utterances, events),
+                      blame=attribution.blame(utterances, events, family_of, n_boot, seed),
                       words=attribution.words(utterances, events, family_of),
                       agreement=attribution.agreement(utterances, family_of),
                       breakdown=robustness.breakdowns(utterances, n_boot, seed))
@@ -60,6 +63,7 @@ FILES = (
     Table("agreement.csv", EngineAgreement, "agreement"),
     Table("breakdown.csv", Breakdown, "breakdown"),
     Table("surprisal.csv", SurprisalEffect, "surprisal"),
+    Table("blame.csv", Blame, "blame"),
 )
 
 

@@ -9,9 +9,12 @@ from pipeline.core.stage import Stage
 
 
 def _declared() -> list[Stage]:
-    found = [importlib.import_module(f"{__name__}.{m.name}").STAGE for m in pkgutil.iter_modules(__path__)]
-    for stage, module in zip(found, (m.name for m in pkgutil.iter_modules(__path__))):
-        assert stage.name == module, f"pipeline/stages/{module}.py declares a stage named {stage.name!r}"
+    found = []
+    for module in pkgutil.iter_modules(__path__):
+        stage = importlib.import_module(f"{__name__}.{module.name}").STAGE
+        if stage.name != module.name:
+            raise RuntimeError(f"pipeline/stages/{module.name}.py declares a stage named {stage.name!r}")
+        found.append(stage)
     return found
 
 

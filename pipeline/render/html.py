@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from pipeline.core.records import Comparison, ErrorEvent
-from pipeline.scoring.align import from_events
+from pipeline.core.records import Comparison
+from pipeline.scoring.align import by_utterance, from_events
 from pipeline.scoring.flags import NAMES as FLAGS
 
 STYLE = """
@@ -291,9 +291,7 @@ def render(title: str, scores: dict, stats: dict | None, figures: dict[str, byte
            versions: dict, links: dict[str, str], page_dir: Path, attention: dict | None = None) -> str:
     summary, utterances, events = scores["summary"], scores["utterances"], scores["events"]
     drawable = set(list(attention or {})[:ATTENTION_SHOWN])
-    by_utterance: dict[str, list[ErrorEvent]] = {}
-    for e in events:
-        by_utterance.setdefault(e.id, []).append(e)
+    events_of = by_utterance(events)
     body = []
     for u in utterances:
         audio = ""
@@ -302,7 +300,7 @@ def render(title: str, scores: dict, stats: dict | None, figures: dict[str, byte
             audio = f'<audio controls preload="none" src="{html.escape(Path(rel).as_posix())}"></audio>'
         if u.status in ("ok", "empty_reference"):
             ref, hyp = coloured(from_events(u.reference_normalized, u.hypothesis_normalized,
-                                            by_utterance.get(u.id, [])))
+                                            events_of.get(u.id, [])))
         else:
             ref, hyp = html.escape(u.reference), f'<span class="bad">{html.escape(u.error)}</span>'
         wer, ppl = _cell(u.wer), _cell(u.perplexity)

@@ -138,6 +138,14 @@ def align_text(ref: str, hyp: str) -> Alignment:
     return align(ref.split(), hyp.split())
 
 
+def by_utterance(events: list) -> dict[str, list]:
+    """Error events grouped by the utterance they belong to (ErrorEvent.id), in order."""
+    out: dict[str, list] = {}
+    for e in events:
+        out.setdefault(e.id, []).append(e)
+    return out
+
+
 def from_events(ref: str, hyp: str, events: list) -> Ops:
     """An alignment's ops rebuilt from the error events scoring saved (ErrorEvent: type, words and position in
     the ops) and the normalized texts: every position without an event is a hit."""

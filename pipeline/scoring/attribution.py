@@ -8,6 +8,7 @@ from typing import Callable
 
 from pipeline.core.records import Blame, EngineAgreement, ErrorEvent, ScoredUtterance, WordAttribution
 from pipeline.io.conditions import CLEAN, SILENCE
+from pipeline.scoring.align import by_utterance
 from pipeline.scoring.stats import corpus_rates
 from pipeline.scoring.surprisal import outcomes
 
@@ -47,9 +48,7 @@ def words(utterances: list[ScoredUtterance], events: list[ErrorEvent],
     `family_of(engine)` names the model family an engine runs (asr.base.ENGINES.model_family). The counts cover
     every condition; the verdict is drawn from the clean audio where the word was heard clean, since noise makes
     every engine fail and would point at the text."""
-    by_id: dict[str, list[ErrorEvent]] = {}
-    for e in events:
-        by_id.setdefault(e.id, []).append(e)
+    by_id = by_utterance(events)
     seen: dict[str, dict] = {}
     for u in utterances:
         if u.status != "ok" or u.condition == SILENCE:
@@ -124,9 +123,7 @@ def blame(utterances: list[ScoredUtterance], events: list[ErrorEvent], family_of
     """Per voice × condition, where two or more model families heard the same sentences: each reference word
     position is failed by every family (the voice or the text), by one family only (that ASR), or by none; the
     share of each, with a bootstrap CI over sentences. A family fails a word when any of its engines does."""
-    by_id: dict[str, list[ErrorEvent]] = {}
-    for e in events:
-        by_id.setdefault(e.id, []).append(e)
+    by_id = by_utterance(events)
     heard: dict[tuple[str, str], dict[str, dict[str, list[bool]]]] = {}  # (voice, condition) → sentence → family
     for u in utterances:
         if u.status != "ok" or u.condition == SILENCE:

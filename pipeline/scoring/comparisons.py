@@ -13,7 +13,7 @@ from itertools import combinations
 from pipeline.core.records import Comparison, ErrorEvent, Group, ScoredUtterance
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
-from pipeline.scoring.align import from_events
+from pipeline.scoring.align import by_utterance, from_events
 
 ALPHA = 0.05
 
@@ -75,9 +75,7 @@ def verdict(a: Group, b: Group, delta: float | None, low: float | None, high: fl
 
 def compare(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot: int = 1000,
             seed: int = 1337) -> list[Comparison]:
-    by_id: dict[str, list[ErrorEvent]] = {}
-    for e in events:
-        by_id.setdefault(e.id, []).append(e)
+    by_id = by_utterance(events)
     groups: dict[Group, dict[str, ScoredUtterance]] = {}
     ops = {}  # each utterance's alignment, rebuilt once: it takes part in a pair with every other group
     for u in utterances:

@@ -25,7 +25,7 @@ from pipeline.core.tables import Document, Table
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
-from pipeline.scoring.align import Alignment, align_codes, from_codes
+from pipeline.scoring.align import Alignment, align_codes, by_utterance, from_codes
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.flags import flags
 from pipeline.scoring.stats import corpus_rates, spearman
@@ -56,10 +56,7 @@ class Results:
     @functools.cached_property
     def events_by_id(self) -> dict[str, list[ErrorEvent]]:
         """Each utterance's error events; read once all are in."""
-        out: dict[str, list[ErrorEvent]] = {}
-        for e in self.events:
-            out.setdefault(e.id, []).append(e)
-        return out
+        return by_utterance(self.events)
 
     @property
     def failed(self) -> int:

@@ -9,7 +9,7 @@ import numpy as np
 
 from pipeline.core.records import DifficultyBin, ErrorEvent, ScoredUtterance, SurprisalEffect
 from pipeline.io.conditions import SILENCE
-from pipeline.scoring.align import from_events
+from pipeline.scoring.align import by_utterance, from_events
 from pipeline.scoring.stats import corpus_wer, spearman
 
 DECILES = 10
@@ -43,13 +43,6 @@ def decile(bits: float, cuts: list[float]) -> int:
     return min(DECILES - 1, int(np.searchsorted(cuts[1:DECILES], bits, side="right")))
 
 
-def _by_id(events: list[ErrorEvent]) -> dict[str, list[ErrorEvent]]:
-    out: dict[str, list[ErrorEvent]] = {}
-    for e in events:
-        out.setdefault(e.id, []).append(e)
-    return out
-
-
 def bins(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot: int = 1000,
          seed: int = 1337) -> list[DifficultyBin]:
     """difficulty.csv rows `by = surprisal`: per group and decile, the failure rate of the words in it."""
@@ -58,7 +51,7 @@ def bins(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot: in
     if cuts is None:
         return []
     labels = [f"D{d + 1} ({cuts[d]:.3g}-{cuts[d + 1]:.3g} bits)" for d in range(DECILES)]
-    by_id = _by_id(events)
+    by_id = by_utterance(events)
     counts: dict[tuple, dict[str, list[int]]] = {}  # (group, decile) → utterance → [failures, words]
     for u in scored:
         for _, failed, bits in outcomes(u, by_id.get(u.id, [])):
@@ -82,7 +75,7 @@ def bins(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot: in
 
 def effects(utterances: list[ScoredUtterance], events: list[ErrorEvent]) -> list[SurprisalEffect]:
     """surprisal.csv: per group, the Spearman ρ between each word's surprisal and its failure (1) or not (0)."""
-    by_id = _by_id(events)
+    by_id = by_utterance(events)
     words: dict[tuple, list[tuple[bool, float]]] = {}
     for u in _scored(utterances):
         words.setdefault(u.group, []).extend((f, b) for _, f, b in outcomes(u, by_id.get(u.id, [])))

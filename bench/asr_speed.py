@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import ROOT, shakespeare_lines, write_report
+from common import ROOT, cpu_name, native_bf16, shakespeare_lines, write_report
 
 MODELS = ROOT / "models"
 # "ours" is the pipeline's recognizer as the pipeline runs it: every utterance decoded alone in its own window,
@@ -131,14 +131,6 @@ def run_variant(name: str, model: str, audio_file: str, threads: int, repeat: in
         walls.append(time.perf_counter() - t0)
     return {"variant": name, "load_s": load, "wall_s": min(walls), "walls": walls, "texts": texts,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
-
-
-def native_bf16() -> bool:
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def main() -> None:

@@ -1,6 +1,8 @@
-"""Shared by the benchmarks: fixed Shakespeare lines to speak."""
+"""Shared by the benchmarks: fixed Shakespeare lines to speak, the CPU a table was measured on, the report."""
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,6 +20,30 @@ def shakespeare_lines(n: int, min_words: int, max_words: int) -> list[str]:
             if len(out) == n:
                 return out
     raise RuntimeError(f"fewer than {n} speeches of {min_words}-{max_words} words")
+
+
+def cpu_flags() -> set[str]:
+    try:
+        flags = re.search(r"flags\s*:\s*(.*)", Path("/proc/cpuinfo").read_text())
+    except OSError:
+        return set()
+    return set(flags.group(1).split()) if flags else set()
+
+
+def native_bf16() -> bool:
+    """bf16 matmuls in hardware (AVX-512 bf16 or AMX); elsewhere torch emulates them at about 1 GFLOP/s."""
+    return bool(cpu_flags() & {"avx512_bf16", "amx_bf16"})
+
+
+def cpu_name() -> str:
+    """The CPU a table holds for: its model, cores and the flags that decide the fast dtypes."""
+    try:
+        name = re.search(r"model name\s*:\s*(.*)", Path("/proc/cpuinfo").read_text())
+    except OSError:
+        name = None
+    native = ", ".join(f for f in ("avx512_bf16", "amx_bf16", "avx512_vnni", "avx_vnni") if f in cpu_flags())
+    return (f"{name.group(1).strip() if name else 'unknown CPU'}, {os.cpu_count()} cores, "
+            f"{native or 'no native bf16, no VNNI'}")
 
 
 def write_report(name: str, lines: list[str], data: dict | None = None) -> None:

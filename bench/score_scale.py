@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, write_report
+from common import ROOT, cpu_name, write_report
 
 SCLITE = shutil.which("sclite") or "/usr/lib/sctk/bin/sclite"
 GOALS = {"pairs": (None, 1024), "long": (None, 500), "longest": (None, 2048)}  # (wall vs sclite, MB)
@@ -118,7 +118,7 @@ def main() -> None:
             data[label] = {"ours": o, "sclite": s, "pairs": len(lengths)}
             rows.append((label, kind, len(lengths), o, s))
             print(label, o, s, flush=True)
-    lines = [f"# Scoring at scale ({os.cpu_count()} cores; {cpu_name()})", "",
+    lines = [f"# Scoring at scale ({cpu_name()})", "",
              "| case | ours s | ours peak MB | ours micro WER | sclite s | sclite peak MB | sclite micro WER | "
              "ours s per 1,000 pairs | goal |", "|---|---|---|---|---|---|---|---|---|"]
     for label, kind, n, o, s in rows:
@@ -136,19 +136,6 @@ def main() -> None:
               ", ".join(f"{a:,} → {b:,}: {1000 * (tb - ta) / (b - a):.3f} ms"
                         for (a, ta), (b, tb) in zip(sizes, sizes[1:]))]
     write_report("score_scale", lines, data)
-
-
-def cpu_name() -> str:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "unknown CPU"
-    name = re.search(r"model name\s*:\s*(.*)", text)
-    flags = re.search(r"flags\s*:\s*(.*)", text)
-    have = set(flags.group(1).split()) if flags else set()
-    native = ", ".join(f for f in ("avx512_bf16", "amx_bf16", "avx512_vnni", "avx_vnni") if f in have)
-    native = native or "no native bf16, no VNNI"
-    return f"{name.group(1).strip() if name else 'unknown CPU'}, {native}"
 
 
 if __name__ == "__main__":

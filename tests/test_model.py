@@ -103,6 +103,30 @@ def test_fused_loss_equals_cross_entropy_and_its_gradients(monkeypatch, chunk_ro
         assert torch.allclose(grads[n], p.grad, atol=1e-6), n
 
 
+def test_an_evaluation_under_no_grad_runs_only_the_logits_matmul():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class CountMatmuls(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.calls += func.__name__.split(".")[0] in ("mm", "addmm", "addmm_")
+            return func(*args, **(kwargs or {}))
+
+    torch.manual_seed(0)
+    h = torch.randn(48, 32, requires_grad=True)
+    w = torch.randn(1000, 32, requires_grad=True)
+    t = torch.randint(0, 1000, (48,))
+    with CountMatmuls() as training:
+        loss = fused_loss.head_loss(h, w, t)
+    with torch.no_grad(), CountMatmuls() as evaluation:
+        same = fused_loss.head_loss(h, w, t)
+    assert (training.calls, evaluation.calls) == (3, 1)  # logits, and in training both gradients
+    assert same.item() == loss.item() and same.grad_fn is None
+
+
 def test_sampling_never_emits_padding_ids():
     torch.manual_seed(0)
     model = GPT(GPTConfig(n_layer=1, n_head=2, n_embd=16, block_size=8)).eval()

@@ -19,9 +19,9 @@ import torch
 CHUNK_ROWS = 1024  # 206 MB of fp32 logits at most
 
 
-def _forward(ctx, h: torch.Tensor, w: torch.Tensor, t: torch.Tensor, mm_dtype: torch.dtype) -> torch.Tensor:
+def _forward(ctx, h: torch.Tensor, w: torch.Tensor, t: torch.Tensor, mm_dtype: torch.dtype,
+             need_grad: bool) -> torch.Tensor:
     n = h.size(0)
-    need_grad = ctx.needs_input_grad[0] or ctx.needs_input_grad[1]
     grad_h = torch.empty_like(h) if need_grad else None
     grad_w = torch.zeros_like(w) if need_grad else None
     total = h.new_zeros((), dtype=torch.float64)
@@ -52,7 +52,7 @@ def _forward(ctx, h: torch.Tensor, w: torch.Tensor, t: torch.Tensor, mm_dtype: t
 
 def _backward(ctx, grad_out: torch.Tensor):
     grad_h, grad_w = ctx.saved_tensors
-    return grad_h * grad_out, grad_w * grad_out, None, None
+    return grad_h * grad_out, grad_w * grad_out, None, None, None
 
 
 def _function(device_type: str) -> type[torch.autograd.Function]:
@@ -73,4 +73,7 @@ def head_loss(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor) -> torch.
     bf16 under bf16 autocast, else in fp32."""
     device = h.device.type
     bf16 = torch.is_autocast_enabled(device) and torch.get_autocast_dtype(device) == torch.bfloat16
-    return _FUNCTIONS[device].apply(h, w, targets, torch.bfloat16 if bf16 else torch.float32)
+    # Decided here, not from ctx.needs_input_grad: that stays True under torch.no_grad(), and an evaluation
+    # would pay for both gradient matmuls, two thirds of the head's cost, and throw them away.
+    need_grad = torch.is_grad_enabled() and (h.requires_grad or w.requires_grad)
+    return _FUNCTIONS[device].apply(h, w, targets, torch.bfloat16 if bf16 else torch.float32, need_grad)

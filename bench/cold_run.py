@@ -1,0 +1,78 @@
+"""The first run on a fresh clone, as a user meets it: setup, then the default pipeline, then a rerun.
+
+    .venv/bin/python bench/cold_run.py [-- run_pipeline.py arguments, e.g. --quick]
+
+Clones the committed HEAD into a temporary folder (nothing of this checkout's models/, audio/ or results/ comes
+along), times `scripts/setup` there (pip's download cache is the machine's, so this is the install time, not the
+download time), then `.venv/bin/python run_pipeline.py`, with each stage's seconds from its manifest, then a rerun.
+The goal (≤ 5 minutes for the run, the setup apart; ≤ 1 s for the rerun) is printed as met or not met, with the
+training's floor: its iterations at the ms/iter of `bench/train_speed.py`'s matmul floor on this CPU.
+Writes bench/out/cold_run.{json,md}."""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import ROOT, cpu_name, write_report
+
+RUN_GOAL_S, RERUN_GOAL_S = 300.0, 1.0
+
+
+def timed(argv: list[str], cwd: Path) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    if proc.returncode not in (0, 1):  # 1: a health flag was raised, the run itself completed
+        sys.exit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return seconds
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--keep", action="store_true", help="keep the clone (its path is printed)")
+    p.add_argument("args", nargs="*", help="arguments for run_pipeline.py (after --)")
+    args = p.parse_args()
+    clone = Path(tempfile.mkdtemp(prefix="cold_run-")) / "repo"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True).stdout
+    try:
+        setup_s = timed(["scripts/setup"], clone)
+        run_s = timed([".venv/bin/python", "run_pipeline.py", *args.args], clone)
+        manifest = json.loads(next((clone / "results").glob("*/manifest.json")).read_text())
+        stages = manifest.get("stage_seconds", {})
+        rerun_s = timed([".venv/bin/python", "run_pipeline.py", *args.args], clone)
+        iters = manifest["config"]["train"]["max_iters"]
+    finally:
+        if args.keep:
+            print(f"clone kept: {clone}")
+        else:
+            shutil.rmtree(clone.parent, ignore_errors=True)
+    floor = json.loads((ROOT / "bench" / "out" / "train_speed.json").read_text()) \
+        if (ROOT / "bench" / "out" / "train_speed.json").exists() else None
+    given = " ".join(args.args) or "(the defaults: PA6a config)"
+    lines = [f"# Cold run of {head.strip()}, `run_pipeline.py {given}`, {iters} training iterations ({cpu_name()})", "",
+             "| what | s |", "|---|---|", f"| `scripts/setup` (apart from the goal; pip's cache warm) | {setup_s:.0f} |",
+             f"| **`run_pipeline.py`, first run** | **{run_s:.0f}** |",
+             *[f"| — {name} | {s:.1f} |" for name, s in stages.items()],
+             f"| rerun, every stage up to date | {rerun_s:.2f} |", "",
+             f"**Goal: the first run ≤ {RUN_GOAL_S / 60:.0f} min: {'met' if run_s <= RUN_GOAL_S else 'not met'}** "
+             f"({run_s / 60:.1f} min; {(setup_s + run_s) / 60:.1f} min with the setup). "
+             f"**Rerun ≤ {RERUN_GOAL_S:g} s: {'met' if rerun_s <= RERUN_GOAL_S else 'not met'}** ({rerun_s:.2f} s)."]
+    if floor and run_s > RUN_GOAL_S:
+        peak = max(floor["peaks_gflops"].values())
+        floor_s = iters * floor["step_gflop"] / peak
+        lines += ["", f"Floor: {iters} training steps of {floor['step_gflop']:.1f} GFLOP of matmul at this CPU's faster "
+                  f"measured peak ({peak:.0f} GFLOP/s, bench/out/train_speed.json) take {floor_s:.0f} s by themselves; "
+                  f"the training stage took {stages.get('train', float('nan')):.0f} s."]
+    write_report("cold_run", lines, {"head": head.strip(), "args": args.args, "setup_s": setup_s, "run_s": run_s,
+                                     "rerun_s": rerun_s, "stage_seconds": stages, "cpu": cpu_name()})
+
+
+if __name__ == "__main__":
+    main()

@@ -12,9 +12,9 @@ dynamic programme here is compiled with numba: two rows of costs and one byte of
 6,000-word recording against its transcript takes 36 MB and a fraction of a second, and 20,000 words 400 MB."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 SUB, INS, DEL = 4, 3, 3
@@ -46,7 +46,6 @@ HIT, SUBSTITUTION, DELETION, INSERTION = range(4)  # op codes
 OP_NAMES = "HSDI"
 
 
-@numba.njit(cache=True, nogil=True)
 def _codes(ref: np.ndarray, r_off: np.ndarray, hyp: np.ndarray, h_off: np.ndarray,
            out: np.ndarray, out_off: np.ndarray, out_len: np.ndarray) -> None:
     """Each pair's op codes, in order, into out[out_off[k]:out_off[k] + out_len[k]]. Forward: the cost table's
@@ -92,6 +91,15 @@ def _codes(ref: np.ndarray, r_off: np.ndarray, hyp: np.ndarray, h_off: np.ndarra
         out_len[k] = length
 
 
+@functools.cache
+def _compiled():
+    """_codes compiled (and cached on disk) at the first alignment: importing numba costs a third of a second,
+    which a fully cached rerun, which aligns nothing, would pay for nothing."""
+    import numba
+
+    return numba.njit(cache=True, nogil=True)(_codes)
+
+
 def align_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[list[int]]:
     """The op codes of every (reference, hypothesis) pair. Each pair is aligned alone; they only share one
     compiled call (words become integers, equal where the words are equal), so a corpus costs one call."""
@@ -106,7 +114,7 @@ def align_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[list[int]]
     out_off = r_off + h_off
     out = np.empty(out_off[-1], np.int8)
     out_len = np.empty(len(refs), np.int64)
-    _codes(r, r_off, h, h_off, out, out_off, out_len)
+    _compiled()(r, r_off, h, h_off, out, out_off, out_len)
     codes = out.tolist()
     return [codes[o:o + n] for o, n in zip(out_off.tolist(), out_len.tolist())]
 

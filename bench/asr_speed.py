@@ -8,11 +8,17 @@ utterance `--repeat` times; the fastest run counts (this shared machine's timing
 is reported apart. The goal (≥ 3× the baseline, WER inside the baseline's 95% bootstrap CI over sentences) is
 checked for each variant. A profile on one thread then splits a decode into features, encoder and decoder, for
 the full 30 s window and the trimmed one, and sets the encoder's rate against this CPU's matmul peak.
+Last, CTranslate2's own CPU settings, each in a fresh process (they are read once, at its first use): the GEMM
+backend (`CT2_USE_MKL=1`: Intel MKL, `=0`: oneDNN) and the instruction set (`CT2_FORCE_CPU_ISA`, each this CPU
+has), in int8 and float32, one thread, full window, on the first `--ct2-sentences` utterances, with what CT2
+chose by itself and whether the transcripts equal its default's. `--part variants|profile|ct2` runs one part.
 Writes bench/out/asr_speed.{json,md}."""
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import resource
 import subprocess
 import sys
@@ -21,7 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import ROOT, cpu_name, native_bf16, shakespeare_lines, write_report
+from common import ROOT, cpu_flags, cpu_name, native_bf16, shakespeare_lines, write_report
 
 MODELS = ROOT / "models"
 # "ours" is the pipeline's recognizer as the pipeline runs it: every utterance decoded alone in its own window,
@@ -34,6 +40,8 @@ VARIANTS = ["openai-whisper transcribe()", "openai-whisper ours", "faster-whispe
 BF16_VARIANTS = ["openai-whisper ours bfloat16", "faster-whisper ours bfloat16"]
 ENCODER_DIMS = {"base": (512, 6), "tiny.en": (384, 4)}  # width, layers
 GOAL = 3.0
+# (/proc/cpuinfo flag, CT2_FORCE_CPU_ISA value): the instruction sets CTranslate2 dispatches to on x86
+CT2_ISAS = [(None, "GENERIC"), ("avx", "AVX"), ("avx2", "AVX2"), ("avx512f", "AVX512")]
 
 
 def encoder_gflop(model: str, frames: int) -> float:
@@ -58,7 +66,7 @@ def run_profile(model: str, audio_file: str) -> dict:
     r = base.load(f"faster-whisper:{model}", base.ASRConfig(threads=1), str(MODELS))
     data = np.load(audio_file)
     arrays = [data[k] for k in sorted(data.files)]
-    out = {"fp32_peak_1_thread": peak}
+    out = {"fp32_peak_1_thread": peak, "load_wav": load_seconds(arrays)}
     for window in ("full", "trimmed"):
         parts = {"features": 0.0, "encoder": 0.0, "decoder": 0.0}
         gflop = 0.0
@@ -79,6 +87,45 @@ def run_profile(model: str, audio_file: str) -> dict:
         out[window] = {**{k: v / len(arrays) for k, v in parts.items()}, "encoder_gflops": gflop / parts["encoder"],
                        "encoder_gflop_per_utterance": gflop / len(arrays)}
     return out
+
+
+def run_ct2_setting(model: str, audio_file: str, compute: str, n: int) -> dict:
+    """One thread, full window: the pipeline's faster-whisper on the first n utterances, under whatever CT2_*
+    settings this process was started with."""
+    from pipeline.asr import base
+
+    data = np.load(audio_file)
+    arrays = [data[k] for k in sorted(data.files)][:n]
+    r = base.load(f"faster-whisper:{model}", base.ASRConfig(threads=1, compute_type=compute), str(MODELS))
+    r.transcribe(arrays[:1])  # warm-up: CT2 picks its kernels at first use
+    t0 = time.perf_counter()
+    texts = [t for t, _ in r.transcribe(arrays)]
+    return {"ms_per_utterance": 1000 * (time.perf_counter() - t0) / len(arrays), "texts": texts}
+
+
+def ct2_settings() -> list[dict[str, str]]:
+    """CTranslate2's default, then each GEMM backend, then each instruction set this CPU has."""
+    flags = cpu_flags()
+    isas = [{"CT2_FORCE_CPU_ISA": isa} for flag, isa in CT2_ISAS if flag is None or flag in flags]
+    return [{}, {"CT2_USE_MKL": "1"}, {"CT2_USE_MKL": "0"}, *isas]
+
+
+def load_seconds(arrays: list[np.ndarray]) -> float:
+    """What the transcribe stage does before a decode, per utterance: read the wav, resample it if need be, hash
+    it and take its level (pipeline/stages/transcribe.py's heard)."""
+    import soundfile as sf
+
+    from pipeline.io.audio import SAMPLE_RATE
+    from pipeline.stages.transcribe import heard
+
+    with tempfile.TemporaryDirectory() as folder:
+        paths = [f"{folder}/{i}.wav" for i in range(len(arrays))]
+        for path, a in zip(paths, arrays):
+            sf.write(path, a, SAMPLE_RATE, subtype="PCM_16")
+        t0 = time.perf_counter()
+        for path in paths:
+            heard(path)
+        return (time.perf_counter() - t0) / len(paths)
 
 
 def run_variant(name: str, model: str, audio_file: str, threads: int, repeat: int) -> dict:
@@ -139,11 +186,16 @@ def main() -> None:
     p.add_argument("--model", default="base")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeat", type=int, default=2, help="runs per variant; the fastest counts")
+    p.add_argument("--ct2-sentences", type=int, default=8, help="utterances per CTranslate2 setting")
+    p.add_argument("--part", choices=("all", "variants", "profile", "ct2"), default="all")
     p.add_argument("--variant")
     p.add_argument("--audio")
     args = p.parse_args()
     if args.variant == "profile":
         print(json.dumps(run_profile(args.model, args.audio)))
+        return
+    if args.variant and args.variant.startswith("ct2:"):
+        print(json.dumps(run_ct2_setting(args.model, args.audio, args.variant[4:], args.ct2_sentences)))
         return
     if args.variant:
         print(json.dumps(run_variant(args.variant, args.model, args.audio, args.threads, args.repeat)))
@@ -176,56 +228,99 @@ def main() -> None:
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     bf16 = native_bf16()
-    results = []
-    for v in VARIANTS + (BF16_VARIANTS if bf16 else []):
-        r = subprocess_json(v)
-        r["errors"] = [align_text(norm(t), norm(h)).errors for t, h in zip(texts, r["texts"])]
-        r["wer"] = sum(r["errors"]) / words.sum()
-        r["throughput"] = spoken / r["wall_s"]
-        results.append(r)
-        print(f"{v:>34}: {r['throughput']:.1f} audio s / s, WER {r['wer']:.3f}, RSS {r['peak_rss_mb']:.0f} MB", flush=True)
-    base = results[0]
-    base_wer = corpus_wer(base["errors"], list(words), n_boot=10000)
-    ci = (base_wer.ci_low, base_wer.ci_high)
-    full = next(r for r in results if r["variant"] == "faster-whisper ours int8")
     lines = [f"# Transcription throughput, Whisper {args.model}, greedy, {args.threads} threads, "
              f"{len(texts)} Piper utterances ({spoken:.0f} s of speech), best of {args.repeat} runs", "",
-             f"TTS piper:joe: RTF {tts_wall / spoken:.3f} ({tts_wall:.1f} s wall for {spoken:.1f} s of audio).", "",
-             f"The baseline's WER {base['wer']:.3f} has a 95% bootstrap CI over sentences of {ci[0]:.3f}-{ci[1]:.3f}.", "",
-             f"| variant | audio s per wall s | × openai-whisper transcribe() | WER | goal (≥ {GOAL:g}×, WER in the CI) | "
-             "transcripts equal to baseline | equal to faster-whisper ours int8 | load s | peak RSS MB |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        same = sum(a == b for a, b in zip(r["texts"], base["texts"]))
-        same_full = sum(a == b for a, b in zip(r["texts"], full["texts"]))
-        ratio = r["throughput"] / base["throughput"]
-        met = "met" if ratio >= GOAL and ci[0] <= r["wer"] <= ci[1] else "not met"
-        lines.append(f"| {r['variant']} | {r['throughput']:.1f} | {ratio:.2f} | {r['wer']:.3f} | "
-                     f"{'—' if r is base else met} | {same}/{len(texts)} | {same_full}/{len(texts)} | "
-                     f"{r['load_s']:.1f} | {r['peak_rss_mb']:.0f} |")
-    if not bf16:
-        lines += ["", f"No native bf16 on this CPU (no avx512_bf16 or amx_bf16 in /proc/cpuinfo): "
-                  f"{', '.join(BF16_VARIANTS)} not measured."]
-    prof = subprocess_json("profile")
-    n = len(texts)
-    lines += ["", f"Profile, one thread, faster-whisper:{args.model} int8, ms per utterance (mean of {n}); this CPU's "
-              f"fp32 matmul peak on one thread: {prof['fp32_peak_1_thread']:.0f} GFLOP/s:", "",
-              "| window | features | encoder | decoder | encoder GFLOP | encoder GFLOP/s |", "|---|---|---|---|---|---|"]
-    for window in ("full", "trimmed"):
-        w = prof[window]
-        lines.append(f"| {window} | {1000 * w['features']:.0f} | {1000 * w['encoder']:.0f} | {1000 * w['decoder']:.0f} | "
-                     f"{w['encoder_gflop_per_utterance']:.1f} | {w['encoder_gflops']:.0f} |")
-    cores, enc = args.threads, prof["full"]["encoder_gflop_per_utterance"] * n
+             f"CPU: {cpu_name()}.", "",
+             f"TTS piper:joe: RTF {tts_wall / spoken:.3f} ({tts_wall:.1f} s wall for {spoken:.1f} s of audio)."]
+    data = {"cpu": cpu_name(), "tts_rtf": tts_wall / spoken, "speech_s": spoken, "sentences": texts}
+    base = None
+    if args.part in ("all", "variants"):
+        results = []
+        for v in VARIANTS + (BF16_VARIANTS if bf16 else []):
+            r = subprocess_json(v)
+            r["errors"] = [align_text(norm(t), norm(h)).errors for t, h in zip(texts, r["texts"])]
+            r["wer"] = sum(r["errors"]) / words.sum()
+            r["throughput"] = spoken / r["wall_s"]
+            results.append(r)
+            print(f"{v:>34}: {r['throughput']:.1f} audio s / s, WER {r['wer']:.3f}, RSS {r['peak_rss_mb']:.0f} MB",
+                  flush=True)
+        base = results[0]
+        base_wer = corpus_wer(base["errors"], list(words), n_boot=10000)
+        ci = (base_wer.ci_low, base_wer.ci_high)
+        full = next(r for r in results if r["variant"] == "faster-whisper ours int8")
+        lines += ["", f"The baseline's WER {base['wer']:.3f} has a 95% bootstrap CI over sentences of "
+                  f"{ci[0]:.3f}-{ci[1]:.3f}.", "",
+                  f"| variant | audio s per wall s | × openai-whisper transcribe() | WER | goal (≥ {GOAL:g}×, WER in the CI) | "
+                  "transcripts equal to baseline | equal to faster-whisper ours int8 | load s | peak RSS MB |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for r in results:
+            same = sum(a == b for a, b in zip(r["texts"], base["texts"]))
+            same_full = sum(a == b for a, b in zip(r["texts"], full["texts"]))
+            ratio = r["throughput"] / base["throughput"]
+            met = "met" if ratio >= GOAL and ci[0] <= r["wer"] <= ci[1] else "not met"
+            lines.append(f"| {r['variant']} | {r['throughput']:.1f} | {ratio:.2f} | {r['wer']:.3f} | "
+                         f"{'—' if r is base else met} | {same}/{len(texts)} | {same_full}/{len(texts)} | "
+                         f"{r['load_s']:.1f} | {r['peak_rss_mb']:.0f} |")
+        if not bf16:
+            lines += ["", f"No native bf16 on this CPU (no avx512_bf16 or amx_bf16 in /proc/cpuinfo): "
+                      f"{', '.join(BF16_VARIANTS)} not measured."]
+        data.update(baseline_wer_ci95=ci, results=results)
+    if args.part in ("all", "profile"):
+        prof = subprocess_json("profile")
+        n = len(texts)
+        lines += ["", f"Profile, one thread, faster-whisper:{args.model} int8, ms per utterance (mean of {n}); this "
+                  f"CPU's fp32 matmul peak on one thread: {prof['fp32_peak_1_thread']:.0f} GFLOP/s:", "",
+                  "| window | features | encoder | decoder | encoder GFLOP | encoder GFLOP/s |", "|---|---|---|---|---|---|"]
+        for window in ("full", "trimmed"):
+            w = prof[window]
+            lines.append(f"| {window} | {1000 * w['features']:.0f} | {1000 * w['encoder']:.0f} | "
+                         f"{1000 * w['decoder']:.0f} | {w['encoder_gflop_per_utterance']:.1f} | {w['encoder_gflops']:.0f} |")
+        decode = sum(prof["full"][k] for k in ("features", "encoder", "decoder"))
+        lines += ["", f"Loading an utterance's wav before its decode (read, hash, level, as the transcribe stage does): "
+                  f"{1000 * prof['load_wav']:.1f} ms, {prof['load_wav'] / decode:.2%} of a full-window decode."]
+        cores, enc = args.threads, prof["full"]["encoder_gflop_per_utterance"] * n
 
-    def ceiling(gflops_per_thread: float) -> str:
-        rate = spoken / (enc / (cores * gflops_per_thread))
-        return f"{rate:.1f} audio s per s = {rate / base['throughput']:.2f}×"
+        def ceiling(gflops_per_thread: float) -> str:
+            rate = spoken / (enc / (cores * gflops_per_thread))
+            return f"{rate:.1f} audio s per s" + (f" = {rate / base['throughput']:.2f}× the baseline" if base else "")
 
-    lines += ["", f"Ceiling for a full-window decoder on {cores} threads, from the encoder alone, before a single token "
-              f"is decoded: {ceiling(prof['full']['encoder_gflops'])} the baseline at the encoder's measured rate, "
-              f"{ceiling(prof['fp32_peak_1_thread'])} at 100% of the fp32 matmul peak."]
-    write_report("asr_speed", lines, {"tts_rtf": tts_wall / spoken, "speech_s": spoken, "sentences": texts,
-                                      "baseline_wer_ci95": ci, "profile": prof, "results": results})
+        lines += ["", f"Ceiling for a full-window decoder on {cores} threads, from the encoder alone, before a single "
+                  f"token is decoded: {ceiling(prof['full']['encoder_gflops'])} at the encoder's measured rate, "
+                  f"{ceiling(prof['fp32_peak_1_thread'])} at 100% of the fp32 matmul peak."]
+        data["profile"] = prof
+    if args.part in ("all", "ct2"):
+        lines += ct2_table(args, tmp)
+    write_report("asr_speed" if args.part == "all" else f"asr_speed_{args.part}", lines, data)
+
+
+def ct2_table(args, audio_file: Path) -> list[str]:
+    """CTranslate2's CPU settings against its own choice, each in a fresh process."""
+    n = args.ct2_sentences
+    rows, default = [], {}
+    for settings in ct2_settings():
+        for compute in ("int8", "float32"):
+            env = {**os.environ, **settings, "CT2_VERBOSE": "1"}
+            out = subprocess.run([sys.executable, __file__, "--variant", f"ct2:{compute}", "--model", args.model,
+                                  "--audio", str(audio_file), "--ct2-sentences", str(n)],
+                                 capture_output=True, text=True, env=env)
+            name = " ".join(f"{k}={v}" for k, v in settings.items()) or "CTranslate2's default"
+            if out.returncode:
+                rows.append(f"| {name} | {compute} | failed: {(out.stderr.strip().splitlines() or ['?'])[-1][:120]} "
+                            "| | | |")
+                continue
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            chose = dict(re.findall(r" - (Selected ISA|SGEMM backend|GEMM_S8 backend): ([^(\n]+)", out.stderr))
+            default.setdefault(compute, r)
+            same = sum(a == b for a, b in zip(r["texts"], default[compute]["texts"]))
+            rows.append(f"| {name} | {compute} | {chose.get('Selected ISA', '?').strip()}, "
+                        f"{chose.get('SGEMM backend', '?').strip()}, {chose.get('GEMM_S8 backend', '?').strip()} | "
+                        f"{r['ms_per_utterance']:.0f} | {r['ms_per_utterance'] / default[compute]['ms_per_utterance']:.2f} | "
+                        f"{same}/{len(r['texts'])} |")
+            print(rows[-1], flush=True)
+    return ["", f"CTranslate2's CPU settings, faster-whisper:{args.model}, one thread, full window, the first {n} "
+            "utterances, each setting in a fresh process:", "",
+            "| setting | compute type | ISA, SGEMM, GEMM_S8 (as CT2 logs them) | ms per utterance | × default's time | "
+            "transcripts equal to the default's |", "|---|---|---|---|---|---|", *rows]
 
 
 if __name__ == "__main__":

@@ -121,3 +121,22 @@ def test_the_silence_condition_reports_a_hallucination_rate(tmp_path, models_dir
     assert summary["silence"]["micro_wer"] == "" and summary["clean"]["hallucination_wpm"] == ""
     assert float(summary["clean"]["micro_wer"]) < 0.3
     assert "words/min" in proc.stdout
+
+
+def test_ctranslate2_kernel_settings_from_the_environment_are_in_the_key(tmp_path, models_dir, speech):
+    import os
+
+    manifest = write_manifest(tmp_path, speech, [("a", 0, SENTENCES[0]), ("b", 1, SENTENCES[1])])
+    args = ("--audio-manifest", manifest, "--asr", "faster-whisper:tiny.en")
+    plain = {k: v for k, v in os.environ.items() if not k.startswith("CT2_")}
+    cli(tmp_path, *args, models=models_dir, env=plain)
+    run = tmp_path / "results" / "default"
+    cli(tmp_path, *args, models=models_dir, env={**plain, "CT2_USE_MKL": "1", "CT2_VERBOSE": "1"})
+    manifest_json = store.read_json(run / "manifest.json")
+    assert "transcribe" in ran(tmp_path) and manifest_json["stage_results"]["transcribe"]["reused"] == 0
+    assert manifest_json["ctranslate2_settings"] == {"CT2_USE_MKL": "1"}  # logging is not a setting
+    cli(tmp_path, *args, models=models_dir, env={**plain, "CT2_USE_MKL": "1"})
+    assert "transcribe" not in ran(tmp_path)
+    cli(tmp_path, *args, models=models_dir, env=plain)  # MKL's transcripts do not stand for CTranslate2's own choice
+    manifest_json = store.read_json(run / "manifest.json")
+    assert manifest_json["stage_results"]["transcribe"]["reused"] == 0 and manifest_json["ctranslate2_settings"] == {}

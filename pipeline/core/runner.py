@@ -115,6 +115,8 @@ def stage_key(cfg: Config, stage: Stage, models: dict | None = None) -> str:
     key = {"inputs": contents, "config": config_of(cfg, stage.config)}
     if models:
         key["models"] = {spec: source.content(cfg.models_dir) for spec, source in models.items()}
+    if stage.environment and stage.environment():  # only when set: keys made without any stay valid
+        key["environment"] = stage.environment()
     return store.key_of(key)
 
 
@@ -184,6 +186,7 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
         manifest_path = run_dir / "manifest.json"
         manifest = store.read_json_or_empty(manifest_path)
         manifest.update(config=asdict(cfg), versions=versions(), git_commit=git_commit(), asr_decoding=asr.DECODING,
+                        ctranslate2_settings=asr.backend_settings(),
                         matmul_gflops=device.peaks(cfg.models_dir),  # what train.precision = auto chose from
                         seeds={"train": cfg.train.seed, "sample": cfg.sample.seed, "tts": cfg.tts.seed,
                                "bootstrap": cfg.score.seed})

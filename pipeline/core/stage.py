@@ -32,3 +32,5 @@ class Stage:
     # a source (a stage that reads an input no stage makes) runs when this says so; the others run when all they
     # read is made by the stages before them
     runs_when: Callable[[Config], bool] | None = None
+    # settings read from the environment that change its outputs (CTranslate2's kernels): they join its key
+    environment: Callable[[], dict[str, str]] | None = None

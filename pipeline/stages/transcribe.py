@@ -49,9 +49,12 @@ def models(cfg: Config) -> dict[str, Source]:
 def run(cfg: Config, loaded: dict) -> Result:
     speech: list[Speech] = loaded["speech"]
     sources: dict[str, Source] = loaded["models"]
-    # the device and the compute type it runs change results: both are in every transcript's key
+    # the device, the compute type it runs and CTranslate2's kernel settings change results: they are in every
+    # transcript's key (the settings only when some are given, so that keys made before them stay valid)
     decode_key = {**{k: v for k, v in options.identity(cfg.asr).items() if k != "engines"}, "device": cfg.device,
                   "compute_type": asr.compute_type(cfg.asr, cfg.device)}
+    if asr.backend_settings():
+        decode_key["ctranslate2"] = asr.backend_settings()
     rows, files, reused = [], {}, 0
     with executor.make(cfg.executor) as pool:
         for engine in cfg.asr.engines:
@@ -83,4 +86,5 @@ def run(cfg: Config, loaded: dict) -> Result:
 
 
 STAGE = Stage("transcribe", "each speech row heard by each ASR engine, every utterance decoded alone",
-              reads=("speech",), makes=("transcripts",), config=("asr", "device"), run=run, models=models)
+              reads=("speech",), makes=("transcripts",), config=("asr", "device"), run=run, models=models,
+              environment=asr.backend_settings)

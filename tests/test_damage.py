@@ -53,14 +53,18 @@ def test_every_kind_of_damaged_file_is_redone_and_the_rerun_equals_a_clean_run(t
         "a stage's state": run / ".stages" / "score.json",
         "the LM checkpoint": next(models.glob("lm-*/ckpt.pt")),
         "the training tokens": next(models.glob("data-*/train.bin")),
+        "an attention map": sorted((run / "attention").glob("*.npz"))[0],
     }
     ckpt_before = victims["the LM checkpoint"].read_bytes()
     for path in victims.values():
         damage(path)
+    index = run / "attention" / "index.json"
+    attention_before = index.read_text()
+    index.write_text('{"sentences": ["valid JSON, not an index"]}')
     proc = cli(tmp_path, *args, models=models)
-    assert {"train", "synthesize", "transcribe", "score"} <= set(
+    assert {"train", "attention", "synthesize", "transcribe", "score"} <= set(
         line.split(": running")[0].split()[-1] for line in proc.stderr.splitlines() if ": running" in line)
-    assert snapshot(tmp_path) == clean
+    assert snapshot(tmp_path) == clean and index.read_text() == attention_before
     import torch  # trained again, to the same weights
 
     before = torch.load(io.BytesIO(ckpt_before), weights_only=False)["model"]

@@ -83,8 +83,9 @@ def compute_type(options: ASRConfig, device: str) -> str:
 
 def backend_settings() -> dict[str, str]:
     """The CTranslate2 settings given through the environment (CT2_USE_MKL, CT2_FORCE_CPU_ISA, ...): they choose
-    other kernels, and other kernels round otherwise (measured: CT2_USE_MKL=1 changes the int8 encoder's output
-    on an AMD CPU), so they belong in a transcript's key. Only CT2_VERBOSE, its logging, does not."""
+    other kernels, and other kernels round otherwise (measured on an AMD CPU: CT2_USE_MKL=1 changes 5 of 8 int8
+    transcripts, bench/asr_speed.py --part ct2), so they belong in a transcript's key. CT2_VERBOSE, its logging,
+    does not."""
     return {k: v for k, v in sorted(os.environ.items()) if k.startswith("CT2_") and k != "CT2_VERBOSE"}
 
 

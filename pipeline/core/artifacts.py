@@ -65,10 +65,13 @@ def _tokens(cfg: Config):
 
 
 def _attention_files(cfg: Config) -> list[Path]:
-    """The index and every npz it names: a weights file damaged since is made again."""
+    """The index and every npz it names: a weights file damaged since is made again. An index that is not of the
+    shape the attention stage writes names nothing; its own hash then tells the runner it was changed."""
     index = paths.run_dir(cfg) / "attention" / "index.json"
-    named = store.read_json_or_empty(index).get("sentences", {}) if index.exists() else {}
-    return [index, *(index.parent / entry["file"] for entry in named.values())]
+    data = store.read_json_or_empty(index) if index.exists() else {}
+    named = data.get("sentences") if isinstance(data, dict) else None
+    entries = named.values() if isinstance(named, dict) else ()
+    return [index, *(index.parent / e["file"] for e in entries if isinstance(e, dict) and isinstance(e.get("file"), str))]
 
 
 def _attention(cfg: Config) -> dict:

@@ -90,3 +90,27 @@ def test_sigterm_on_ray_shuts_the_actors_down_and_the_same_command_continues(tmp
     left = subprocess.run(["pgrep", "-f", "ray::Listener"], capture_output=True, text=True).stdout.split()
     assert not left, left  # no actor outlives the run
     rerun_continues(tmp_path, models_dir, kept, ray)
+
+
+def test_an_interrupt_that_a_finalizer_drops_still_stops_the_run_at_the_next_check():
+    from pipeline.exec import interrupts
+
+    class Finalizer:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(100_000):  # Python runs the handler here, inside __del__, and drops what it raises
+                pass
+
+    dropped, hook = [], sys.unraisablehook
+    previous = interrupts.install()
+    try:
+        sys.unraisablehook = lambda unraisable: dropped.append(unraisable.exc_type)  # "Exception ignored in"
+        Finalizer()
+        sys.unraisablehook = hook
+        assert dropped == [KeyboardInterrupt]
+        with pytest.raises(KeyboardInterrupt):
+            interrupts.check()
+    finally:
+        sys.unraisablehook = hook
+        interrupts.restore(previous)
+        interrupts.received.clear()

@@ -11,6 +11,7 @@ import sys
 from pipeline.config import options
 from pipeline.config import run as config_mod
 from pipeline.errors import ConfigError, InputError
+from pipeline.exec import interrupts
 
 
 def run_parser() -> tuple[argparse.ArgumentParser, list[str]]:
@@ -59,23 +60,6 @@ def overrides_from(args: argparse.Namespace, shortcuts: list[str]) -> dict:
     return values
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised wherever the run is, so that it unwinds as Ctrl-C does: Ray actors shut down, temporary
-    files removed, the run directory unlocked."""
-
-    def __init__(self, signum: int):
-        super().__init__()
-        self.signum = signum
-
-
-received: list[int] = []  # the signal, kept here too: a library that catches Terminated may raise its own
-
-
-def _terminate(signum, frame):
-    received.append(signum)
-    raise Terminated(signum)
-
-
 def stopped(stop: KeyboardInterrupt) -> int:
     """One line on what was kept, then out at once (128 + the signal: 130 for Ctrl-C, 143 for SIGTERM), without
     waiting for decodes in flight: their results would be dropped anyway, and every write is atomic."""
@@ -96,17 +80,17 @@ def stopped(stop: KeyboardInterrupt) -> int:
             handler.flush()
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(128 + (received[0] if received else getattr(stop, "signum", signal.SIGINT)))
+    os._exit(128 + (interrupts.received[0] if interrupts.received else getattr(stop, "signum", signal.SIGINT)))
 
 
 def main(argv: list[str] | None = None) -> int:
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous = interrupts.install()
     try:
         return _main(argv)
     except KeyboardInterrupt as stop:
         return stopped(stop)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        interrupts.restore(previous)
 
 
 def _main(argv: list[str] | None) -> int:

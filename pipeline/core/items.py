@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, TypeVar
 
 from pipeline.core import store
-from pipeline.exec import progress
+from pipeline.exec import interrupts, progress
 from pipeline.exec.workers import Done, Worker
 
 D = TypeVar("D", bound=Done)
@@ -89,6 +89,7 @@ def cached_map(pool, worker: tuple[type[Worker], tuple], items: dict[Hashable, I
                     store.write_record(items[item_id].record, {"key": items[item_id].key, **done.record()})
                 results[item_id] = done
             bar.update(len(ready))
+            interrupts.check()
     except KeyboardInterrupt as stop:
         kept = sum(1 for r in results.values() if r.status != "error")
         stop.kept = f"{kept} of {len(items)} {noun} kept ({desc})"

@@ -25,7 +25,7 @@ from pipeline.core.artifacts import ARTIFACTS
 from pipeline.core.stage import Stage
 from pipeline.core.versions import git_commit, versions
 from pipeline.errors import ConfigError
-from pipeline.exec import device
+from pipeline.exec import device, interrupts
 from pipeline.stages import ALL
 
 log = logging.getLogger("pipeline")
@@ -205,6 +205,7 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
         stage_files: dict = manifest.setdefault("stage_files", {})
         manifest["stage_status"] = {}  # what this invocation did with each stage it selected
         for stage in chosen:
+            interrupts.check()
             name = stage.name
             is_stale, key = stale(cfg, stage, state_dir, models.get(name))
             if not (is_stale or force):

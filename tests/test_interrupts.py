@@ -22,6 +22,16 @@ KEPT = re.compile(r"^interrupted: (\d+) of (\d+) transcripts kept \(transcribe f
                   r"run the same command to continue$")
 
 
+@pytest.fixture(autouse=True)
+def ctrl_c_as_from_a_terminal():
+    """A run started from a terminal gets Ctrl-C. One started in the background (`cmd &` in a script) inherits
+    SIGINT ignored and keeps ignoring it, as Python does, so that a Ctrl-C meant for the shell does not stop it.
+    These tests are about the first kind, however pytest itself was started: children then get SIGINT as default."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def start(cwd: Path, models: Path, extra: list[str]) -> subprocess.Popen:
     (cwd / "s.txt").write_text("\n".join(LINES) + "\n")
     argv = [sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", "--sentences", "s.txt",

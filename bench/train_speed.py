@@ -10,7 +10,8 @@ Variants run in fresh subprocesses so one allocator setting cannot leak into the
 - ours+compile: ours with the model under torch.compile (inductor; needs a C compiler), compile time apart;
 - baseline+tcmalloc: the baseline with tcmalloc preloaded, when the library is installed.
 Then a profile of five steps of the variant `train.precision = auto` would train with (ours+bf16 where bf16 is
-the faster dtype, else ours): where the time goes, matmul against the rest. The goals are printed met or not met:
+the faster dtype, else ours): where the time goes, matmul against the rest; and the head's element-wise work
+in fp32 and bf16, in cache-sized blocks against whole-chunk passes. The goals are printed met or not met:
 ≤ 1/3 of the baseline's time, checked against its floor here (the step's matmul FLOPs at this CPU's measured
 peak); ≥ 50% of its dtype's matmul peak; in bf16, the mean loss over the last 50 iterations within 0.03 of fp32's.
 `--validate` also trains the default run's model (2000 iterations, the bundled plays) in fp32 and in bf16 and
@@ -125,6 +126,37 @@ def matmul_peak(dtype: str, threads: int) -> float:
     return matmul_gflops(dtype, size=1024, seconds=2.0)
 
 
+def head_elementwise(threads: int, rounds: int = 10) -> list[dict]:
+    """Median ms of the head's work between its matmuls (max, exp, sum, loss, softmax gradient) for one step's
+    768 × 50304 logits, fp32 and bf16: in blocks of BLOCK_ROWS rows (ours) against one pass per operation over the
+    whole chunk, the same operations. It needs no bf16 matmul, so it is measured on every CPU."""
+    import numpy as np
+    import torch
+
+    from pipeline.lm.fused_loss import BLOCK_ROWS, softmax_rows
+
+    torch.set_num_threads(threads)
+    rows, vocab = 12 * 64, 50304
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(rows, vocab, generator=gen)
+    targets = torch.randint(0, 50257, (rows,), generator=gen)
+    out = []
+    for dtype in (torch.float32, torch.bfloat16):
+        source = logits.to(dtype)
+        work = torch.empty_like(source)
+        times: dict[int, list[float]] = {rows: [], BLOCK_ROWS: []}
+        for _ in range(rounds):  # interleaved, so that a busy minute costs both alike
+            for block in times:
+                work.copy_(source)
+                t0 = time.perf_counter()
+                softmax_rows(work, targets, rows, need_grad=True, block_rows=block)
+                times[block].append(time.perf_counter() - t0)
+        out.append({"dtype": str(dtype).removeprefix("torch."), "block_rows": BLOCK_ROWS,
+                     "whole_ms": 1000 * float(np.median(times[rows])),
+                     "blocks_ms": 1000 * float(np.median(times[BLOCK_ROWS]))})
+    return out
+
+
 def step_gflop() -> float:
     """Matmul FLOPs of one PA6a step (forward + backward ≈ 3× forward), batch 12 × block 64."""
     tokens, d, v, layers, t = 12 * 64, 128, 50304, 4, 64
@@ -228,11 +260,18 @@ def main() -> None:
                      f"{validation['fp32']['seconds']:.0f} s).")
     elif args.validate:
         lines.append("No native bf16: the 2000-iteration validation loss in bf16 is not measured.")
+    head = head_elementwise(args.threads)
+    lines += ["", "The head's work between its matmuls, one step's 768 × 50304 logits (median of 10, ms; needs no bf16 "
+              "matmul, so measured on every CPU):", "",
+              "| logits | one pass per operation over the chunk | in blocks of "
+              f"{head[0]['block_rows']} rows (ours) | × |", "|---|---|---|---|"]
+    lines += [f"| {h['dtype']} | {h['whole_ms']:.0f} | {h['blocks_ms']:.0f} | {h['blocks_ms'] / h['whole_ms']:.2f} |"
+              for h in head]
     lines += ["", f"Profile of `{best['variant']}`, five steps (self CPU time per step; aten::mm, addmm, addmm_ and bmm "
               "are matmuls):", "", "| operator | ms per step | calls per step |", "|---|---|---|"]
     lines += [f"| {p['op']} | {p['ms_per_step']:.1f} | {p['calls_per_step']:.0f} |" for p in best["profile"]]
     write_report("train_speed", lines, {"peaks_gflops": peaks, "step_gflop": gflop, "results": results,
-                                        "validation": validation, "cpu": cpu_name()})
+                                        "validation": validation, "head_elementwise": head, "cpu": cpu_name()})
 
 
 if __name__ == "__main__":

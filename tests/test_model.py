@@ -84,9 +84,11 @@ def test_post_ln_option_changes_the_block_arrangement():
     assert torch.allclose(block(x).mean(-1), torch.zeros(1, 8), atol=1e-5)
 
 
-@pytest.mark.parametrize("chunk_rows", [20, fused_loss.CHUNK_ROWS])  # 48 rows: 20+20+8, or one chunk
-def test_fused_loss_equals_cross_entropy_and_its_gradients(monkeypatch, chunk_rows):
+# 48 rows: chunks of 20+20+8 in blocks of 7+7+6 and 7+1, or one chunk in blocks of 16
+@pytest.mark.parametrize("chunk_rows, block_rows", [(20, 7), (fused_loss.CHUNK_ROWS, fused_loss.BLOCK_ROWS)])
+def test_fused_loss_equals_cross_entropy_and_its_gradients(monkeypatch, chunk_rows, block_rows):
     monkeypatch.setattr(fused_loss, "CHUNK_ROWS", chunk_rows)
+    monkeypatch.setattr(fused_loss, "BLOCK_ROWS", block_rows)
     torch.manual_seed(0)
     model = GPT(GPTConfig(n_layer=1, n_head=2, n_embd=32, block_size=16))
     idx = torch.randint(0, GPT2_VOCAB, (3, 16))
@@ -103,27 +105,33 @@ def test_fused_loss_equals_cross_entropy_and_its_gradients(monkeypatch, chunk_ro
         assert torch.allclose(grads[n], p.grad, atol=1e-6), n
 
 
-def test_an_evaluation_under_no_grad_runs_only_the_logits_matmul():
+def watch_matmuls():
+    """A dispatch mode that records the operand dtypes of every matmul it sees (below autocast)."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    class CountMatmuls(TorchDispatchMode):
+    class Matmuls(TorchDispatchMode):
         def __init__(self):
             super().__init__()
-            self.calls = 0
+            self.operands = []
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.calls += func.__name__.split(".")[0] in ("mm", "addmm", "addmm_")
+            if func.__name__.split(".")[0] in ("mm", "addmm", "addmm_"):
+                self.operands.append({a.dtype for a in args if isinstance(a, torch.Tensor)})
             return func(*args, **(kwargs or {}))
 
+    return Matmuls()
+
+
+def test_an_evaluation_under_no_grad_runs_only_the_logits_matmul():
     torch.manual_seed(0)
     h = torch.randn(48, 32, requires_grad=True)
     w = torch.randn(1000, 32, requires_grad=True)
     t = torch.randint(0, 1000, (48,))
-    with CountMatmuls() as training:
+    with watch_matmuls() as training:
         loss = fused_loss.head_loss(h, w, t)
-    with torch.no_grad(), CountMatmuls() as evaluation:
+    with torch.no_grad(), watch_matmuls() as evaluation:
         same = fused_loss.head_loss(h, w, t)
-    assert (training.calls, evaluation.calls) == (3, 1)  # logits, and in training both gradients
+    assert (len(training.operands), len(evaluation.operands)) == (3, 1)  # logits, and in training both gradients
     assert same.item() == loss.item() and same.grad_fn is None
 
 
@@ -137,16 +145,19 @@ def test_sampling_never_emits_padding_ids():
     assert out.max().item() < GPT2_VOCAB
 
 
-def test_under_bf16_autocast_the_head_multiplies_in_bf16_and_keeps_the_loss_in_fp32():
+@pytest.mark.parametrize("block_rows", [7, fused_loss.BLOCK_ROWS])  # 48 rows: blocks of 7 (and 6), or of 16
+def test_under_bf16_autocast_the_head_multiplies_in_bf16_and_keeps_the_loss_in_fp32(monkeypatch, block_rows):
     import torch.nn.functional as F
 
+    monkeypatch.setattr(fused_loss, "BLOCK_ROWS", block_rows)
     torch.manual_seed(0)
     h = torch.randn(48, 32, requires_grad=True)
     w = (0.3 * torch.randn(1000, 32)).requires_grad_()
     t = torch.randint(0, 1000, (48,))
-    with torch.autocast("cpu", dtype=torch.bfloat16):
+    with torch.autocast("cpu", dtype=torch.bfloat16), watch_matmuls() as seen:
         loss = fused_loss.head_loss(h, w, t)
     loss.backward()
+    assert seen.operands == [{torch.bfloat16}] * 3  # the logits and both gradients
     low = (h.detach().bfloat16() @ w.detach().bfloat16().t()).float()  # bf16 products, fp32 softmax and loss
     assert loss.dtype == torch.float32 and abs(loss.item() - F.cross_entropy(low, t).item()) < 1e-5
     hf, wf = h.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()

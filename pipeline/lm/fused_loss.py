@@ -12,8 +12,8 @@ gradients (tested).
 
 Under bf16 autocast the three matmuls, 89% of a PA6a step's FLOPs, run in bf16 (the matmul kernels accumulate in
 fp32), while the log-sum-exp, the softmax gradient, the loss and the weight-gradient sum stay fp32: a block's
-bf16 logits are widened into an fp32 scratch block as its max is subtracted, and its softmax gradient is
-rounded to bf16 once, as it is written back over the logits it came from. Everything else under autocast
+bf16 logits are widened into an fp32 scratch block that stays in cache, and its softmax gradient is rounded to
+bf16 once, as it is written back over the logits it came from. Everything else under autocast
 already runs its matmuls in bf16; without this the head would have been cast to fp32 and the bf16 path would
 gain nothing."""
 from __future__ import annotations

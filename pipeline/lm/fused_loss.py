@@ -2,82 +2,99 @@
 
 On a CPU the (batch·block, 50304) logits tensor dominates a training step: 154 MB written by the head
 matmul, then read and written by log-softmax, its backward and the zero-filled NLL gradient. Here each chunk of
-rows computes its logits, its loss and both gradients in place, with one exp pass serving the loss and the
-softmax, so nothing logits-sized is allocated twice. Chunks bound the memory for large batches; they are as
-large as that allows, because no 50304-wide chunk fits in cache anyway and the three matmuls run nearer
-their peak on more rows (PA6a's 768 rows are one chunk: 15% faster than 256-row chunks on a 2-core EPYC). The
-element-wise work between the matmuls (max, exp, sum, scale) runs on blocks of BLOCK_ROWS rows, so that a row
-is read from memory once and its passes run in cache. The result equals `F.cross_entropy(h @ w.T, t)` and its
-gradients (tested).
+rows computes its logits, its loss and both gradients in place, so nothing logits-sized is allocated twice.
+Chunks bound the memory for large batches; they are as large as that allows, because no 50304-wide chunk fits in
+cache anyway and the three matmuls run nearer their peak on more rows (PA6a's 768 rows are one chunk: 15% faster
+than 256-row chunks on a 2-core EPYC).
+
+Between the matmuls there is one pass of PyTorch's fused softmax kernel, in place: it takes a row's max, exp and
+sum while the row is in cache and exponentiates once. The softmax serves the loss, −log p(target), and, minus the
+one-hot of the target, the gradient of the summed loss with respect to the logits; the 1/N of the mean is applied
+to the two small gradients in the backward, not to the logits. A target whose probability underflows fp32 (a loss
+above 87 nats) has its loss taken from a log-sum-exp of its row instead. The result equals
+`F.cross_entropy(h @ w.T, t)` and its gradients (tested).
 
 Under bf16 autocast the three matmuls, 89% of a PA6a step's FLOPs, run in bf16 (the matmul kernels accumulate in
-fp32), while the log-sum-exp, the softmax gradient, the loss and the weight-gradient sum stay fp32: a block's
-bf16 logits are widened into an fp32 scratch block that stays in cache, and its softmax gradient is rounded to
-bf16 once, as it is written back over the logits it came from. Everything else under autocast
-already runs its matmuls in bf16; without this the head would have been cast to fp32 and the bf16 path would
-gain nothing."""
+fp32), while the softmax, the loss and the weight-gradient sum stay fp32: on a CPU the bf16 logits are widened
+BLOCK_ROWS rows at a time into an fp32 scratch block that stays in cache, and the block's gradient is rounded to
+bf16 once, as it is written back over the logits it came from. Everything else under autocast already runs its
+matmuls in bf16; without this the head would have been cast to fp32 and the bf16 path would gain nothing."""
 from __future__ import annotations
 
 import torch
 
 CHUNK_ROWS = 1024  # 206 MB of fp32 logits at most
-BLOCK_ROWS = 16  # 3.2 MB of fp32 logits: on a CPU, the element-wise passes over a block stay in cache
+BLOCK_ROWS = 16  # 3.2 MB of fp32 logits: on a CPU, widening and narrowing a block of bf16 logits stay in cache
+TINY = torch.finfo(torch.float32).tiny  # below this a probability has lost precision, or is 0
 
 
-def softmax_rows(logits: torch.Tensor, targets: torch.Tensor, n: int, need_grad: bool,
+def softmax_rows(logits: torch.Tensor, targets: torch.Tensor, need_grad: bool,
                  block_rows: int | None = None) -> torch.Tensor:
-    """Each row's loss (fp32) for a chunk of logits; with need_grad the logits are overwritten by the gradient
-    of the mean loss with respect to them (softmax − one-hot, divided by n), in their own dtype. Rows are taken
-    block_rows at a time (BLOCK_ROWS on a CPU; all at once on a GPU, which has no cache to keep a block in and
-    would pay a kernel launch per block and pass)."""
+    """Each row's softmax probability of its target (fp32), for a chunk of logits. With need_grad the logits are
+    overwritten by softmax − one-hot, the gradient of the rows' summed loss with respect to them, in their own
+    dtype. bf16 logits are taken block_rows at a time (BLOCK_ROWS on a CPU; all at once on a GPU, which has no
+    cache to keep a block in and would pay a kernel launch per block and pass)."""
     rows = logits.size(0)
+    index = torch.arange(rows, device=logits.device)
+    softmax_ = torch.ops.aten._softmax.out  # in place: the kernel reads each element before it writes it
+    if logits.dtype == torch.float32:
+        softmax_(logits, 1, False, out=logits)
+        p_target = logits[index, targets]
+        if need_grad:
+            logits[index, targets] = p_target - 1.0
+        return p_target
     block_rows = block_rows or (BLOCK_ROWS if logits.device.type == "cpu" else rows)
-    losses = torch.empty(rows, dtype=torch.float32, device=logits.device)
-    target_logits = logits.gather(1, targets[:, None]).squeeze(1).float()
-    widen = logits.dtype != torch.float32
-    scratch = logits.new_empty((min(block_rows, rows), logits.size(1)), dtype=torch.float32) if widen else None
+    p_target = torch.empty(rows, dtype=torch.float32, device=logits.device)
+    scratch = logits.new_empty((min(block_rows, rows), logits.size(1)), dtype=torch.float32)
     for s in range(0, rows, block_rows):
         block, tb = logits[s:s + block_rows], targets[s:s + block_rows]
-        top = block.amax(dim=1).float()  # exact in bf16 too
-        p = scratch[:len(block)].copy_(block) if widen else block
-        p.sub_(top[:, None]).exp_()  # in place; one exp pass serves both the loss and the softmax
-        z = p.sum(dim=1)
-        losses[s:s + block_rows] = z.log() + top - target_logits[s:s + block_rows]
+        p = softmax_(scratch[:len(block)].copy_(block), 1, False, out=scratch[:len(block)])
+        p_target[s:s + block_rows] = pt = p[index[:len(block)], tb]
         if need_grad:
-            p.mul_((1.0 / (z * n))[:, None])  # the softmax, already divided by n for the mean
-            p[torch.arange(len(tb), device=p.device), tb] -= 1.0 / n
-            if widen:
-                block.copy_(p)  # rounded to bf16 once, over the logits it came from
-    return losses
+            p[index[:len(block)], tb] = pt - 1.0
+            block.copy_(p)  # rounded to bf16 once, over the logits it came from
+    return p_target
 
 
 def _forward(ctx, h: torch.Tensor, w: torch.Tensor, t: torch.Tensor, mm_dtype: torch.dtype,
              need_grad: bool) -> torch.Tensor:
     n = h.size(0)
     grad_h = torch.empty_like(h) if need_grad else None
-    grad_w = torch.zeros_like(w) if need_grad else None
+    grad_w = None
     total = h.new_zeros((), dtype=torch.float64)
     low = mm_dtype != h.dtype
     hm, wm = (h.to(mm_dtype), w.to(mm_dtype)) if low else (h, w)
     for s in range(0, n, CHUNK_ROWS):
         hc, tc = hm[s:s + CHUNK_ROWS], t[s:s + CHUNK_ROWS]
         logits = hc @ wm.t()
-        total += softmax_rows(logits, tc, n, need_grad).sum()
+        target_logits = logits.gather(1, tc[:, None]).squeeze(1).float()
+        p_target = softmax_rows(logits, tc, need_grad)
+        losses = -p_target.log()
+        far = p_target < TINY
+        if far.any():  # rare: −log p would be inexact or infinite, so the row's logits are computed again
+            losses[far] = (hc[far] @ wm.t()).float().logsumexp(1) - target_logits[far]
+        total += losses.sum()
         if need_grad:  # logits now holds their gradient
             if low:
                 grad_h[s:s + CHUNK_ROWS] = logits @ wm
-                grad_w += logits.t() @ hc
             else:
                 torch.mm(logits, w, out=grad_h[s:s + CHUNK_ROWS])
+            if grad_w is None:  # not zeros + addmm_: a 25 MB fill and read saved
+                grad_w = (logits.t() @ hc).float()
+            elif low:
+                grad_w += logits.t() @ hc
+            else:
                 grad_w.addmm_(logits.t(), hc)
     if need_grad:
+        ctx.n = n
         ctx.save_for_backward(grad_h, grad_w)
     return (total / n).to(h.dtype)
 
 
 def _backward(ctx, grad_out: torch.Tensor):
     grad_h, grad_w = ctx.saved_tensors
-    return grad_h * grad_out, grad_w * grad_out, None, None, None
+    scale = grad_out / ctx.n  # the mean's 1/N, here rather than over every logit
+    return grad_h * scale, grad_w * scale, None, None, None
 
 
 def _function(device_type: str) -> type[torch.autograd.Function]:

@@ -168,6 +168,19 @@ def test_sampling_never_emits_padding_ids():
     assert out.max().item() < GPT2_VOCAB
 
 
+def test_sampling_unembeds_only_the_last_position_with_the_logits_of_a_full_forward():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(n_layer=2, n_head=2, n_embd=16, block_size=8)).eval()
+    rows = []
+    model.head.register_forward_hook(lambda module, inputs, output: rows.append(inputs[0].shape))
+    out = model.generate(torch.zeros(2, 1, dtype=torch.long), 12, generator=torch.Generator().manual_seed(0))
+    assert out.shape == (2, 13) and rows == [(2, 16)] * 12  # one row per sample and step, past the block size too
+    ctx = out[:, -8:]
+    with torch.no_grad():
+        full, _ = model(ctx)
+        assert torch.allclose(model.head(model.hidden(ctx)[:, -1]), full[:, -1], atol=1e-6)
+
+
 @pytest.mark.parametrize("block_rows", [7, fused_loss.BLOCK_ROWS])  # 48 rows: blocks of 7 (and 6), or of 16
 def test_under_bf16_autocast_the_head_multiplies_in_bf16_and_keeps_the_loss_in_fp32(monkeypatch, block_rows):
     import torch.nn.functional as F

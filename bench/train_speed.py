@@ -128,15 +128,15 @@ def matmul_peak(dtype: str, threads: int) -> float:
 
 def head_elementwise(threads: int, rounds: int = 10) -> list[dict]:
     """Median ms of the head's work between its matmuls (the loss and its gradient with respect to the logits)
-    for one step's 768 × 50304 logits, fp32 and bf16: ours (softmax_rows: one fused softmax pass, in place; bf16
-    widened BLOCK_ROWS rows at a time) against plain PyTorch's F.cross_entropy forward and backward on the same
+    for one step's 768 × 50304 logits, fp32 and bf16: ours (softmax_rows: one fused softmax pass, in place, fp32
+    inside for bf16 logits too) against plain PyTorch's F.cross_entropy forward and backward on the same
     logits (under autocast it widens bf16 logits to fp32, as here), both with glibc malloc tuned as ours trains.
     It needs no bf16 matmul, so it is measured on every CPU."""
     import numpy as np
     import torch
     import torch.nn.functional as F
 
-    from pipeline.lm.fused_loss import BLOCK_ROWS, softmax_rows
+    from pipeline.lm.fused_loss import softmax_rows
     from pipeline.lm.trainer import tune_malloc
 
     tune_malloc()
@@ -166,7 +166,7 @@ def head_elementwise(threads: int, rounds: int = 10) -> list[dict]:
             t0 = time.perf_counter()
             ours(work)
             times["ours"].append(time.perf_counter() - t0)
-        out.append({"dtype": str(dtype).removeprefix("torch."), "block_rows": BLOCK_ROWS,
+        out.append({"dtype": str(dtype).removeprefix("torch."),
                     "plain_ms": 1000 * float(np.median(times["plain"][1:])),
                     "ours_ms": 1000 * float(np.median(times["ours"][1:]))})
     return out

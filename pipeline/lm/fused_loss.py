@@ -16,13 +16,14 @@ above 87 nats) has its loss taken from a log-sum-exp of its row instead. The res
 
 Under bf16 autocast the three matmuls, 89% of a PA6a step's FLOPs, run in bf16 (the matmul kernels accumulate in
 fp32), while the log-sum-exp, the loss and the weight-gradient sum stay fp32. The bf16 logits go through the same
-softmax kernel in place, which widens each row into an fp32 buffer in cache: each probability, and so the gradient,
-is rounded to bf16 once, bit for bit what widening the logits, an fp32 softmax and rounding would give. The
-target's probability is read back from bf16, which moves a token's loss by at most 2⁻⁸ nats (0.004), where
-rounding the logits to bf16 already moves it by up to 0.05 (on a batch of the default run's LM: the mean loss by
-5e-5 against 3e-4). Widening 16-row blocks into an fp32 scratch instead took 49 ms a step on a 2-core EPYC, this
-pass 34. Everything else under autocast already runs its matmuls in
-bf16; without this the head would have been cast to fp32 and the bf16 path would gain nothing."""
+softmax kernel in place, which widens each row into an fp32 buffer in cache: each probability is rounded to bf16
+once, bit for bit what widening the logits, an fp32 softmax and rounding would give, and that is the gradient but
+at the target. There p − 1 comes from the rounded p (off by 2⁻¹⁰ at most below 1/2), or above 1/2 from the
+rest of the row, whose probabilities are each good to 2⁻⁹; a token's loss moves by at most 2⁻⁸ nats (0.004), where rounding the logits to bf16 already moves it by
+up to 0.05 (a batch of the default run's LM: the mean loss by 5e-5 against 3e-4). Widening 16-row blocks into an
+fp32 scratch instead took 52 ms a step on a 2-core EPYC, this pass 41. Everything else under autocast already
+runs its matmuls in bf16; without this the head would have been cast to fp32 and the bf16 path would gain
+nothing."""
 from __future__ import annotations
 
 import torch
@@ -39,6 +40,13 @@ def softmax_rows(logits: torch.Tensor, targets: torch.Tensor, need_grad: bool) -
     index = torch.arange(logits.size(0), device=logits.device)
     torch.ops.aten._softmax.out(logits, 1, False, out=logits)  # in place: each element is read before written
     p_target = logits[index, targets].float()
+    if logits.dtype != torch.float32:
+        # Above 1/2 a bf16 probability is a multiple of 2⁻⁸, so p − 1, the target's gradient, would have no
+        # correct bit left for a confident prediction (0.997 − 1 would read −0.0039 or 0). There the other
+        # probabilities of the row, each good to 2⁻⁹, give 1 − p instead.
+        sure = (p_target > 0.5).nonzero().squeeze(1)
+        if len(sure):
+            p_target[sure] = 1.0 - (logits.index_select(0, sure).sum(1, dtype=torch.float32) - p_target[sure])
     if need_grad:
         logits[index, targets] = (p_target - 1.0).to(logits.dtype)
     return p_target

@@ -94,3 +94,34 @@ def test_pa6a_token_files_are_a_corpus_too(tmp_path):
     assert np.array_equal(loaded_train, train_ids) and np.array_equal(loaded_val, val_ids)
     with pytest.raises(config.ConfigError, match="go together"):
         config.load(overrides={"data.train_bin": str(tmp_path / "train.bin")})
+
+
+def test_emulated_bf16_matmuls_compute_what_bf16_kernels_do():
+    """bench/bf16_emulation.py lets a CPU without native bf16 measure bf16's loss curve: its matmuls must give
+    what the bf16 kernels give (to a bf16 rounding, since the order of the fp32 sums may differ), forward and
+    backward through autocast, and leave every other operator alone."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from bf16_emulation import EmulatedBf16
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(48, 40), torch.nn.GELU(), torch.nn.Linear(40, 24))
+    x = torch.randn(16, 5, 48)
+    a, b = torch.randn(6, 10, 12).bfloat16(), torch.randn(6, 12, 8).bfloat16()
+    results, emulation = {}, EmulatedBf16()
+    for name, mode in (("native", None), ("emulated", emulation)):
+        net.zero_grad()
+        with mode or torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                y = net(x)
+                z = torch.bmm(a, b)
+            y.float().square().mean().backward()
+            soft = torch.softmax(z, -1)
+        results[name] = [y, z, soft, *(p.grad for p in net.parameters())]
+    for native, emulated in zip(results["native"], results["emulated"]):
+        assert native.dtype == emulated.dtype
+        assert torch.allclose(native.float(), emulated.float(), rtol=2 ** -7, atol=1e-6)
+    assert results["native"][0].dtype == torch.bfloat16
+    assert emulation.emulated == 3 + 3  # two linears and the bmm; both weight gradients, the second one's input

@@ -214,7 +214,7 @@ def test_under_bf16_autocast_the_head_multiplies_in_bf16_and_keeps_the_loss_in_f
     loss.backward()
     assert seen.operands == [{torch.bfloat16}] * 3  # the logits and both gradients
     low = (h.detach().bfloat16() @ w.detach().bfloat16().t()).float()  # bf16 products, fp32 softmax and loss
-    # Each target probability is rounded to bf16 once (relative error ≤ 2⁻⁸/(1 + 2⁻⁸)): ≤ 2⁻⁸ nats a token.
+    # Each target probability is rounded to bf16 once (relative error ≤ 2⁻⁸/(1 + 2⁻⁸)): ≤ 2⁻⁸ nats each.
     assert loss.dtype == torch.float32 and abs(loss.item() - F.cross_entropy(low, t).item()) <= 2 ** -8
     hf, wf = h.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
     exact = F.cross_entropy(hf @ wf.t(), t)

@@ -18,12 +18,12 @@ Under bf16 autocast the three matmuls, 89% of a PA6a step's FLOPs, run in bf16 (
 fp32), while the log-sum-exp, the loss and the weight-gradient sum stay fp32. The bf16 logits go through the same
 softmax kernel in place, which widens each row into an fp32 buffer in cache: each probability is rounded to bf16
 once, bit for bit what widening the logits, an fp32 softmax and rounding would give, and that is the gradient but
-at the target. There p − 1 comes from the rounded p (off by 2⁻¹⁰ at most below 1/2), or above 1/2 from the
-rest of the row, whose probabilities are each good to 2⁻⁹; a token's loss moves by at most 2⁻⁸ nats (0.004), where rounding the logits to bf16 already moves it by
-up to 0.05 (a batch of the default run's LM: the mean loss by 5e-5 against 3e-4). Widening 16-row blocks into an
-fp32 scratch instead took 52 ms a step on a 2-core EPYC, this pass 41. Everything else under autocast already
-runs its matmuls in bf16; without this the head would have been cast to fp32 and the bf16 path would gain
-nothing."""
+at the target. There p − 1 comes from the rounded p (off by 2⁻¹⁰ at most below 1/2), or above 1/2 from the rest
+of the row, whose probabilities are each good to 2⁻⁹. A token's loss moves by at most 2⁻⁸ nats (0.004), where
+rounding the logits to bf16 already moves it by up to 0.05 (a batch of the default run's LM: the mean loss by
+5e-5 against 3e-4). Widening 16-row blocks into an fp32 scratch instead took 52 ms a step on a 2-core EPYC, this
+pass 41. Everything else under autocast already runs its matmuls in bf16; without this the head would have been
+cast to fp32 and the bf16 path would gain nothing."""
 from __future__ import annotations
 
 import torch

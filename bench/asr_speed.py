@@ -6,8 +6,9 @@ Baseline: openai-whisper's own transcribe(), one utterance at a time, as a user 
 Each variant loads its model once, in its own subprocess (for a clean peak RSS), then transcribes every
 utterance `--repeat` times; the fastest run counts (this shared machine's timings vary by ±20%), and load time
 is reported apart. The goal (≥ 3× the baseline, WER inside the baseline's 95% bootstrap CI over sentences) is
-checked for each variant. A profile on one thread then splits a decode into features, encoder and decoder, for
-the full 30 s window and the trimmed one, and sets the encoder's rate against this CPU's matmul peak.
+checked for each variant; the bfloat16 ones are timed only on a CPU with native bf16 (elsewhere, their WER only).
+A profile on one thread then splits a decode into features, encoder and decoder, for the full 30 s window and
+the trimmed one, and sets the encoder's rate against this CPU's matmul peak.
 Last, CTranslate2's own CPU settings, each in a fresh process (they are read once, at its first use): the GEMM
 backend (`CT2_USE_MKL=1`: Intel MKL, `=0`: oneDNN) and the instruction set (`CT2_FORCE_CPU_ISA`, each this CPU
 has), in int8 and float32, one thread, full window, on the first `--ct2-sentences` utterances, with what CT2
@@ -35,9 +36,11 @@ MODELS = ROOT / "models"
 # "faster-whisper-trim" is the same with the encoder window trimmed to the speech (pipeline/asr/faster_whisper_trim.py).
 VARIANTS = ["openai-whisper transcribe()", "openai-whisper ours", "faster-whisper transcribe() int8",
             "faster-whisper ours float32", "faster-whisper ours int8", "faster-whisper-trim ours int8"]
-# bf16 (--compute-type bfloat16): run only where the CPU has native bf16; elsewhere bf16 matmuls are emulated at
-# about 1 GFLOP/s and a ratio would only measure the emulation
-BF16_VARIANTS = ["openai-whisper ours bfloat16", "faster-whisper ours bfloat16"]
+# bf16 (--compute-type bfloat16), with its fp32 counterpart: timed only where the CPU has native bf16. Elsewhere
+# torch's bf16 kernels run 4-6× slower than fp32 (convolutions and matmuls widened in software) but compute what
+# bf16 computes, so the variant runs once for its WER and its time is left out. CTranslate2 has no bf16 on any
+# CPU (only on CUDA, compute capability ≥ 8), so faster-whisper has no bf16 variant here.
+BF16_VARIANTS = {"openai-whisper ours bfloat16": "openai-whisper ours"}
 ENCODER_DIMS = {"base": (512, 6), "tiny.en": (384, 4)}  # width, layers
 GOAL = 3.0
 # (/proc/cpuinfo flag, CT2_FORCE_CPU_ISA value): the instruction sets CTranslate2 dispatches to on x86
@@ -86,6 +89,43 @@ def run_profile(model: str, audio_file: str) -> dict:
             gflop += encoder_gflop(model, samples // HOP_LENGTH)
         out[window] = {**{k: v / len(arrays) for k, v in parts.items()}, "encoder_gflops": gflop / parts["encoder"],
                        "encoder_gflop_per_utterance": gflop / len(arrays)}
+    return out
+
+
+def run_bf16_step(model: str, tokens: int = 20) -> dict:
+    """One thread: ms per decoding step of openai-whisper's decoder under bf16 autocast, with its modules as
+    whisper writes them (every weight cast at every step) and with pipeline/asr/openai_whisper.py's bf16_weights
+    (cast once at load), on the same random audio features with the key-value cache."""
+    import copy
+
+    import torch
+    import whisper
+
+    from pipeline.asr import weights
+    from pipeline.asr.openai_whisper import bf16_weights
+
+    torch.set_num_threads(1)
+    ckpt = torch.load(weights.openai_checkpoint(weights.ct2_dir(model, MODELS), MODELS), map_location="cpu",
+                      weights_only=True)
+    theirs = whisper.model.Whisper(whisper.model.ModelDimensions(**ckpt["dims"]))
+    theirs.load_state_dict(ckpt["model_state_dict"])
+    theirs.eval()
+    ours = copy.deepcopy(theirs)
+    bf16_weights(ours)
+    torch.manual_seed(0)
+    xa = torch.randn(1, theirs.dims.n_audio_ctx, theirs.dims.n_audio_state)
+    out = {}
+    for name, m in (("whisper_modules", theirs), ("bf16_weights", ours)) * 2:  # best of two, interleaved
+        cache, hooks = m.install_kv_cache_hooks()
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+            m.decoder(torch.tensor([[50257, 50362]]), xa, kv_cache=cache)  # the prompt, and the cross-attention keys
+            t0 = time.perf_counter()
+            for i in range(tokens):
+                m.decoder(torch.tensor([[100 + i]]), xa, kv_cache=cache)
+            ms = 1000 * (time.perf_counter() - t0) / tokens
+        for h in hooks:
+            h.remove()
+        out[name] = min(ms, out.get(name, ms))
     return out
 
 
@@ -194,6 +234,9 @@ def main() -> None:
     if args.variant == "profile":
         print(json.dumps(run_profile(args.model, args.audio)))
         return
+    if args.variant == "bf16-step":
+        print(json.dumps(run_bf16_step(args.model)))
+        return
     if args.variant and args.variant.startswith("ct2:"):
         print(json.dumps(run_ct2_setting(args.model, args.audio, args.variant[4:], args.ct2_sentences)))
         return
@@ -221,9 +264,9 @@ def main() -> None:
     norm = get("basic")
     words = np.array([len(norm(t).split()) for t in texts])  # every line has words: no empty reference
 
-    def subprocess_json(variant: str) -> dict:
+    def subprocess_json(variant: str, repeat: int = args.repeat) -> dict:
         out = subprocess.run([sys.executable, __file__, "--variant", variant, "--model", args.model, "--audio",
-                              str(tmp), "--threads", str(args.threads), "--repeat", str(args.repeat)],
+                              str(tmp), "--threads", str(args.threads), "--repeat", str(repeat)],
                              capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -236,8 +279,10 @@ def main() -> None:
     base = None
     if args.part in ("all", "variants"):
         results = []
-        for v in VARIANTS + (BF16_VARIANTS if bf16 else []):
-            r = subprocess_json(v)
+        for v in VARIANTS + list(BF16_VARIANTS):
+            untimed = v in BF16_VARIANTS and not bf16  # its WER only: one run, time left out
+            r = subprocess_json(v, repeat=1 if untimed else args.repeat)
+            r["untimed"] = untimed
             r["errors"] = [align_text(norm(t), norm(h)).errors for t, h in zip(texts, r["texts"])]
             r["wer"] = sum(r["errors"]) / words.sum()
             r["throughput"] = spoken / r["wall_s"]
@@ -257,13 +302,25 @@ def main() -> None:
             same = sum(a == b for a, b in zip(r["texts"], base["texts"]))
             same_full = sum(a == b for a, b in zip(r["texts"], full["texts"]))
             ratio = r["throughput"] / base["throughput"]
-            met = "met" if ratio >= GOAL and ci[0] <= r["wer"] <= ci[1] else "not met"
-            lines.append(f"| {r['variant']} | {r['throughput']:.1f} | {ratio:.2f} | {r['wer']:.3f} | "
-                         f"{'—' if r is base else met} | {same}/{len(texts)} | {same_full}/{len(texts)} | "
-                         f"{r['load_s']:.1f} | {r['peak_rss_mb']:.0f} |")
+            in_ci = ci[0] <= r["wer"] <= ci[1]
+            if r["untimed"]:
+                speed, ratio_cell = "not timed, no native bf16", "—"
+                met = f"WER {'in' if in_ci else 'outside'} the CI; speed not measured"
+            else:
+                speed, ratio_cell = f"{r['throughput']:.1f}", f"{ratio:.2f}"
+                met = "—" if r is base else "met" if ratio >= GOAL and in_ci else "not met"
+            lines.append(f"| {r['variant']} | {speed} | {ratio_cell} | {r['wer']:.3f} | {met} | {same}/{len(texts)} | "
+                         f"{same_full}/{len(texts)} | {r['load_s']:.1f} | {r['peak_rss_mb']:.0f} |")
+        by_name = {r["variant"]: r for r in results}
+        for v, fp32 in BF16_VARIANTS.items():
+            if v in by_name:
+                same = sum(a == b for a, b in zip(by_name[v]["texts"], by_name[fp32]["texts"]))
+                lines += ["", f"{v}: {same}/{len(texts)} transcripts equal to {fp32}'s, WER {by_name[v]['wer']:.3f} "
+                          f"against {by_name[fp32]['wer']:.3f}."]
         if not bf16:
-            lines += ["", f"No native bf16 on this CPU (no avx512_bf16 or amx_bf16 in /proc/cpuinfo): "
-                      f"{', '.join(BF16_VARIANTS)} not measured."]
+            lines += ["", "No native bf16 on this CPU (no avx512_bf16 or amx_bf16 in /proc/cpuinfo): the bfloat16 "
+                      "variant ran once on torch's software bf16 kernels, which compute what bf16 hardware "
+                      "computes, for its WER; its speed is to be measured on a CPU with native bf16."]
         data.update(baseline_wer_ci95=ci, results=results)
     if args.part in ("all", "profile"):
         prof = subprocess_json("profile")
@@ -287,7 +344,12 @@ def main() -> None:
         lines += ["", f"Ceiling for a full-window decoder on {cores} threads, from the encoder alone, before a single "
                   f"token is decoded: {ceiling(prof['full']['encoder_gflops'])} at the encoder's measured rate, "
                   f"{ceiling(prof['fp32_peak_1_thread'])} at 100% of the fp32 matmul peak."]
-        data["profile"] = prof
+        step = subprocess_json("bf16-step")
+        lines += ["", f"A decoding step of openai-whisper:{args.model} under bf16 autocast, one thread "
+                  f"({'native' if bf16 else 'software'} bf16): {step['bf16_weights']:.1f} ms with the weights cast "
+                  f"to bf16 once (`--compute-type bfloat16`), {step['whisper_modules']:.1f} ms with whisper's "
+                  f"modules, which cast every weight at every step under inference_mode."]
+        data["profile"], data["bf16_step_ms"] = prof, step
     if args.part in ("all", "ct2"):
         lines += ct2_table(args, tmp)
     write_report("asr_speed" if args.part == "all" else f"asr_speed_{args.part}", lines, data)

@@ -101,9 +101,44 @@ def test_bfloat16_runs_openai_whisper_under_bf16_autocast(models_dir, piper_spee
     r = base.load("openai-whisper:tiny.en", opts, str(models_dir))
     (text, _), = r.transcribe([speech[1]])
     assert wer(texts[1], text) <= 0.2, text
-    import torch
 
-    assert r.models[0].encoder(torch.zeros(1, 80, 3000)).dtype == torch.float32  # what whisper.decode checks
+
+def test_bf16_weights_are_cast_once_and_give_whispers_logits_to_the_bit():
+    """Under inference_mode, bf16 autocast caches no weight cast: whisper's own modules cast every weight at every
+    decoding step. With bf16_weights no weight is cast while decoding, and the logits are the same to the bit,
+    with and without the key-value cache."""
+    import copy
+
+    import torch
+    import whisper
+    from torch.profiler import profile
+
+    from pipeline.asr.openai_whisper import bf16_weights
+
+    torch.manual_seed(0)
+    dims = whisper.model.ModelDimensions(n_mels=80, n_audio_ctx=16, n_audio_state=64, n_audio_head=4,
+                                         n_audio_layer=1, n_vocab=1000, n_text_ctx=16, n_text_state=64,
+                                         n_text_head=4, n_text_layer=2)
+    theirs = whisper.model.Whisper(dims).eval()
+    theirs.decoder.positional_embedding.data.normal_()  # left uninitialised by whisper: a checkpoint fills it
+    ours = copy.deepcopy(theirs)
+    bf16_weights(ours)
+    weights = {tuple(p.shape) for p in theirs.decoder.parameters()}
+    xa, prompt, step = torch.randn(2, 16, 64), torch.tensor([[1, 2, 3], [4, 5, 6]]), torch.tensor([[7], [8]])
+    logits, casts = {}, {}
+    for name, model in (("theirs", theirs), ("ours", ours)):
+        cache, hooks = model.install_kv_cache_hooks()
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16), profile(record_shapes=True) as p:
+            logits[name] = [model.decoder(prompt, xa, kv_cache=cache), model.decoder(step, xa, kv_cache=cache)]
+        for h in hooks:
+            h.remove()
+        casts[name] = sum(e.name == "aten::_to_copy" and tuple(e.input_shapes[0]) in weights | {(64, 1000)}
+                          for e in p.events())
+    assert all(torch.equal(a, b) for a, b in zip(logits["ours"], logits["theirs"]))
+    assert logits["ours"][1].dtype == torch.float32 and logits["ours"][1].shape == (2, 1, 1000)
+    assert casts["theirs"] > 2 * len(theirs.decoder.blocks) and casts["ours"] == 0
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert ours.encoder(torch.zeros(1, 80, 32)).dtype == torch.float32  # what whisper.decode checks
 
 
 def test_a_compute_type_this_cpu_cannot_run_says_which_it_can(models_dir):
@@ -111,5 +146,6 @@ def test_a_compute_type_this_cpu_cannot_run_says_which_it_can(models_dir):
 
     if "bfloat16" in ctranslate2.get_supported_compute_types("cpu"):
         pytest.skip("this CPU runs bfloat16")
-    with pytest.raises(ValueError, match=r"--compute-type bfloat16 cannot run on this cpu .* it runs .*int8"):
+    with pytest.raises(ValueError, match=r"--compute-type bfloat16 cannot run on this cpu .* it runs .*int8.*; "
+                                         r"for bf16 on a CPU, use --asr openai-whisper:tiny.en"):
         base.load("faster-whisper:tiny.en", base.ASRConfig(compute_type="bfloat16"), str(models_dir))

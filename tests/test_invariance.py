@@ -46,6 +46,17 @@ def test_batch_size_order_and_threads_do_not_change_a_transcript(models_dir, spe
     assert texts(two, speech) == alone
 
 
+def test_bf16_decodes_are_as_independent_as_fp32_ones(models_dir, speech):
+    """bf16 autocast changes the arithmetic, not what a decode depends on. Three utterances, since a CPU without
+    native bf16 runs tiny.en's bf16 kernels in software, at about 5 s an utterance."""
+    some = speech[:3]
+    one = base.load("openai-whisper:tiny.en", base.ASRConfig(threads=1, compute_type="bfloat16"), str(models_dir))
+    alone = [texts(one, [a])[0] for a in some]
+    assert all(alone)
+    two = base.load("openai-whisper:tiny.en", base.ASRConfig(threads=2, compute_type="bfloat16"), str(models_dir))
+    assert texts(two, some[::-1]) == alone[::-1]  # another batch, order and thread count
+
+
 def write_manifest(tmp_path, speech, rows) -> str:
     """rows: (id, index into `speech` or None for silence, reference)."""
     lines = ["id\taudio\treference"]

@@ -46,9 +46,10 @@ class ASRConfig:
                                 at_least=0)
     condition_on_previous_text: bool = option(False, "long-form audio only: prompt each window with the last")
     compute_type: str = option("int8", "faster-whisper compute type (on a GPU int8 runs as int8_float16; float16 "
-                               "and int8_float16 are GPU only); bfloat16: bf16 matmuls for both engines where the CPU "
-                               "(AVX-512 bf16, AMX) or GPU has them: CTranslate2's bfloat16, openai-whisper under bf16 "
-                               "autocast (the others leave openai-whisper in fp32 on a CPU, fp16 on a GPU)",
+                               "and int8_float16 are GPU only); bfloat16: bf16 matmuls, for openai-whisper under bf16 "
+                               "autocast (fast where the CPU has AVX-512 bf16 or AMX, or on a GPU), for faster-whisper "
+                               "on CUDA GPUs of compute capability 8 and up only (the other types leave "
+                               "openai-whisper in fp32 on a CPU, fp16 on a GPU)",
                                flag="--compute-type", choices=("int8", "float32", "float16", "int8_float16", "bfloat16"))
     batch_size: int = option(32, "utterances handed to a worker per call; each is still decoded alone",
                              at_least=1, speed_only=True)

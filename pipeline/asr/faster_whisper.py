@@ -25,10 +25,13 @@ class FasterWhisper:
         try:
             self.model = WhisperModel(str(path), device=device, compute_type=base.compute_type(options, device),
                                       cpu_threads=1, num_workers=self.workers)
-        except ValueError as e:  # a compute type this machine cannot run, bfloat16 on most CPUs
+        except ValueError as e:  # a compute type this machine cannot run: bfloat16 on every CPU
             supported = ", ".join(sorted(ctranslate2.get_supported_compute_types(device)))
+            model = source.spec.split(":", 1)[1]
+            bf16 = (f"; for bf16 on a CPU, use --asr openai-whisper:{model}"
+                    if options.compute_type == "bfloat16" and device == "cpu" else "")
             raise ValueError(f"--compute-type {options.compute_type} cannot run on this {device} ({e}); it runs "
-                             f"{supported}") from None
+                             f"{supported}{bf16}") from None
         language = options.language if self.model.model.is_multilingual else None
         self.tokenizer = Tokenizer(self.model.hf_tokenizer, self.model.model.is_multilingual,
                                    task="transcribe", language=language)

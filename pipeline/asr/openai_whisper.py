@@ -36,8 +36,8 @@ class OpenAIWhisper:
         copies = base.parallel_decoders(options) - 1 if device == "cpu" else 0
         self.models = [first] + [copy.deepcopy(first) for _ in range(copies)]
         if options.compute_type == "bfloat16":
-            for m in self.models:  # whisper.decode wants fp32 audio features: the encoder's bf16 output is widened
-                m.encoder.forward = lambda mel, forward=m.encoder.forward: forward(mel).float()
+            for m in self.models:
+                bf16_weights(m)
         self.whisper = whisper
         self.bf16 = options.compute_type == "bfloat16"  # bf16 autocast: its matmuls in bf16, in the transcript key
         self.fp16 = device == "cuda" and not self.bf16
@@ -70,6 +70,39 @@ class OpenAIWhisper:
         decoders = [base.Decoder(lambda a, m=m: self._short(m, a), lambda a, m=m: self._long(m, a),
                                  reseed=lambda: torch.manual_seed(base.SAMPLING_SEED)) for m in self.models]
         return base.decode_each(arrays, decoders)
+
+
+def bf16_weights(model) -> None:
+    """Give `model`'s matmuls bf16 weights, cast once, for decoding under bf16 autocast.
+
+    Autocast keeps no cast under torch.inference_mode, and none ever of a view, so whisper's modules would cast
+    every weight at every call: at each decoding step all of the decoder's weights, and its unembedding, the
+    transposed 51,865-row token embedding. For Whisper base that is a pass over 300 MB per token, where the
+    token's arithmetic is about 100 MFLOP. Handed bf16 weights, autocast casts only the activations, and each
+    matmul gets the same bf16 operands as before, so every logit is the same to the bit (tested). The model then
+    runs under bf16 autocast only. whisper.decode wants fp32 audio features: the encoder's output is widened."""
+    import torch
+    import torch.nn.functional as F
+    import whisper
+
+    for m in model.modules():
+        if isinstance(m, whisper.model.Linear):  # its own forward would cast the fp32 weight per call
+            weight = m.weight.detach().to(torch.bfloat16)
+            bias = None if m.bias is None else m.bias.detach().to(torch.bfloat16)
+            m.forward = lambda x, weight=weight, bias=bias: F.linear(x, weight, bias)
+    model.encoder.forward = lambda mel, forward=model.encoder.forward: forward(mel).float()
+    decoder = model.decoder
+    unembedding = decoder.token_embedding.weight.detach().to(torch.bfloat16).t()
+
+    def decoder_forward(x, xa, kv_cache=None):  # TextDecoder.forward of openai-whisper 20250625, but the last line
+        offset = next(iter(kv_cache.values())).shape[1] if kv_cache else 0
+        x = decoder.token_embedding(x) + decoder.positional_embedding[offset:offset + x.shape[-1]]
+        x = x.to(xa.dtype)
+        for block in decoder.blocks:
+            x = block(x, xa, mask=decoder.mask, kv_cache=kv_cache)
+        return (decoder.ln(x) @ unembedding).float()
+
+    decoder.forward = decoder_forward
 
 
 base.ENGINES.register("openai-whisper", OpenAIWhisper, model_family="whisper",

@@ -92,6 +92,20 @@ def run_profile(model: str, audio_file: str) -> dict:
     return out
 
 
+def openai_whisper_model(model: str):
+    """openai-whisper's own model class on the bundled weights, as a user would load it."""
+    import torch
+    import whisper
+
+    from pipeline.asr import weights
+
+    ckpt = torch.load(weights.openai_checkpoint(weights.ct2_dir(model, MODELS), MODELS), map_location="cpu",
+                      weights_only=True)
+    w = whisper.model.Whisper(whisper.model.ModelDimensions(**ckpt["dims"]))
+    w.load_state_dict(ckpt["model_state_dict"])
+    return w.eval()
+
+
 def run_bf16_step(model: str, tokens: int = 20) -> dict:
     """One thread: ms per decoding step of openai-whisper's decoder under bf16 autocast, with its modules as
     whisper writes them (every weight cast at every step) and with pipeline/asr/openai_whisper.py's bf16_weights
@@ -99,17 +113,11 @@ def run_bf16_step(model: str, tokens: int = 20) -> dict:
     import copy
 
     import torch
-    import whisper
 
-    from pipeline.asr import weights
     from pipeline.asr.openai_whisper import bf16_weights
 
     torch.set_num_threads(1)
-    ckpt = torch.load(weights.openai_checkpoint(weights.ct2_dir(model, MODELS), MODELS), map_location="cpu",
-                      weights_only=True)
-    theirs = whisper.model.Whisper(whisper.model.ModelDimensions(**ckpt["dims"]))
-    theirs.load_state_dict(ckpt["model_state_dict"])
-    theirs.eval()
+    theirs = openai_whisper_model(model)
     ours = copy.deepcopy(theirs)
     bf16_weights(ours)
     torch.manual_seed(0)
@@ -178,15 +186,7 @@ def run_variant(name: str, model: str, audio_file: str, threads: int, repeat: in
     arrays = [data[k] for k in sorted(data.files)]
     t0 = time.perf_counter()
     if name == "openai-whisper transcribe()":  # as a user calls it: one model, all threads on each utterance
-        import whisper
-
-        from pipeline.asr import weights
-
-        ckpt = torch.load(weights.openai_checkpoint(weights.ct2_dir(model, MODELS), MODELS), map_location="cpu",
-                          weights_only=True)
-        w = whisper.model.Whisper(whisper.model.ModelDimensions(**ckpt["dims"]))
-        w.load_state_dict(ckpt["model_state_dict"])
-        w.eval()
+        w = openai_whisper_model(model)
 
         def transcribe():
             return [w.transcribe(a, language="en", temperature=0.0, fp16=False, verbose=None,

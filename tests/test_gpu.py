@@ -70,3 +70,43 @@ def test_the_pipeline_runs_its_models_on_the_gpu(tmp_path, models_dir):
     manifest = store.read_json(tmp_path / "results" / "default" / "manifest.json")
     assert manifest["config"]["device"] == "cuda"
     assert manifest["stage_devices"]["transcribe"] == "cuda"
+
+
+def test_the_gpu_checks_random_whisper_is_the_same_model_every_time():
+    """whisper leaves its decoder's positional embedding uninitialised; a check that built the model once per device
+    compared two models that differed in it, and failed on a CPU against itself."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from gpu_check import random_whisper
+
+    first, second = random_whisper().state_dict(), random_whisper().state_dict()
+    assert first.keys() == second.keys()
+    for name, tensor in first.items():
+        if not tensor.is_sparse:  # alignment_heads, a mask
+            assert torch.equal(tensor, second[name]), name
+            assert torch.isfinite(tensor).all(), name
+
+
+@pytest.mark.slow
+def test_the_gpu_check_passes_its_dry_run_on_the_cpu():
+    """The script a lent GPU machine runs first, end to end on the CPU against itself, so that a device's few minutes
+    are not lost to a crash or a comparison that fails on its own."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "bench" / "gpu_check.py"
+    out = subprocess.run([sys.executable, str(script), "--device", "cpu", "--iters", "3", "--utterances", "2"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.rstrip().endswith("GPU CHECK PASSED")
+    report = json.loads(out.stdout[out.stdout.index("\n{") + 1:out.stdout.rindex("}") + 1])
+    for precision in ("fp32", "fp16"):
+        agreement = report[f"whisper_{precision}_logits"]
+        assert agreement["ok"] and agreement["relative"] <= agreement["tolerance"]
+        assert agreement["argmax_equal"] == 1.0
+    assert report["train_ratio"]["ours_ms"] > 0 and report["train_ratio"]["loss_within_0.03"]
+    assert len(report["samples"]) == 2 and all(p > 1 for p in report["perplexity"])

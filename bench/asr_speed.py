@@ -8,7 +8,8 @@ utterance `--repeat` times; the fastest run counts (this shared machine's timing
 is reported apart. The goal (≥ 3× the baseline, WER inside the baseline's 95% bootstrap CI over sentences) is
 checked for each variant; the bfloat16 ones are timed only on a CPU with native bf16 (elsewhere, their WER only).
 A profile on one thread then splits a decode into features, encoder and decoder, for the full 30 s window and
-the trimmed one, and sets the encoder's rate against this CPU's matmul peak.
+the trimmed one (faster-whisper int8), and for openai-whisper's full window (float32, and bfloat16 where native),
+and sets each encoder's rate against this CPU's matmul peak for its dtype.
 Last, CTranslate2's own CPU settings, each in a fresh process (they are read once, at its first use): the GEMM
 backend (`CT2_USE_MKL=1`: Intel MKL, `=0`: oneDNN) and the instruction set (`CT2_FORCE_CPU_ISA`, each this CPU
 has), in int8 and float32, one thread, full window, on the first `--ct2-sentences` utterances, with what CT2
@@ -89,7 +90,44 @@ def run_profile(model: str, audio_file: str) -> dict:
             gflop += encoder_gflop(model, samples // HOP_LENGTH)
         out[window] = {**{k: v / len(arrays) for k, v in parts.items()}, "encoder_gflops": gflop / parts["encoder"],
                        "encoder_gflop_per_utterance": gflop / len(arrays)}
+    out["openai-whisper"] = {"float32": openai_whisper_split(model, arrays, bf16=False)}
+    if native_bf16():  # elsewhere bf16 runs in software, and its split would say nothing of bf16's speed
+        out["bf16_peak_1_thread"] = matmul_gflops("bf16", size=1024, seconds=2.0)
+        out["openai-whisper"]["bfloat16"] = openai_whisper_split(model, arrays, bf16=True)
     return out
+
+
+def openai_whisper_split(model: str, arrays: list[np.ndarray], bf16: bool) -> dict:
+    """One thread, full window: seconds per utterance of the pipeline's openai-whisper decode (greedy, as
+    pipeline/asr/openai_whisper.py runs it, bf16 with its weights cast once), split into features, encoder and
+    decoder. whisper.decode takes encoded features and then skips its encoder."""
+    import torch
+    import whisper
+
+    from pipeline.asr.openai_whisper import bf16_weights
+    from pipeline.io.audio import HOP_LENGTH, N_SAMPLES
+
+    torch.set_num_threads(1)
+    w = openai_whisper_model(model)
+    if bf16:
+        bf16_weights(w)
+    options = whisper.DecodingOptions(language="en", without_timestamps=True, fp16=False, temperature=0.0)
+    parts = {"features": 0.0, "encoder": 0.0, "decoder": 0.0}
+    for a in arrays:
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            t0 = time.perf_counter()
+            mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(torch.from_numpy(a)), w.dims.n_mels)
+            t1 = time.perf_counter()
+            features = w.embed_audio(mel[None])
+            t2 = time.perf_counter()
+            whisper.decode(w, features, options)
+            t3 = time.perf_counter()
+        parts["features"] += t1 - t0
+        parts["encoder"] += t2 - t1
+        parts["decoder"] += t3 - t2
+    gflop = encoder_gflop(model, N_SAMPLES // HOP_LENGTH)
+    return {**{k: v / len(arrays) for k, v in parts.items()}, "encoder_gflop_per_utterance": gflop,
+            "encoder_gflops": gflop * len(arrays) / parts["encoder"]}
 
 
 def openai_whisper_model(model: str):
@@ -325,13 +363,21 @@ def main() -> None:
     if args.part in ("all", "profile"):
         prof = subprocess_json("profile")
         n = len(texts)
-        lines += ["", f"Profile, one thread, faster-whisper:{args.model} int8, ms per utterance (mean of {n}); this "
-                  f"CPU's fp32 matmul peak on one thread: {prof['fp32_peak_1_thread']:.0f} GFLOP/s:", "",
+        lines += ["", f"Profile, one thread, ms per utterance (mean of {n}): faster-whisper:{args.model} int8 in the full "
+                  f"and the trimmed window, then openai-whisper:{args.model} as the pipeline runs it; this CPU's fp32 "
+                  f"matmul peak on one thread: {prof['fp32_peak_1_thread']:.0f} GFLOP/s:", "",
                   "| window | features | encoder | decoder | encoder GFLOP | encoder GFLOP/s |", "|---|---|---|---|---|---|"]
         for window in ("full", "trimmed"):
             w = prof[window]
             lines.append(f"| {window} | {1000 * w['features']:.0f} | {1000 * w['encoder']:.0f} | "
                          f"{1000 * w['decoder']:.0f} | {w['encoder_gflop_per_utterance']:.1f} | {w['encoder_gflops']:.0f} |")
+        for compute, w in prof["openai-whisper"].items():
+            peak = prof["bf16_peak_1_thread" if compute == "bfloat16" else "fp32_peak_1_thread"]
+            lines.append(f"| full, openai-whisper ours {compute} | {1000 * w['features']:.0f} | {1000 * w['encoder']:.0f} "
+                         f"| {1000 * w['decoder']:.0f} | {w['encoder_gflop_per_utterance']:.1f} | "
+                         f"{w['encoder_gflops']:.0f} ({w['encoder_gflops'] / peak:.0%} of its dtype's peak) |")
+        if "bfloat16" not in prof["openai-whisper"]:
+            lines += ["", "openai-whisper's bfloat16 split is measured on a CPU with native bf16 only."]
         decode = sum(prof["full"][k] for k in ("features", "encoder", "decoder"))
         lines += ["", f"Loading an utterance's wav before its decode (read, hash, level, as the transcribe stage does): "
                   f"{1000 * prof['load_wav']:.1f} ms, {prof['load_wav'] / decode:.2%} of a full-window decode."]
@@ -343,7 +389,9 @@ def main() -> None:
 
         lines += ["", f"Ceiling for a full-window decoder on {cores} threads, from the encoder alone, before a single "
                   f"token is decoded: {ceiling(prof['full']['encoder_gflops'])} at the encoder's measured rate, "
-                  f"{ceiling(prof['fp32_peak_1_thread'])} at 100% of the fp32 matmul peak."]
+                  f"{ceiling(prof['fp32_peak_1_thread'])} at 100% of the fp32 matmul peak"
+                  + (f", {ceiling(prof['bf16_peak_1_thread'])} at 100% of the bf16 matmul peak "
+                     f"({prof['bf16_peak_1_thread']:.0f} GFLOP/s on one thread)." if "bf16_peak_1_thread" in prof else ".")]
         step = subprocess_json("bf16-step")
         lines += ["", f"A decoding step of openai-whisper:{args.model} under bf16 autocast, one thread "
                   f"({'native' if bf16 else 'software'} bf16): {step['bf16_weights']:.1f} ms with the weights cast "

@@ -139,8 +139,9 @@ def whisper_logits(model, device: str, fp16: bool, audio, tokens: list[list[int]
     import torch
     import whisper
 
-    start = list(whisper.tokenizer.get_tokenizer(True, language="en", task="transcribe")
-                 .sot_sequence_including_notimestamps)
+    tokenizer = whisper.tokenizer.get_tokenizer(model.is_multilingual, num_languages=model.num_languages,
+                                                language="en", task="transcribe")  # as whisper.decode gets it
+    start = list(tokenizer.sot_sequence_including_notimestamps)
     out = []
     with torch.inference_mode():
         for a, toks in zip(audio, tokens):

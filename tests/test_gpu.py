@@ -32,6 +32,38 @@ def test_the_training_precision_is_measured_once_per_machine_and_forced_when_ask
     assert cfg.train.precision == "bf16"
 
 
+def test_bf16_on_a_cpu_without_it_is_explained_with_the_measured_rates(tmp_path):
+    """Where bf16 matmuls run slower than fp32 ones, asking for bf16 is allowed and explained; on a GPU or a CPU
+    with native bf16 nothing is said. The rates are read from models/hardware.json, as measured on a machine."""
+    from pipeline.core import store
+
+    for (bf16, fp32), slow in (((1.2, 110.0), True), ((440.0, 202.0), False)):
+        store.write_json(tmp_path / "hardware.json", {device.machine(): {"fp32_gflops": fp32, "bf16_gflops": bf16}})
+        why = device.software_bf16("cpu", str(tmp_path))
+        assert bool(why) == slow
+        if slow:
+            assert "no native bf16" in why and "1.2 GFLOP/s against 110" in why and "hardware.json" in why
+        assert device.software_bf16("cuda", str(tmp_path)) == ""
+
+
+def test_training_in_bf16_where_it_is_slow_says_so(tmp_path):
+    """`--precision bf16` trains in bf16 however slow it is here, and warns when this machine measured bf16 below
+    fp32; `auto` never picks it there."""
+    models = tmp_path / "models"
+    proc = cli(tmp_path, "--stages", "prepare,train", "--precision", "bf16", "--iters", "2",
+               "--set", "model.n_layer=1", "--set", "model.n_embd=16", "--set", "model.n_head=1",
+               "--set", "model.block_size=8", "--set", "train.batch_size=2", "--set", "train.eval_iters=1",
+               models=models)
+    rates = device.peaks(str(models))
+    assert rates, "the run measured this machine"
+    warned = "train.precision = bf16: this CPU has no native bf16" in proc.stderr
+    assert warned == (rates["bf16_gflops"] < rates["fp32_gflops"]), proc.stderr[-2000:]
+    from pipeline.core import store
+
+    lm = next(models.glob("lm-*"))
+    assert store.read_json(lm / "train.json")["train"]["precision"] == "bf16"
+
+
 def test_the_device_is_in_the_keys_of_the_stages_that_run_models():
     from pipeline.core import runner
 

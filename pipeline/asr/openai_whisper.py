@@ -8,12 +8,16 @@ decodes must never share one. On a GPU one model decodes one utterance at a time
 from __future__ import annotations
 
 import copy
+import logging
 from pathlib import Path
 
 import numpy as np
 
 from pipeline.asr import base, sources, weights
 from pipeline.core.source import Source
+from pipeline.exec.device import software_bf16
+
+log = logging.getLogger(__name__)
 
 
 class OpenAIWhisper:
@@ -38,6 +42,9 @@ class OpenAIWhisper:
         if options.compute_type == "bfloat16":
             for m in self.models:
                 bf16_weights(m)
+            if why := software_bf16(device, models_dir):
+                log.warning("%s, compute type bfloat16: %s, so each decode takes several times as long as in "
+                            "float32; the transcripts are bf16's all the same", self.name, why)
         self.whisper = whisper
         self.bf16 = options.compute_type == "bfloat16"  # bf16 autocast: its matmuls in bf16, in the transcript key
         self.fp16 = device == "cuda" and not self.bf16

@@ -81,6 +81,13 @@ def precision(requested: str, device: str, models_dir: str) -> str:
         import torch
 
         return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+    rates = measured_peaks(models_dir)
+    return "bf16" if rates["bf16_gflops"] > BF16_MARGIN * rates["fp32_gflops"] else "fp32"
+
+
+def measured_peaks(models_dir: str) -> dict:
+    """This CPU's matmul rate in each dtype: measured once (a quarter of a second each), then read from
+    models/hardware.json."""
     cache_path = Path(models_dir) / "hardware.json"
     cache = store.read_json_or_empty(cache_path)
     key = machine()
@@ -90,8 +97,19 @@ def precision(requested: str, device: str, models_dir: str) -> str:
             store.write_json(cache_path, cache)
         except OSError:
             pass  # measured again next time
-    peaks = cache[key]
-    return "bf16" if peaks["bf16_gflops"] > BF16_MARGIN * peaks["fp32_gflops"] else "fp32"
+    return cache[key]
+
+
+def software_bf16(device: str, models_dir: str) -> str:
+    """Why bf16 is slow here, for a warning to whoever asked for it: '' on a GPU or a CPU with native bf16; on a CPU
+    whose bf16 matmul is slower than its fp32 one (torch then computes bf16 in software), the measured rates."""
+    if device != "cpu":
+        return ""
+    rates = measured_peaks(models_dir)
+    if rates["bf16_gflops"] >= rates["fp32_gflops"]:
+        return ""
+    return (f"this CPU has no native bf16 (its bf16 matmul runs at {rates['bf16_gflops']:g} GFLOP/s against "
+            f"{rates['fp32_gflops']:g} for fp32, measured once and kept in {Path(models_dir) / 'hardware.json'})")
 
 
 def peaks(models_dir: str) -> dict:

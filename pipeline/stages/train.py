@@ -9,6 +9,7 @@ from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import store
 from pipeline.core.stage import Result, Stage
+from pipeline.exec import device
 from pipeline.lm.checkpoint import finished
 
 log = logging.getLogger(__name__)
@@ -24,6 +25,9 @@ def run(cfg: Config, loaded: dict) -> Result:
                 (out / name).unlink(missing_ok=True)
         from pipeline.lm.trainer import train  # torch: only when training
 
+        if cfg.train.precision == "bf16" and (why := device.software_bf16(cfg.device, cfg.models_dir)):
+            log.warning("train.precision = bf16: %s, so training takes many times as long as in fp32; "
+                        "--precision auto or fp32 trains at fp32's speed", why)
         train_ids, val_ids = loaded["tokens"]
         meta = {"data": paths.corpus_identity(cfg)}
         summary = train(train_ids, val_ids, cfg.model, cfg.train, out, meta=meta, device=cfg.device)

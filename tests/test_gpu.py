@@ -5,6 +5,7 @@ import torch
 
 from pipeline.cli import main
 from pipeline.config import run as config
+from pipeline.core import store
 from pipeline.exec import device
 from tests.helpers import SENTENCES, TINY, cli, write_sentences
 
@@ -35,8 +36,6 @@ def test_the_training_precision_is_measured_once_per_machine_and_forced_when_ask
 def test_bf16_on_a_cpu_without_it_is_explained_with_the_measured_rates(tmp_path):
     """Where bf16 matmuls run slower than fp32 ones, asking for bf16 is allowed and explained; on a GPU or a CPU
     with native bf16 nothing is said. The rates are read from models/hardware.json, as measured on a machine."""
-    from pipeline.core import store
-
     for (bf16, fp32), slow in (((1.2, 110.0), True), ((440.0, 202.0), False)):
         store.write_json(tmp_path / "hardware.json", {device.machine(): {"fp32_gflops": fp32, "bf16_gflops": bf16}})
         why = device.software_bf16("cpu", str(tmp_path))
@@ -58,8 +57,6 @@ def test_training_in_bf16_where_it_is_slow_says_so(tmp_path):
     assert rates, "the run measured this machine"
     warned = "train.precision = bf16: this CPU has no native bf16" in proc.stderr
     assert warned == (rates["bf16_gflops"] < rates["fp32_gflops"]), proc.stderr[-2000:]
-    from pipeline.core import store
-
     lm = next(models.glob("lm-*"))
     assert store.read_json(lm / "train.json")["train"]["precision"] == "bf16"
 
@@ -97,8 +94,6 @@ def test_fused_loss_on_cuda_equals_cross_entropy():
 def test_the_pipeline_runs_its_models_on_the_gpu(tmp_path, models_dir):
     sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:2])
     cli(tmp_path, "--sentences", str(sentences), *TINY, "--device", "cuda", models=models_dir)
-    from pipeline.core import store
-
     manifest = store.read_json(tmp_path / "results" / "default" / "manifest.json")
     assert manifest["config"]["device"] == "cuda"
     assert manifest["stage_devices"]["transcribe"] == "cuda"

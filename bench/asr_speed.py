@@ -118,14 +118,15 @@ def openai_whisper_split(model: str, arrays: list[np.ndarray], bf16: bool) -> di
     options = whisper.DecodingOptions(language="en", without_timestamps=True, fp16=False, temperature=0.0)
     parts = {"features": 0.0, "encoder": 0.0, "decoder": 0.0}
     for a in arrays:
-        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        with torch.inference_mode():
             t0 = time.perf_counter()
             mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(torch.from_numpy(a)), w.dims.n_mels)
             t1 = time.perf_counter()
-            features = w.embed_audio(mel[None])
-            t2 = time.perf_counter()
-            whisper.decode(w, features, options)
-            t3 = time.perf_counter()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):  # the features stay fp32, as there
+                features = w.embed_audio(mel[None])
+                t2 = time.perf_counter()
+                whisper.decode(w, features, options)
+                t3 = time.perf_counter()
         parts["features"] += t1 - t0
         parts["encoder"] += t2 - t1
         parts["decoder"] += t3 - t2

@@ -66,11 +66,14 @@ def run_profile(model: str, audio_file: str) -> dict:
     from pipeline.io.audio import HOP_LENGTH, N_SAMPLES
 
     torch.set_num_threads(1)
-    peak = matmul_gflops("fp32", size=1024, seconds=2.0)
+    def one_thread_peak(dtype: str) -> float:
+        return matmul_gflops(dtype, size=1024, seconds=2.0)
+
+    fp32_before = one_thread_peak("fp32")
     r = base.load(f"faster-whisper:{model}", base.ASRConfig(threads=1), str(MODELS))
     data = np.load(audio_file)
     arrays = [data[k] for k in sorted(data.files)]
-    out = {"fp32_peak_1_thread": peak, "load_wav": load_seconds(arrays)}
+    out = {"load_wav": load_seconds(arrays)}
     for window in ("full", "trimmed"):
         parts = {"features": 0.0, "encoder": 0.0, "decoder": 0.0}
         gflop = 0.0
@@ -91,13 +94,13 @@ def run_profile(model: str, audio_file: str) -> dict:
         out[window] = {**{k: v / len(arrays) for k, v in parts.items()}, "encoder_gflops": gflop / parts["encoder"],
                        "encoder_gflop_per_utterance": gflop / len(arrays)}
     out["openai-whisper"] = {"float32": openai_whisper_split(model, arrays, bf16=False)}
-    if native_bf16():  # elsewhere bf16 runs in software, and its split would say nothing of bf16's speed
-        out["bf16_peak_1_thread"] = matmul_gflops("bf16", size=1024, seconds=2.0)
-        out["openai-whisper"]["bfloat16"] = openai_whisper_split(model, arrays, bf16=True)
-        out["bf16_peak_1_thread"] = max(out["bf16_peak_1_thread"], matmul_gflops("bf16", size=1024, seconds=2.0))
-    # This shared machine's rate drifts by a third from minute to minute: the peak is the best of a measurement
+    # This shared machine's rate drifts by a third from minute to minute: each peak is the best of a measurement
     # before the decodes and one after.
-    out["fp32_peak_1_thread"] = max(peak, matmul_gflops("fp32", size=1024, seconds=2.0))
+    if native_bf16():  # elsewhere bf16 runs in software, and its split would say nothing of bf16's speed
+        bf16_before = one_thread_peak("bf16")
+        out["openai-whisper"]["bfloat16"] = openai_whisper_split(model, arrays, bf16=True)
+        out["bf16_peak_1_thread"] = max(bf16_before, one_thread_peak("bf16"))
+    out["fp32_peak_1_thread"] = max(fp32_before, one_thread_peak("fp32"))
     return out
 
 

@@ -114,8 +114,11 @@ def test_bfloat16_runs_openai_whisper_under_bf16_autocast(models_dir, piper_spee
 
 def test_bf16_weights_are_cast_once_and_give_whispers_logits_to_the_bit():
     """Under inference_mode, bf16 autocast caches no weight cast: whisper's own modules cast every weight at every
-    decoding step. With bf16_weights no weight is cast while decoding, and the logits are the same to the bit,
-    with and without the key-value cache."""
+    decoding step. With bf16_weights no weight is cast while decoding, and the logits are those of whisper's own
+    explicit attention (disable_sdpa) to the bit, with and without the key-value cache, over steps that reuse
+    the cross-attention's prepared keys; a second decode's audio gets its own. Packed weights, where oneDNN runs
+    bf16, give the same products up to the order of their sums (to the bit on a CPU with AVX-512 bf16, but that
+    is its kernels' choice, not a guarantee)."""
     import copy
 
     import torch
@@ -130,24 +133,36 @@ def test_bf16_weights_are_cast_once_and_give_whispers_logits_to_the_bit():
                                          n_text_head=4, n_text_layer=2)
     theirs = whisper.model.Whisper(dims).eval()
     theirs.decoder.positional_embedding.data.normal_()  # left uninitialised by whisper: a checkpoint fills it
-    ours = copy.deepcopy(theirs)
-    bf16_weights(ours)
+    ours, packed = copy.deepcopy(theirs), copy.deepcopy(theirs)
+    bf16_weights(ours, packed=False)
     vocab = theirs.decoder.token_embedding.weight
     weights = {tuple(p.shape) for p in theirs.decoder.parameters()} | {tuple(vocab.t().shape)}  # the unembedding
-    xa, prompt, step = torch.randn(2, 16, 64), torch.tensor([[1, 2, 3], [4, 5, 6]]), torch.tensor([[7], [8]])
-    logits, casts = {}, {}
-    for name, model in (("theirs", theirs), ("ours", ours)):
-        cache, hooks = model.install_kv_cache_hooks()
+    prompt, steps = torch.tensor([[1, 2, 3], [4, 5, 6]]), [torch.tensor([[7], [8]]), torch.tensor([[9], [10]])]
+    audio = [torch.randn(2, 16, 64), torch.randn(2, 16, 64)]
+
+    def decode(model) -> tuple[list[torch.Tensor], int]:
+        logits = []
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16), profile(record_shapes=True) as p:
-            logits[name] = [model.decoder(prompt, xa, kv_cache=cache), model.decoder(step, xa, kv_cache=cache)]
-        for h in hooks:
-            h.remove()
-        casts[name] = sum(e.name == "aten::_to_copy" and tuple(e.input_shapes[0]) in weights for e in p.events())
-    assert all(torch.equal(a, b) for a, b in zip(logits["ours"], logits["theirs"]))
-    assert logits["ours"][1].dtype == torch.float32 and logits["ours"][1].shape == (2, 1, 1000)
-    assert casts["theirs"] > 2 * len(theirs.decoder.blocks) and casts["ours"] == 0
+            for xa in audio:
+                cache, hooks = model.install_kv_cache_hooks()
+                logits += [model.decoder(tokens, xa, kv_cache=cache) for tokens in [prompt, *steps]]
+                for h in hooks:
+                    h.remove()
+        return logits, sum(e.name == "aten::_to_copy" and tuple(e.input_shapes[0]) in weights for e in p.events())
+
+    with whisper.model.disable_sdpa():
+        expected, their_casts = decode(theirs)
+    got, our_casts = decode(ours)
+    assert all(torch.equal(a, b) for a, b in zip(got, expected))
+    assert not torch.equal(got[0], got[3])  # the second audio was attended to, not the first one's keys
+    assert got[1].dtype == torch.float32 and got[1].shape == (2, 1, 1000)
+    assert their_casts > 2 * len(theirs.decoder.blocks) and our_casts == 0
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert ours.encoder(torch.zeros(1, 80, 32)).dtype == torch.float32  # what whisper.decode checks
+    if torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        bf16_weights(packed, packed=True)
+        for a, b in zip(decode(packed)[0], expected):
+            torch.testing.assert_close(a, b, rtol=0.02, atol=0.02)
 
 
 def test_a_compute_type_this_cpu_cannot_run_says_which_it_can(models_dir):
@@ -158,3 +173,26 @@ def test_a_compute_type_this_cpu_cannot_run_says_which_it_can(models_dir):
     with pytest.raises(ValueError, match=r"--compute-type bfloat16 cannot run on this cpu .* it runs .*int8.*; "
                                          r"for bf16 on a CPU, use --asr openai-whisper:tiny.en"):
         base.load("faster-whisper:tiny.en", base.ASRConfig(compute_type="bfloat16"), str(models_dir))
+
+
+def test_an_engines_changed_arithmetic_joins_its_transcripts_keys_and_only_there():
+    """bf16 openai-whisper decodes attend as whisper's explicit path does since that replaced SDPA's kernel: their
+    transcripts are keyed apart from the earlier ones, while every other engine's and type's keys stay valid."""
+    from dataclasses import replace
+
+    from pipeline.config import options
+    from pipeline.config.run import Config
+    from pipeline.core import store
+    from pipeline.stages.transcribe import transcript_keys
+
+    def earlier_key(cfg: Config, engine: str) -> str:  # the key as it was made before engines had revisions
+        decoding = {**{k: v for k, v in options.identity(cfg.asr).items() if k != "engines"}, "device": cfg.device,
+                    "compute_type": cfg.asr.compute_type}
+        return store.key_of(["ab12", engine, ["cd34"], decoding])
+
+    for engine in ("openai-whisper:tiny.en", "faster-whisper:tiny.en"):
+        for compute_type in ("int8", "float32", "bfloat16"):
+            cfg = Config()
+            cfg = replace(cfg, asr=replace(cfg.asr, compute_type=compute_type))
+            changed = engine.startswith("openai-whisper") and compute_type == "bfloat16"
+            assert (transcript_keys(cfg, engine, ["cd34"])("ab12") != earlier_key(cfg, engine)) == changed

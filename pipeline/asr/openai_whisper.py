@@ -79,27 +79,46 @@ class OpenAIWhisper:
         return base.decode_each(arrays, decoders)
 
 
-def bf16_weights(model) -> None:
+def bf16_weights(model, packed: bool | None = None) -> None:
     """Give `model`'s matmuls bf16 weights, cast once, for decoding under bf16 autocast.
 
     Autocast keeps no cast under torch.inference_mode, and none ever of a view, so whisper's modules would cast
     every weight at every call: at each decoding step all of the decoder's weights, and its unembedding, the
     transposed 51,865-row token embedding. For Whisper base that is a pass over 300 MB per token, where the
     token's arithmetic is about 100 MFLOP. Handed bf16 weights, autocast casts only the activations, and each
-    matmul gets the same bf16 operands as before, so every logit is the same to the bit (tested). The model then
-    runs under bf16 autocast only. whisper.decode wants fp32 audio features: the encoder's output is widened."""
+    matmul gets the same bf16 operands as before. The model then runs under bf16 autocast only. whisper.decode
+    wants fp32 audio features: the encoder's output is widened.
+
+    `packed` (by default, on a CPU where oneDNN runs bf16) hands oneDNN each weight once in its own blocked layout: a
+    decoding step multiplies one row by each weight, and oneDNN would otherwise lay the weight out again at every
+    call, which halves the rate of those products (the unembedding: 9.5 against 4.6 ms on one thread of a CPU
+    with AVX-512 bf16; the encoder's 1500-row products gain 3-17%). The products are the same to the bit there,
+    for every shape Whisper base multiplies. The decoder's attention: see decoder_attention."""
     import torch
     import torch.nn.functional as F
     import whisper
 
+    if packed is None:
+        packed = (model.decoder.token_embedding.weight.device.type == "cpu" and torch.backends.mkldnn.is_available()
+                  and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+    def product(weight, bias):
+        weight = weight.detach().to(torch.bfloat16)
+        bias = None if bias is None else bias.detach().to(torch.bfloat16)
+        if not packed:
+            return lambda x: F.linear(x, weight, bias)
+        blocked = torch.ops.mkldnn._reorder_linear_weight(weight, 1)
+        return lambda x: torch.ops.mkldnn._linear_pointwise(x.to(torch.bfloat16), blocked, bias, "none", [], "")
+
     for m in model.modules():
         if isinstance(m, whisper.model.Linear):  # its own forward would cast the fp32 weight per call
-            weight = m.weight.detach().to(torch.bfloat16)
-            bias = None if m.bias is None else m.bias.detach().to(torch.bfloat16)
-            m.forward = lambda x, weight=weight, bias=bias: F.linear(x, weight, bias)
+            m.forward = product(m.weight, m.bias)
     model.encoder.forward = lambda mel, forward=model.encoder.forward: forward(mel).float()
     decoder = model.decoder
-    unembedding = decoder.token_embedding.weight.detach().to(torch.bfloat16).t()
+    unembedding = product(decoder.token_embedding.weight, None)
+    for block in decoder.blocks:
+        decoder_attention(block.attn)
+        decoder_attention(block.cross_attn)
 
     def decoder_forward(x, xa, kv_cache=None):  # TextDecoder.forward of openai-whisper 20250625, but the last line
         offset = next(iter(kv_cache.values())).shape[1] if kv_cache else 0
@@ -107,10 +126,46 @@ def bf16_weights(model) -> None:
         x = x.to(xa.dtype)
         for block in decoder.blocks:
             x = block(x, xa, mask=decoder.mask, kv_cache=kv_cache)
-        return (decoder.ln(x) @ unembedding).float()
+        return unembedding(decoder.ln(x)).float()
 
     decoder.forward = decoder_forward
 
 
+def decoder_attention(attention) -> None:
+    """whisper's own attention without SDPA (its `disable_sdpa()` arithmetic: scaled products, an fp32 softmax),
+    with the keys and values a decode keeps for every step prepared once.
+
+    A decoding step asks one query of the 1500 audio positions. Under bf16, PyTorch's SDPA kernel takes 1.6 ms
+    for that on one thread (fp32: 0.3), and whisper's explicit path scales the keys and copies the keys and values
+    into matmul order again at every step, three passes over 1.5 MB a layer. The cross-attention's keys and values
+    are the same tensors from the second step of a decode on (whisper's key-value cache hands back the tensors it
+    stored), so they are scaled and laid out once per decode: the same bf16 operands, so the same products,
+    as whisper's explicit path computes. The self-attention's keys grow by one per step and are laid out afresh."""
+    import torch.nn.functional as F
+
+    kept: dict = {}
+
+    def heads(z):  # (batch, positions, state) -> (batch, heads, positions, state / heads)
+        return z.view(*z.shape[:2], attention.n_head, -1).permute(0, 2, 1, 3)
+
+    def qkv_attention(q, k, v, mask=None):
+        scale = (q.shape[-1] // attention.n_head) ** -0.25
+        if kept.get("k") is not k or kept.get("v") is not v:
+            kept.update(k=k, v=v, keys=(heads(k) * scale).transpose(-1, -2).contiguous(),
+                        values=heads(v).contiguous())
+        qk = (heads(q) * scale) @ kept["keys"]
+        if mask is not None:
+            qk = qk + mask[:q.shape[1], :q.shape[1]]
+        qk = qk.float()
+        out = (F.softmax(qk, dim=-1).to(q.dtype) @ kept["values"]).permute(0, 2, 1, 3).flatten(start_dim=2)
+        return out, qk.detach()
+
+    attention.qkv_attention = qkv_attention
+
+
+# bf16 decodes attend as whisper's explicit path does (decoder_attention), where they used to run SDPA's kernel
+BF16_ARITHMETIC = "bf16: explicit decoder attention"
+
 base.ENGINES.register("openai-whisper", OpenAIWhisper, model_family="whisper",
-                      check=lambda name: sources.check_name("openai-whisper", name), resolve=sources.openai_whisper)
+                      check=lambda name: sources.check_name("openai-whisper", name), resolve=sources.openai_whisper,
+                      arithmetic=lambda options: BF16_ARITHMETIC if options.compute_type == "bfloat16" else "")

@@ -5,6 +5,7 @@ cannot change a transcript; tests/test_invariance.py). A killed run loses at mos
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
 from pipeline.asr import base as asr
 from pipeline.config import options, paths
@@ -46,27 +47,34 @@ def models(cfg: Config) -> dict[str, Source]:
     return {engine: asr.resolve(engine, cfg.asr, cfg.models_dir) for engine in cfg.asr.engines}
 
 
-def run(cfg: Config, loaded: dict) -> Result:
-    speech: list[Speech] = loaded["speech"]
-    sources: dict[str, Source] = loaded["models"]
+def transcript_keys(cfg: Config, engine: str, model: list[str]) -> Callable[[str], str]:
+    """The key of `engine`'s transcript of the audio with a given sha256, `model` being its files' hashes."""
     # the device, the compute type it runs and CTranslate2's kernel settings change results: they are in every
     # transcript's key (the settings only when some are given, so that keys made before them stay valid)
     decode_key = {**{k: v for k, v in options.identity(cfg.asr).items() if k != "engines"}, "device": cfg.device,
                   "compute_type": asr.compute_type(cfg.asr, cfg.device)}
     if asr.backend_settings():
         decode_key["ctranslate2"] = asr.backend_settings()
+    revision = asr.ENGINES.arithmetic(engine, cfg.asr)  # "" unless the engine's own arithmetic changed
+    fields = [engine, model, decode_key] + ([revision] if revision else [])
+    return lambda sha: store.key_of([sha, *fields])
+
+
+def run(cfg: Config, loaded: dict) -> Result:
+    speech: list[Speech] = loaded["speech"]
+    sources: dict[str, Source] = loaded["models"]
     rows, files, reused = [], {}, 0
     with executor.make(cfg.executor) as pool:
         for engine in cfg.asr.engines:
             source = sources[engine]
-            model = source.content(cfg.models_dir)
+            key = transcript_keys(cfg, engine, source.content(cfg.models_dir))
             items = {}
             for i, s in enumerate(speech):
                 if s.status == "ok":
                     sha = store.sha256_or_none(s.audio_path)  # None: unreadable, and its row will say why
                     record = paths.transcript_record(cfg, asr=engine, voice=s.voice, condition=s.condition,
                                                      sentence_id=s.sentence_id)
-                    items[i] = Item(store.key_of([sha, engine, model, decode_key]) if sha else "", record,
+                    items[i] = Item(key(sha) if sha else "", record,
                                     lambda p=s.audio_path: heard(p))
             results, cached_here = cached_map(pool, (Listener, (source, decoding(cfg), cfg.models_dir, cfg.device)),
                                               items, result=Heard, chunk=cfg.asr.batch_size,

@@ -92,7 +92,7 @@ def bf16_weights(model, packed: bool | None = None) -> None:
     `packed` (by default, on a CPU where oneDNN runs bf16) hands oneDNN each weight once in its own blocked layout: a
     decoding step multiplies one row by each weight, and oneDNN would otherwise lay the weight out again at every
     call, which halves the rate of those products (the unembedding: 9.5 against 4.6 ms on one thread of a CPU
-    with AVX-512 bf16; the encoder's 1500-row products gain 3-17%). The products are the same to the bit there,
+    with AVX-512 bf16; the encoder's 1500-row products gain 2-17%). The products are the same to the bit there,
     for every shape Whisper base multiplies. The decoder's attention: see decoder_attention."""
     import torch
     import torch.nn.functional as F

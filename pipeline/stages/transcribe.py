@@ -74,8 +74,7 @@ def run(cfg: Config, loaded: dict) -> Result:
                     sha = store.sha256_or_none(s.audio_path)  # None: unreadable, and its row will say why
                     record = paths.transcript_record(cfg, asr=engine, voice=s.voice, condition=s.condition,
                                                      sentence_id=s.sentence_id)
-                    items[i] = Item(key(sha) if sha else "", record,
-                                    lambda p=s.audio_path: heard(p))
+                    items[i] = Item(key(sha) if sha else "", record, lambda p=s.audio_path: heard(p))
             results, cached_here = cached_map(pool, (Listener, (source, decoding(cfg), cfg.models_dir, cfg.device)),
                                               items, result=Heard, chunk=cfg.asr.batch_size,
                                               desc=f"transcribe {engine}", gpus=asr_gpus(cfg), noun="transcripts")

@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/asr_speed.py [--sentences 32] [--model base]
 
-Baseline: openai-whisper's own transcribe(), one utterance at a time, as a user would call it.
+Baseline: openai-whisper's own transcribe(), one utterance at a time, as a user would call it (glibc's malloc as it
+comes; the pipeline's engines, loaded through pipeline.asr.base.load, tune it: pipeline/exec/malloc.py).
 Each variant loads its model once, in its own subprocess (for a clean peak RSS), then transcribes every
 utterance `--repeat` times; the fastest run counts (this shared machine's timings vary by ±20%), and load time
 is reported apart. The goal (≥ 3× the baseline, WER inside the baseline's 95% bootstrap CI over sentences) is

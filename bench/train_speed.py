@@ -46,10 +46,11 @@ def run_variant(name: str, iters: int, threads: int, profiled: bool) -> dict:
 
     from bf16_emulation import EmulatedBf16
 
+    from pipeline.exec.malloc import tune_malloc
     from pipeline.lm import corpus
     from pipeline.lm.config import GPTConfig, TrainConfig
     from pipeline.lm.model import GPT
-    from pipeline.lm.trainer import autocast, get_batch, lr_at, make_optimizer, tune_malloc
+    from pipeline.lm.trainer import autocast, get_batch, lr_at, make_optimizer
 
     ours = name.startswith("ours")
     emulated = name.endswith("bf16-emulated")
@@ -151,8 +152,8 @@ def head_elementwise(threads: int, rounds: int = 10) -> list[dict]:
     import torch
     import torch.nn.functional as F
 
+    from pipeline.exec.malloc import tune_malloc
     from pipeline.lm.fused_loss import softmax_rows
-    from pipeline.lm.trainer import tune_malloc
 
     tune_malloc()
     torch.set_num_threads(threads)

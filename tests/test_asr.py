@@ -165,6 +165,43 @@ def test_bf16_weights_are_cast_once_and_give_whispers_logits_to_the_bit():
             torch.testing.assert_close(a, b, rtol=0.02, atol=0.02)
 
 
+def test_the_bf16_encoder_attends_as_whispers_explicit_path_a_head_at_a_time():
+    """bf16_weights gives the encoder whisper's explicit attention (disable_sdpa), a head at a time, its softmax
+    widened to fp32 and rounded to bf16 in place: the same scores and probabilities but for one on a rounding tie,
+    so every head's output agrees with whisper's to bf16's rounding, and the encoder's with it."""
+    import copy
+
+    import torch
+    import whisper
+    from torch.profiler import profile
+
+    from pipeline.asr.openai_whisper import bf16_weights, encoder_attention
+
+    torch.manual_seed(0)
+    dims = whisper.model.ModelDimensions(n_mels=80, n_audio_ctx=23, n_audio_state=64, n_audio_head=4,
+                                         n_audio_layer=2, n_vocab=1000, n_text_ctx=16, n_text_state=64,
+                                         n_text_head=4, n_text_layer=1)
+    theirs = whisper.model.Whisper(dims).eval()
+    ours = copy.deepcopy(theirs)
+    bf16_weights(ours, packed=False)
+    q, k, v = (torch.randn(2, 23, 64).to(torch.bfloat16) * 3 for _ in range(3))
+    attention = copy.deepcopy(theirs.encoder.blocks[0].attn)
+    with whisper.model.disable_sdpa():
+        expected, _ = attention.qkv_attention(q, k, v)
+    encoder_attention(attention)
+    got, _ = attention.qkv_attention(q, k, v)
+    assert got.dtype == torch.bfloat16 and got.shape == expected.shape
+    torch.testing.assert_close(got, expected, rtol=2 ** -7, atol=2 ** -7)
+    mel = torch.randn(1, 80, 46)
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        with whisper.model.disable_sdpa():
+            their_features = theirs.encoder(mel).float()
+        with profile() as p:
+            our_features = ours.encoder(mel)
+    torch.testing.assert_close(our_features, their_features, rtol=0.02, atol=0.02)
+    assert not [e.name for e in p.events() if "scaled_dot_product" in e.name]
+
+
 def test_a_compute_type_this_cpu_cannot_run_says_which_it_can(models_dir):
     import ctranslate2
 
@@ -176,8 +213,9 @@ def test_a_compute_type_this_cpu_cannot_run_says_which_it_can(models_dir):
 
 
 def test_an_engines_changed_arithmetic_joins_its_transcripts_keys_and_only_there():
-    """bf16 openai-whisper decodes attend as whisper's explicit path does since that replaced SDPA's kernel: their
-    transcripts are keyed apart from the earlier ones, while every other engine's and type's keys stay valid."""
+    """bf16 openai-whisper decodes attend as whisper's explicit path does since that replaced SDPA's kernel (and
+    the encoder's softmax runs in place since then): their transcripts are keyed apart from the earlier ones,
+    while every other engine's and type's keys stay valid."""
     from dataclasses import replace
 
     from pipeline.config import options

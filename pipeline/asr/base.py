@@ -22,6 +22,7 @@ import numpy as np
 from pipeline.config.options import option
 from pipeline.core.registry import Registry
 from pipeline.core.source import Source
+from pipeline.exec.malloc import tune_malloc
 from pipeline.io.audio import N_SAMPLES
 
 SAMPLING_SEED = 0  # temperature > 0 only: each utterance's sampler starts from this seed
@@ -71,6 +72,7 @@ def resolve(name: str, options: ASRConfig, models_dir: str) -> Source:
 
 
 def load(engine: str | Source, options: ASRConfig, models_dir: str, device: str = "cpu") -> Recognizer:
+    tune_malloc()
     source = engine if isinstance(engine, Source) else resolve(engine, options, models_dir)
     return ENGINES.load(source, options, models_dir, device)
 

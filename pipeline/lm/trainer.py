@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from pipeline.core import store
+from pipeline.exec.malloc import tune_malloc
 from pipeline.exec.progress import bar as progress_bar
 from pipeline.lm.config import TrainConfig
 from pipeline.lm.model import GPT, GPTConfig
@@ -181,24 +182,3 @@ def train(train_data: np.ndarray, val_data: np.ndarray, model_cfg: GPTConfig, cf
             "final_train": float(evals[-1]["eval_train"]) if evals else None,
             "final_val": float(evals[-1]["eval_val"]) if evals else None,
             "params": model.num_params()}
-
-
-def tune_malloc() -> bool:
-    """Keep glibc from returning each large freed tensor to the OS and faulting it back in next step.
-
-    Every step allocates and frees tensors of tens of MB; glibc serves those with mmap/munmap, and the page
-    faults cost more than the arithmetic (388 → ~230 ms/iter here, as tcmalloc does). With mmap off and a
-    high trim threshold, freed blocks stay in the heap and are reused. A no-op where glibc is not the
-    allocator (tcmalloc or jemalloc preloaded, macOS)."""
-    import ctypes
-    import ctypes.util
-
-    if "malloc" in os.environ.get("LD_PRELOAD", ""):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4
-    return bool(mallopt(M_MMAP_MAX, 0)) and bool(mallopt(M_TRIM_THRESHOLD, 1 << 30))

@@ -76,8 +76,9 @@ def _forward(ctx, h: torch.Tensor, w: torch.Tensor, t: torch.Tensor, mm_dtype: t
             else:
                 torch.mm(logits, w, out=grad_h[s:s + CHUNK_ROWS])
             if grad_w is None:  # not zeros + addmm_: a 25 MB fill and read saved
-                grad_w = (logits.t() @ hc).float()
+                grad_w = logits.t() @ hc  # bf16 under autocast: widened to fp32 as the backward scales it
             elif low:
+                grad_w = grad_w.float()  # from the second chunk on, summed in fp32
                 grad_w += logits.t() @ hc
             else:
                 grad_w.addmm_(logits.t(), hc)
@@ -89,7 +90,9 @@ def _forward(ctx, h: torch.Tensor, w: torch.Tensor, t: torch.Tensor, mm_dtype: t
 
 def _backward(ctx, grad_out: torch.Tensor):
     grad_h, grad_w = ctx.saved_tensors
-    scale = grad_out / ctx.n  # the mean's 1/N, here rather than over every logit
+    # The mean's 1/N, here rather than over every logit; one element rather than none, so that type promotion
+    # widens a bf16 grad_w to fp32 in the same pass: the same values as widening it first, 13 MB less traffic.
+    scale = (grad_out / ctx.n).reshape(1)
     return grad_h * scale, grad_w * scale, None, None, None
 
 

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 
 
+@functools.cache  # once a process: finding libc runs ldconfig, and every engine load and training asks
 def tune_malloc() -> bool:
     """Keep glibc from returning each large freed tensor to the OS and faulting it back in at the next use.
 

@@ -157,7 +157,8 @@ def run_bf16_step(model: str, tokens: int = 20) -> dict:
     """One thread: ms per decoding step of openai-whisper's decoder under bf16 autocast, with its modules as
     whisper writes them (every weight cast at every step, SDPA's attention) and as the pipeline decodes
     (pipeline/asr/openai_whisper.py's bf16_weights: weights cast and packed once at load, the cross-attention's
-    keys prepared once per decode), on the same random audio features with the key-value cache."""
+    keys prepared once per decode, a step in one TorchScript call), on the same random audio features with the
+    key-value cache."""
     import copy
 
     import torch
@@ -406,8 +407,9 @@ def main() -> None:
         lines += ["", f"A decoding step of openai-whisper:{args.model} under bf16 autocast, one thread "
                   f"({'native' if bf16 else 'software'} bf16): {step['bf16_weights']:.1f} ms as the pipeline "
                   f"decodes (`--compute-type bfloat16`: weights cast and packed once, the cross-attention's keys "
-                  f"prepared once per decode), {step['whisper_modules']:.1f} ms with whisper's modules, which cast "
-                  f"every weight at every step under inference_mode and attend through SDPA."]
+                  f"prepared once per decode, a step in one TorchScript call), {step['whisper_modules']:.1f} ms "
+                  f"with whisper's modules, which cast every weight at every step under inference_mode and attend "
+                  f"through SDPA."]
         data["profile"], data["bf16_step_ms"] = prof, step
     if args.part in ("all", "ct2"):
         lines += ct2_table(args, tmp)

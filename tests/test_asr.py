@@ -165,6 +165,41 @@ def test_bf16_weights_are_cast_once_and_give_whispers_logits_to_the_bit():
             torch.testing.assert_close(a, b, rtol=0.02, atol=0.02)
 
 
+def test_whisper_decode_runs_bf16_weights_decoder_as_it_runs_whispers_own():
+    """bf16_weights' decoder (one TorchScript call a step) under whisper.decode, greedy and in a beam search (which
+    reorders the self-attention's cached keys between steps), and without a cache (model.logits, as language
+    detection calls it): the tokens, log-probabilities and logits of whisper's own modules under bf16 autocast,
+    attending as under disable_sdpa, to the bit."""
+    import copy
+
+    import torch
+    import whisper
+
+    from pipeline.asr.openai_whisper import bf16_weights
+
+    torch.manual_seed(0)
+    dims = whisper.model.ModelDimensions(n_mels=80, n_audio_ctx=16, n_audio_state=64, n_audio_head=4,
+                                         n_audio_layer=1, n_vocab=51864, n_text_ctx=16, n_text_state=64,
+                                         n_text_head=4, n_text_layer=2)
+    theirs = whisper.model.Whisper(dims).eval()
+    theirs.decoder.positional_embedding.data.normal_()
+    ours = copy.deepcopy(theirs)
+    bf16_weights(ours, packed=False)
+    features = torch.randn(1, 16, 64)
+    for beam_size in (None, 3):
+        options = whisper.DecodingOptions(language="en", without_timestamps=True, fp16=False, beam_size=beam_size)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            with whisper.model.disable_sdpa():
+                expected, = whisper.decode(theirs, features, options)
+            got, = whisper.decode(ours, features, options)
+        assert len(got.tokens) > 1 and (got.tokens, got.avg_logprob) == (expected.tokens, expected.avg_logprob)
+    prompt = torch.tensor([[50257, 50362]])
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        with whisper.model.disable_sdpa():
+            expected = theirs.logits(prompt, features)
+        assert torch.equal(ours.logits(prompt, features), expected)
+
+
 def test_the_bf16_encoder_attends_as_whispers_explicit_path_a_head_at_a_time():
     """bf16_weights gives the encoder whisper's explicit attention (disable_sdpa), a head at a time, its softmax
     widened to fp32 and rounded to bf16 in place: the same scores and probabilities but for one on a rounding tie,

@@ -93,44 +93,41 @@ def bf16_weights(model, packed: bool | None = None) -> None:
     decoding step multiplies one row by each weight, and oneDNN would otherwise lay the weight out again at every
     call, which halves the rate of those products (the unembedding: 9.5 against 4.6 ms on one thread of a CPU
     with AVX-512 bf16; the encoder's 1500-row products gain 2-17%). The products are the same to the bit there,
-    for every shape Whisper base multiplies. The attention: see encoder_attention and decoder_attention."""
+    for every shape Whisper base multiplies. The encoder's attention: encoder_attention; the decoder, a step in one
+    TorchScript call: pipeline/asr/bf16_decoder.py."""
     import torch
     import torch.nn.functional as F
     import whisper
+
+    from pipeline.asr.bf16_decoder import Bf16Decoder
 
     if packed is None:
         packed = (model.decoder.token_embedding.weight.device.type == "cpu" and torch.backends.mkldnn.is_available()
                   and torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
-    def product(weight, bias):
+    def cast(weight, bias):
         weight = weight.detach().to(torch.bfloat16)
         bias = None if bias is None else bias.detach().to(torch.bfloat16)
+        return torch.ops.mkldnn._reorder_linear_weight(weight, 1) if packed else weight, bias
+
+    def product(weight, bias):
         if not packed:
             return lambda x: F.linear(x, weight, bias)
-        blocked = torch.ops.mkldnn._reorder_linear_weight(weight, 1)
-        return lambda x: torch.ops.mkldnn._linear_pointwise(x.to(torch.bfloat16), blocked, bias, "none", [], "")
+        return lambda x: torch.ops.mkldnn._linear_pointwise(x.to(torch.bfloat16), weight, bias, "none", [], "")
 
-    for m in model.modules():
+    for m in model.encoder.modules():
         if isinstance(m, whisper.model.Linear):  # its own forward would cast the fp32 weight per call
-            m.forward = product(m.weight, m.bias)
+            m.forward = product(*cast(m.weight, m.bias))
     for block in model.encoder.blocks:
         encoder_attention(block.attn)
+    # whisper's encoder adds the positional embedding to its convolutions' output transposed, and the sum keeps
+    # that layout through every residual add and LayerNorm after it: the same values laid out in order spare an
+    # encoder of Whisper base about 15 ms of strided passes (541 against 556 ms on one thread of an AMD EPYC)
+    model.encoder.blocks[0].register_forward_pre_hook(lambda _, args: (args[0].contiguous(), *args[1:]))
     model.encoder.forward = lambda mel, forward=model.encoder.forward: forward(mel).float()
     decoder = model.decoder
-    unembedding = product(decoder.token_embedding.weight, None)
-    for block in decoder.blocks:
-        decoder_attention(block.attn)
-        decoder_attention(block.cross_attn)
-
-    def decoder_forward(x, xa, kv_cache=None):  # TextDecoder.forward of openai-whisper 20250625, but the last line
-        offset = next(iter(kv_cache.values())).shape[1] if kv_cache else 0
-        x = decoder.token_embedding(x) + decoder.positional_embedding[offset:offset + x.shape[-1]]
-        x = x.to(xa.dtype)
-        for block in decoder.blocks:
-            x = block(x, xa, mask=decoder.mask, kv_cache=kv_cache)
-        return unembedding(decoder.ln(x)).float()
-
-    decoder.forward = decoder_forward
+    unembedding, _ = cast(decoder.token_embedding.weight, None)
+    decoder.forward = Bf16Decoder(decoder, lambda linear: cast(linear.weight, linear.bias), unembedding, packed)
 
 
 def encoder_attention(attention) -> None:
@@ -164,40 +161,9 @@ def encoder_attention(attention) -> None:
     attention.qkv_attention = qkv_attention
 
 
-def decoder_attention(attention) -> None:
-    """whisper's own attention without SDPA (its `disable_sdpa()` arithmetic: scaled products, an fp32 softmax),
-    with the keys and values a decode keeps for every step prepared once.
-
-    A decoding step asks one query of the 1500 audio positions. Under bf16, PyTorch's SDPA kernel takes 1.6 ms
-    for that on one thread (fp32: 0.3), and whisper's explicit path scales the keys and copies the keys and values
-    into matmul order again at every step, three passes over 1.5 MB a layer. The cross-attention's keys and values
-    are the same tensors from the second step of a decode on (whisper's key-value cache hands back the tensors it
-    stored), so they are scaled and laid out once per decode: the same bf16 operands, so the same products,
-    as whisper's explicit path computes. The self-attention's keys grow by one per step and are laid out afresh."""
-    import torch.nn.functional as F
-
-    kept: dict = {}
-
-    def heads(z):  # (batch, positions, state) -> (batch, heads, positions, state / heads)
-        return z.view(*z.shape[:2], attention.n_head, -1).permute(0, 2, 1, 3)
-
-    def qkv_attention(q, k, v, mask=None):
-        scale = (q.shape[-1] // attention.n_head) ** -0.25
-        if kept.get("k") is not k or kept.get("v") is not v:
-            kept.update(k=k, v=v, keys=(heads(k) * scale).transpose(-1, -2).contiguous(),
-                        values=heads(v).contiguous())
-        qk = (heads(q) * scale) @ kept["keys"]
-        if mask is not None:
-            qk = qk + mask[:q.shape[1], :q.shape[1]]
-        qk = qk.float()
-        out = (F.softmax(qk, dim=-1).to(q.dtype) @ kept["values"]).permute(0, 2, 1, 3).flatten(start_dim=2)
-        return out, qk.detach()
-
-    attention.qkv_attention = qkv_attention
-
-
-# bf16 decodes attend as whisper's explicit path does, where they used to run SDPA's kernel: the decoder since
-# decoder_attention, the encoder, a head at a time with its softmax in place, since encoder_attention
+# bf16 decodes attend as whisper's explicit path does, where they used to run SDPA's kernel: the decoder since its
+# attention was made explicit (the same arithmetic now runs in TorchScript, bf16_decoder.py, to the bit), the
+# encoder, a head at a time with its softmax in place, since encoder_attention
 BF16_ARITHMETIC = "bf16: explicit attention, the encoder's softmax in place"
 
 base.ENGINES.register("openai-whisper", OpenAIWhisper, model_family="whisper",

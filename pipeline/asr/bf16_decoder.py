@@ -66,10 +66,12 @@ def _cross_keys(xa: Tensor, params: List[Tensor], n_layer: int, packed: bool) ->
 
 def _step(x: Tensor, params: List[Tensor], cached: List[Tensor], cross: List[Tensor], mask: Tensor,
           n_head: int, eps: float, packed: bool) -> List[Tensor]:
-    """One call of TextDecoder.forward after the embedding. `params` holds 24 tensors a layer (see
-    Bf16Decoder.params), then the final LayerNorm's and the unembedding; `cached` each layer's self-attention key
-    and value so far (empty on the first call), `cross` each layer's prepared cross-attention keys and values.
-    Returns the logits in fp32, then each layer's self-attention key and value with this call's appended."""
+    """One call of TextDecoder.forward after the embedding. `params` holds 24 tensors a layer: the self-attention's
+    LayerNorm (weight, bias), query (weight, bias), key (weight), value and out (weight, bias each); the
+    cross-attention's likewise; the MLP's LayerNorm, then its two products (weight, bias each). Then the final
+    LayerNorm's weight and bias and the unembedding. `cached` holds each layer's self-attention key and value so far
+    (empty on the first call), `cross` each layer's prepared cross-attention keys and values. Returns the logits in
+    fp32, then each layer's self-attention key and value with this call's appended."""
     kept: List[Tensor] = []
     n_layer = len(cross) // 2
     for i in range(n_layer):

@@ -122,6 +122,9 @@ class Bf16Decoder:
         self.params += [decoder.ln.weight.detach(), decoder.ln.bias.detach(), unembedding]
         self.eps = decoder.ln.eps
         self.n_head = decoder.blocks[0].attn.n_head
+        # the cache's keys: the modules whose outputs whisper's hooks would keep, in the order they would keep them
+        self.selves = [m for b in decoder.blocks for m in (b.attn.key, b.attn.value)]
+        self.crosses = [m for b in decoder.blocks for m in (b.cross_attn.key, b.cross_attn.value)]
         self.prepared: tuple[list, list] = ([], [])  # (the cross keys and values they came from, prepared)
 
     def _cross(self, xa: Tensor, kv_cache: dict | None) -> list[Tensor]:
@@ -129,9 +132,8 @@ class Bf16Decoder:
         step asks one query of the 1500 audio positions, and laying out 1.5 MB of keys and values a layer again at
         every step (as whisper's explicit path does) costs more than the products. The cache hands back the same
         tensors at every step of a decode; another decode's are other tensors."""
-        modules = [m for b in self.decoder.blocks for m in (b.cross_attn.key, b.cross_attn.value)]
-        if kv_cache is not None and modules[0] in kv_cache:
-            raw = [kv_cache[m] for m in modules]
+        if kv_cache is not None and self.crosses[0] in kv_cache:
+            raw = [kv_cache[m] for m in self.crosses]
         else:
             raw = _cross_script(xa, self.params, len(self.decoder.blocks), self.packed)
         source, prepared = self.prepared
@@ -146,12 +148,11 @@ class Bf16Decoder:
         x = d.token_embedding(x) + d.positional_embedding[offset:offset + x.shape[-1]]
         x = x.to(xa.dtype)
         cross = self._cross(xa, kv_cache)
-        selves = [m for b in d.blocks for m in (b.attn.key, b.attn.value)]
-        cached = [kv_cache[m] for m in selves] if kv_cache and selves[0] in kv_cache else []
+        cached = [kv_cache[m] for m in self.selves] if kv_cache and self.selves[0] in kv_cache else []
         logits, *kept = _step_script(x, self.params, cached, cross, d.mask, self.n_head, self.eps, self.packed)
         if kv_cache is not None:  # in the order whisper's hooks fill it: its first entry gives the offset
             raw = self.prepared[0]
-            for i, block in enumerate(d.blocks):
-                kv_cache[block.attn.key], kv_cache[block.attn.value] = kept[2 * i], kept[2 * i + 1]
-                kv_cache[block.cross_attn.key], kv_cache[block.cross_attn.value] = raw[2 * i], raw[2 * i + 1]
+            for i in range(0, len(kept), 2):
+                kv_cache[self.selves[i]], kv_cache[self.selves[i + 1]] = kept[i], kept[i + 1]
+                kv_cache[self.crosses[i]], kv_cache[self.crosses[i + 1]] = raw[i], raw[i + 1]
         return logits

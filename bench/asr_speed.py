@@ -359,9 +359,9 @@ def main() -> None:
         full = next(r for r in results if r["variant"] == "faster-whisper ours int8")
         lines += ["", f"The baseline's WER {base['wer']:.3f} has a 95% bootstrap CI over sentences of "
                   f"{ci[0]:.3f}-{ci[1]:.3f}.", "",
-                  f"| variant | audio s per wall s | × openai-whisper transcribe() | × in each round (median) | WER | "
-                  f"goal (≥ {GOAL:g}× in the rounds' median, WER in the CI) | transcripts equal to baseline | equal to faster-whisper ours "
-                  "int8 | the same in every round | load s | peak RSS MB |",
+                  "| variant | audio s per wall s | × openai-whisper transcribe() | × in each round (median) | "
+                  f"WER | goal (≥ {GOAL:g}× in the rounds' median, WER in the CI) | transcripts equal to baseline | "
+                  "equal to faster-whisper ours int8 | the same in every round | load s | peak RSS MB |",
                   "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in results:
             same = sum(a == b for a, b in zip(r["texts"], base["texts"]))

@@ -7,8 +7,9 @@ along), times `scripts/setup` there (pip's download cache is the machine's, so t
 download time), then `.venv/bin/python run_pipeline.py`, with each stage's seconds from its manifest, then three
 reruns (the best counts). Python runs as on a user's machine, writing its bytecode cache: PYTHONDONTWRITEBYTECODE,
 which some sandboxes set, is dropped, since without the cache every start compiles the project's modules again.
-The goal (≤ 5 minutes for the run, the setup apart; ≤ 1 s for the rerun) is printed as met or not met, with the
-training's floor: its iterations at the ms/iter of `bench/train_speed.py`'s matmul floor on this CPU.
+The goal (≤ 5 minutes for the run, the setup apart; ≤ 1 s for the rerun) is printed as met or not met. A missed
+run gets the training's budget (what the goal leaves it once the other stages are paid, per step) beside the step
+`bench/train_speed.py` measured on this CPU in the precision the run trained in, and its matmul floor.
 Writes bench/out/cold_run.{json,md}."""
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ def main() -> None:
         stages = manifest.get("stage_seconds", {})
         rerun_s = min(timed([".venv/bin/python", "run_pipeline.py", *args.args], clone) for _ in range(3))
         iters = manifest["config"]["train"]["max_iters"]
+        precision = manifest["config"]["train"]["precision"]
     finally:
         if args.keep:
             print(f"clone kept: {clone}")
@@ -68,12 +70,19 @@ def main() -> None:
              f"**Goal: the first run ≤ {RUN_GOAL_S / 60:.0f} min: {'met' if run_s <= RUN_GOAL_S else 'not met'}** "
              f"({run_s / 60:.1f} min; {(setup_s + run_s) / 60:.1f} min with the setup). "
              f"**Rerun ≤ {RERUN_GOAL_S:g} s: {'met' if rerun_s <= RERUN_GOAL_S else 'not met'}** ({rerun_s:.2f} s)."]
-    if floor and run_s > RUN_GOAL_S:
-        peak = max(floor["peaks_gflops"].values())
-        floor_s = iters * floor["step_gflop"] / peak
-        lines += ["", f"Floor: {iters} training steps of {floor['step_gflop']:.1f} GFLOP of matmul at this CPU's faster "
-                  f"measured peak ({peak:.0f} GFLOP/s, bench/out/train_speed.json) take {floor_s:.0f} s by themselves; "
-                  f"the training stage took {stages.get('train', float('nan')):.0f} s."]
+    variant = "ours+bf16" if precision == "bf16" else "ours"
+    step = next((r for r in floor["results"] if r["variant"] == variant), None) if floor else None
+    if step and floor.get("cpu") == cpu_name() and run_s > RUN_GOAL_S:
+        others_s = run_s - stages.get("train", float("nan"))
+        peak = floor["peaks_gflops"][precision]
+        floor_ms = 1000 * floor["step_gflop"] / peak
+        budget_s = RUN_GOAL_S - others_s
+        lines += ["", f"Budget: the other stages took {others_s:.0f} s, which leaves training {budget_s:.0f} s for "
+                  f"the goal, {1000 * budget_s / iters:.0f} ms a step with its evaluations. "
+                  f"A step in {precision} takes {step['ms_per_iter']:.0f} ms in `bench/train_speed.py` on this CPU "
+                  f"(bench/out/train_speed.json), and its {floor['step_gflop']:.1f} GFLOP of matmul alone take "
+                  f"{floor_ms:.0f} ms at the {precision} peak measured there ({peak:.0f} GFLOP/s): "
+                  f"{iters * floor_ms / 1000:.0f} s for {iters} steps."]
     write_report("cold_run", lines, {"head": head.strip(), "args": args.args, "setup_s": setup_s, "run_s": run_s,
                                      "rerun_s": rerun_s, "stage_seconds": stages, "cpu": cpu_name()})
 

@@ -142,6 +142,18 @@ def test_importing_one_backend_directly_does_not_hide_the_others():
     assert out.stdout.strip() == "ok", out.stderr
 
 
+def test_checking_a_config_loads_no_model_library():
+    """A rerun with every stage up to date checks the config, every voice and engine name with it, and stops: its
+    second, not the seconds of importing torch (a helper module found by the registry once imported it at once)."""
+    code = ("import sys; from pipeline.config import run; from pipeline.asr.base import ENGINES; "
+            "from pipeline.tts.base import VOICES; run.load(overrides={'device': 'cpu', 'train.precision': 'fp32'}); "
+            "ENGINES.names(); VOICES.names(); "
+            "print(sorted(m for m in ('torch', 'whisper', 'faster_whisper', 'ctranslate2', 'piper', 'TTS', "
+            "'pocketsphinx') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PIPELINE.parent)
+    assert out.stdout.strip().splitlines()[-1:] == ["[]"], out.stdout + out.stderr
+
+
 @pytest.mark.parametrize("cls", [records.Sentence, records.Speech, records.Transcript, records.ScoredUtterance,
                                  records.ErrorEvent, records.Confusion, records.GroupSummary])
 def test_records_round_trip_through_the_one_csv_reader_and_writer(tmp_path, cls):

@@ -94,12 +94,12 @@ def bf16_weights(model, packed: bool | None = None) -> None:
     call, which halves the rate of those products (the unembedding: 9.5 against 4.6 ms on one thread of a CPU
     with AVX-512 bf16; the encoder's 1500-row products gain 2-17%). The products are the same to the bit there,
     for every shape Whisper base multiplies. The encoder's attention: encoder_attention; the decoder, a step in one
-    TorchScript call: pipeline/asr/bf16_decoder.py."""
+    TorchScript call: pipeline/asr/_bf16_decoder.py."""
     import torch
     import torch.nn.functional as F
     import whisper
 
-    from pipeline.asr.bf16_decoder import Bf16Decoder
+    from pipeline.asr._bf16_decoder import Bf16Decoder
 
     if packed is None:
         packed = (model.decoder.token_embedding.weight.device.type == "cpu" and torch.backends.mkldnn.is_available()
@@ -162,7 +162,7 @@ def encoder_attention(attention) -> None:
 
 
 # bf16 decodes attend as whisper's explicit path does, where they used to run SDPA's kernel: the decoder since its
-# attention was made explicit (the same arithmetic now runs in TorchScript, bf16_decoder.py, to the bit), the
+# attention was made explicit (the same arithmetic now runs in TorchScript, _bf16_decoder.py, to the bit), the
 # encoder, a head at a time with its softmax in place, since encoder_attention
 BF16_ARITHMETIC = "bf16: explicit attention, the encoder's softmax in place"
 

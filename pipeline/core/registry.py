@@ -1,6 +1,7 @@
 """Backends by name: `family:name` (`piper:joe`, `faster-whisper:base`). Each family is one module of a
 package that registers itself on import; the registry imports the package's modules the first time a name is
-looked up, so adding a backend is adding a file.
+looked up, so adding a backend is adding a file. It leaves out modules named with a leading underscore: a
+backend's own helpers, which may import torch at once (seconds that checking a config on a rerun must not pay).
 
 A name is checked when the config is read (cheap: no file is opened), resolved to a Source before any work
 (pipeline/core/source.py: where its model is, and the files whose hashes join the keys), and loaded from that
@@ -60,7 +61,7 @@ class Registry:
         self._discovered = True
         package = importlib.import_module(self.package)
         for info in pkgutil.iter_modules(package.__path__):
-            if info.name not in self.skip:
+            if info.name not in self.skip and not info.name.startswith("_"):
                 importlib.import_module(f"{self.package}.{info.name}")
 
     def families(self) -> list[str]:

@@ -53,9 +53,11 @@ def test_only_the_sources_declarations_ask_where_the_sentences_come_from():
 
 
 @pytest.mark.parametrize("source, stages", [
-    ({}, ["prepare", "train", "sample", "attention", "synthesize", "transcribe", "score", "compare", "report"]),
-    ({"sentences": "s.txt"}, ["own_sentences", "attention", "synthesize", "transcribe", "score", "compare", "report"]),
-    ({"audio_manifest": "m.csv"}, ["recordings", "attention", "transcribe", "score", "compare", "report"]),
+    ({}, ["prepare", "train", "sample", "attention", "synthesize", "assess", "transcribe", "score", "compare",
+          "report"]),
+    ({"sentences": "s.txt"}, ["own_sentences", "attention", "synthesize", "assess", "transcribe", "score", "compare",
+                              "report"]),
+    ({"audio_manifest": "m.csv"}, ["recordings", "attention", "assess", "transcribe", "score", "compare", "report"]),
 ])
 def test_every_source_makes_the_sentences_and_the_rest_follows(source, stages):
     cfg = config.Config(**source)

@@ -44,9 +44,9 @@ def test_every_kind_of_damaged_file_is_redone_and_the_rerun_equals_a_clean_run(t
     clean = snapshot(tmp_path)
     audio, run = tmp_path / "audio" / "default", tmp_path / "results" / "default"
     victims = {
-        "a clean wav": sorted((audio / "piper-joe" / "clean").glob("*.wav"))[0],
-        "a noisy wav": sorted((audio / "piper-joe" / "noise-snr-10").glob("*.wav"))[-1],
-        "a wav sidecar": sorted((audio / "piper-joe" / "clean").glob("*.json"))[-1],
+        "a clean wav": sorted((audio / "piper:joe" / "clean").glob("*.wav"))[0],
+        "a noisy wav": sorted((audio / "piper:joe" / "noise:snr=10").glob("*.wav"))[-1],
+        "a wav sidecar": sorted((audio / "piper:joe" / "clean").glob("*.json"))[-1],
         "a transcript": sorted((run / "transcripts").rglob("*.json"))[0],
         "the transcripts table": run / "transcripts.csv",
         "the sentences table": run / "sentences.csv",

@@ -36,10 +36,15 @@ def default_run(tmp_path_factory, models_dir):
 
 def test_full_run_writes_every_artifact(default_run, models_dir):
     cwd, proc = default_run
-    assert ran(cwd) == ["prepare", "train", "sample", "attention", "synthesize", "transcribe", "score", "compare", "report"]
+    assert ran(cwd) == ["prepare", "train", "sample", "attention", "synthesize", "assess", "transcribe", "score",
+                        "compare", "report"]
     run = cwd / "results" / "default"
     rows = store.read_csv(run / "utterances.csv")
-    assert rows and list(rows[0]) == columns(ScoredUtterance)
+    fixed = columns(ScoredUtterance)
+    assert rows and list(rows[0])[:len(fixed)] == fixed
+    # the default measures' columns come after the fixed ones, and every spoken row has its naturalness
+    assert list(rows[0])[len(fixed):] == ["dnsmos_sig", "dnsmos_bak", "dnsmos_ovrl", "dnsmos_p808", "speaker_sim"]
+    assert all(1 <= float(r["dnsmos_ovrl"]) <= 5 for r in rows)
     assert all(r["status"] == "ok" and float(r["perplexity"]) > 1 for r in rows)
     assert all((cwd / r["audio_path"]).exists() for r in rows)
     assert len(store.read_json(run / "sampled_sentences.json")) == 3
@@ -60,8 +65,8 @@ def test_full_run_writes_every_artifact(default_run, models_dir):
     assert manifest["asr_decoding"].startswith("each utterance alone")
     assert any(k.endswith("ckpt.pt") for k in manifest["files"])
     assert any("en_US-joe-medium.onnx" in k for k in manifest["files"])
-    assert set(manifest["stage_seconds"]) == {"prepare", "train", "sample", "attention", "synthesize", "transcribe",
-                                              "score", "compare", "report"}
+    assert set(manifest["stage_seconds"]) == {"prepare", "train", "sample", "attention", "synthesize", "assess",
+                                              "transcribe", "score", "compare", "report"}
     assert "micro WER" in proc.stdout and "report.html" in proc.stdout
 
 
@@ -70,8 +75,8 @@ def test_rerun_with_nothing_changed_recomputes_nothing(default_run, models_dir):
     wavs = {p: p.stat().st_mtime_ns for p in (cwd / "audio").rglob("*.wav")}
     again = cli(cwd, *SMALL_LM, *TINY, models=models_dir)
     assert again.returncode == 0 and ran(cwd) == []
-    assert stage_status(cwd) == dict.fromkeys(["prepare", "train", "sample", "attention", "synthesize", "transcribe",
-                                               "score", "compare", "report"], "up to date")
+    assert stage_status(cwd) == dict.fromkeys(["prepare", "train", "sample", "attention", "synthesize", "assess",
+                                               "transcribe", "score", "compare", "report"], "up to date")
     assert {p: p.stat().st_mtime_ns for p in (cwd / "audio").rglob("*.wav")} == wavs
 
 
@@ -86,7 +91,7 @@ def test_changing_the_normalizer_reruns_only_scoring_and_report(default_run, mod
 def test_changing_the_voice_reruns_synthesis_onwards(default_run, models_dir):
     cwd, _ = default_run
     cli(cwd, *SMALL_LM, *TINY, "--voices", "piper:joe,flite:slt", models=models_dir)
-    assert ran(cwd) == ["synthesize", "transcribe", "score", "compare", "report"]
+    assert ran(cwd) == ["synthesize", "assess", "transcribe", "score", "compare", "report"]
     rows = store.read_csv(cwd / "results" / "default" / "utterances.csv")
     assert {r["voice"] for r in rows} == {"piper:joe", "flite:slt"}
     assert "reused" in (cwd / "results" / "default" / "manifest.json").read_text()
@@ -189,7 +194,7 @@ def test_audio_manifest_scores_recordings_and_reports_bad_rows(tmp_path, models_
     manifest.write_text("id\taudio\treference\n" + "".join(f"r{i}\trec{i}.wav\t{t}\n" for i, t in enumerate(texts))
                         + "bad1\tcorrupt.wav\tsome words\nbad2\tempty.wav\tsome words\nbad3\tmissing.wav\tsome words\n")
     proc = cli(tmp_path, "--audio-manifest", str(manifest), *TINY, models=models_dir, check=False)
-    assert ran(tmp_path) == ["recordings", "attention", "transcribe", "score", "compare", "report"]
+    assert ran(tmp_path) == ["recordings", "attention", "assess", "transcribe", "score", "compare", "report"]
     assert proc.returncode == 1  # some rows failed, and the exit code says so
     rows = {r["sentence_id"]: r for r in store.read_csv(tmp_path / "results" / "default" / "utterances.csv")}
     assert all(rows[f"r{i}"]["status"] == "ok" for i in range(3))

@@ -96,7 +96,8 @@ def test_the_matrix_report_shows_every_statistic_and_its_links_resolve(matrix, t
     rendered = chromium(page, tmp_path, "--dump-dom")
     assert rendered.returncode == 0 and console_lines(rendered.stderr) == []
     dom = rendered.stdout
-    for heading in ("Comparisons", "Normalizer sensitivity", "Text difficulty", "Hardest words", "Robustness"):
+    for heading in ("Comparisons", "Normalizer sensitivity", "Text difficulty", "Hardest words", "Robustness",
+                    "Naturalness and voice"):
         assert f"<h2>{heading}</h2>" in dom, heading
     assert dom.count("<tr><th>") == 1 + 18  # the comparison matrix: its header, a row per voice × engine × condition
     # one table per factor, with the pairs that differ in it alone: 3 voice pairs in each of 6 engine × condition

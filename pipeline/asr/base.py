@@ -58,6 +58,11 @@ class ASRConfig:
                           at_least=0, speed_only=True)
 
 
+# faster-whisper's mel features come from numpy, whose matrix products on several threads round otherwise: since
+# they run on one thread (exec/workers.py one_blas_thread), its transcripts are keyed anew
+FEATURES_ON_ONE_THREAD = "features: numpy BLAS on one thread"
+
+
 class Recognizer(Protocol):
     name: str
 

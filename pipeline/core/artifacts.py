@@ -9,6 +9,7 @@ from typing import Any, Callable
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store, tables
+from pipeline.core.names import inside
 from pipeline.io import audio_manifest as manifest
 from pipeline.io import inputs
 from pipeline.scoring import evaluate, statistics
@@ -71,7 +72,8 @@ def _attention_files(cfg: Config) -> list[Path]:
     data = store.read_json_or_empty(index) if index.exists() else {}
     named = data.get("sentences") if isinstance(data, dict) else None
     entries = named.values() if isinstance(named, dict) else ()
-    return [index, *(index.parent / e["file"] for e in entries if isinstance(e, dict) and isinstance(e.get("file"), str))]
+    named_files = [e["file"] for e in entries if isinstance(e, dict) and isinstance(e.get("file"), str)]
+    return [index, *(inside(index.parent, f) for f in named_files if "/" not in f and f not in ("", ".", ".."))]
 
 
 def _attention(cfg: Config) -> dict:
@@ -84,6 +86,20 @@ def _attention(cfg: Config) -> dict:
         with np.load(index.parent / entry["file"]) as z:
             out[sentence_id] = ([str(t) for t in z["tokens"]], z["weights"])
     return out
+
+
+MEASURE_FILES = ("measures.csv", "embeddings.npz", "measures.json")
+
+
+def _measures(cfg: Config) -> dict:
+    """{"rows": [Measured], "embeddings": {"voice|condition|sentence_id": vector}, "declared": {measure: …}}."""
+    import numpy as np
+
+    run = paths.run_dir(cfg)
+    with np.load(run / "embeddings.npz") as z:
+        embeddings = dict(zip((str(k) for k in z["keys"]), z["vectors"]))
+    return {"rows": records.read_csv(run / "measures.csv", records.Measured), "embeddings": embeddings,
+            "declared": store.read_json(run / "measures.json")}
 
 
 def _in_run(files: tuple[tables.File, ...]) -> Callable[[Config], list[Path]]:
@@ -113,6 +129,9 @@ ARTIFACTS: dict[str, Artifact] = {
                           load=lambda cfg: records.read_csv(paths.run_dir(cfg) / "sentences.csv", records.Sentence)),
     "speech": Artifact("a wav per sentence × voice × condition, and the table naming them", _speech_files,
                        load=lambda cfg: records.read_csv(paths.run_dir(cfg) / "synthesis.csv", records.Speech)),
+    "measures": Artifact("each speech row's measures (naturalness, speaker similarity), their columns' meanings, and "
+                         "voice embeddings", lambda cfg: [paths.run_dir(cfg) / n for n in MEASURE_FILES],
+                         load=_measures),
     "transcripts": Artifact("a hypothesis per speech row × engine", _run("transcripts.csv"),
                             load=lambda cfg: records.read_csv(paths.run_dir(cfg) / "transcripts.csv",
                                                               records.Transcript)),

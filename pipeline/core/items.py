@@ -3,7 +3,8 @@
 Each item has a key (exactly what determines its result) and a sealed JSON record beside its output. A record is
 reused only when its key matches and the file it made (a wav) still has the sha256 it recorded; the rest are
 computed by a worker on the executor and recorded as they arrive, so a killed run loses only the items in flight.
-Errors are not recorded: the next run tries them again."""
+Errors are not recorded, and a stage with failed items says how many (stage.Result.failed), so the runner runs it
+again next time, and only the failed items are tried again."""
 from __future__ import annotations
 
 import logging

@@ -31,6 +31,12 @@ def utterance_id(*, sentence_id: str, voice: str = "", condition: str = "", asr:
     return "_".join(p for p in (trn_safe(system), trn_safe(sentence_id)) if p)
 
 
+def columns_of():
+    """A field that is a dict of columns, written after the fixed ones, one column per key (a measure's columns:
+    which exist depends on the measures a run selected)."""
+    return dataclasses.field(default_factory=dict, metadata={"columns": True})
+
+
 class _Grouped:
     """A record of one (voice, asr, condition) group, or of one of its utterances."""
     __slots__ = ()
@@ -66,6 +72,7 @@ class Speech:
     tts_seconds: float | None  # wall time of synthesis
     status: str
     error: str
+    speaker_reference: str = ""  # the audio this row's voice should sound like (a voice-cloning prompt), if given
 
     def __post_init__(self):
         _one_of(self.status, SPOKEN, "status")
@@ -129,6 +136,8 @@ class ScoredUtterance(_Grouped):
     cer: float | None  # char_errors / ref_chars
     word_surprisal: str  # each normalized reference word's surprisal (bits, ;-separated): that of the written word
     # it came from (a word the normalizer splits gives each part the whole); empty without an LM
+    measures: dict[str, float | None] = columns_of()  # each measure's columns (dnsmos_ovrl, speaker_sim, …):
+    # their meanings are in the measure's file (pipeline/measures/) and in measures.json
 
     def __post_init__(self):
         _one_of(self.status, (*SPOKEN, "empty_reference"), "status")
@@ -317,26 +326,54 @@ class Breakdown:
 
 @functools.cache
 def _columns(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+    return tuple(f.name for f in dataclasses.fields(cls) if not f.metadata.get("columns"))
+
+
+@functools.cache
+def _spread(cls: type) -> str | None:
+    """The field of `cls` whose dict is written as columns of their own (columns_of), if any."""
+    return next((f.name for f in dataclasses.fields(cls) if f.metadata.get("columns")), None)
+
+
+@functools.cache
+def _defaults(cls: type) -> frozenset[str]:
+    """Fields a table written before they existed may lack: they have a default."""
+    return frozenset(f.name for f in dataclasses.fields(cls)
+                     if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING)
 
 
 def columns(cls: type) -> list[str]:
+    """The fixed columns; a columns_of field adds its keys after them."""
     return list(_columns(cls))
 
 
 def write_csv(path: str | Path, cls: type, rows: Iterable) -> None:
-    names = columns(cls)
+    names, spread = columns(cls), _spread(cls)
     values = operator.attrgetter(*names)
-    store.write_rows(path, names, (values(r) if len(names) > 1 else (values(r),) for r in rows))
+    if spread is None:
+        store.write_rows(path, names, (values(r) if len(names) > 1 else (values(r),) for r in rows))
+        return
+    rows = list(rows)
+    extra = list(dict.fromkeys(k for r in rows for k in getattr(r, spread)))
+    store.write_rows(path, names + extra, ((*values(r), *(getattr(r, spread).get(k) for k in extra)) for r in rows))
 
 
 def read_csv(path: str | Path, cls: type[R]) -> list[R]:
-    hints, names = typing.get_type_hints(cls), columns(cls)
+    hints, names, spread = typing.get_type_hints(cls), columns(cls), _spread(cls)
     rows = store.read_csv(path)
-    missing = set(names) - set(rows[0]) if rows else set()
+    header = set(rows[0]) if rows else set()
+    missing = set(names) - header - _defaults(cls) if rows else set()
     if missing:
         raise ValueError(f"{path}: not a {cls.__name__} table (no column {', '.join(sorted(missing))})")
-    return [cls(**{n: _parse(row[n], hints[n]) for n in names}) for row in rows]
+    present = [n for n in names if n in header]
+    extra = [k for k in (rows[0] if rows else ()) if k not in names] if spread else []
+    out = []
+    for row in rows:
+        fields = {n: _parse(row[n], hints[n]) for n in present}
+        if spread:
+            fields[spread] = {k: None if row[k] == "" else float(row[k]) for k in extra}
+        out.append(cls(**fields))
+    return out
 
 
 def _parse(text: str, hint) -> object:
@@ -347,3 +384,94 @@ def _parse(text: str, hint) -> object:
         if kind in kinds:
             return kind(text)
     return text
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measured:
+    """One speech row as the measures saw it (the `assess` stage's measures.csv)."""
+    sentence_id: str
+    voice: str
+    condition: str
+    audio_sha256: str  # of the audio measured: every measure's cache key starts from it
+    status: str  # ok, or error when the audio could not be read (the row's transcript says so too)
+    notes: str  # ;-separated: why a value is missing (silent audio, an unreadable speaker reference), or what was
+    # done to the audio (a clip under 0.5 s looped by DNSMOS)
+    values: dict[str, float | None] = columns_of()  # each selected measure's columns
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeasureSummary(_Grouped):
+    """One measure column over one group's scored utterances."""
+    voice: str
+    asr: str
+    condition: str
+    measure: str  # the column: dnsmos_ovrl, speaker_sim, …
+    n: int  # utterances with a value
+    mean: float | None
+    ci95_low: float | None  # bootstrap over sentences
+    ci95_high: float | None
+    p5: float | None
+    median: float | None
+    p95: float | None
+    spearman_rho_wer: float | None  # rank correlation with the utterances' WER
+    spearman_p: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeasureComparison:
+    """Two groups on the same sentences, for one measure column: B against A."""
+    a: str  # voice | asr | condition
+    b: str
+    measure: str
+    sentences: int  # shared sentences where both have a value
+    mean_a: float | None
+    mean_b: float | None
+    delta: float | None  # mean_b − mean_a
+    delta_ci95_low: float | None  # paired bootstrap over sentences
+    delta_ci95_high: float | None
+    wilcoxon_z: float | None
+    wilcoxon_p: float
+    wilcoxon_p_holm: float  # Holm-corrected within the measure's holm_family
+    verdict: str
+    differs: str  # voice, condition, or both joined by + (groups that differ only in the engine heard the same audio)
+    holm_family: str  # one-factor or cross-factor, as for WER
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoiceSimilarity:
+    """How alike two voices sound (Resemblyzer embeddings), in one condition; a voice against itself is its
+    consistency: how alike its own utterances sound."""
+    condition: str
+    voice_a: str
+    voice_b: str
+    pairs: int  # utterance pairs compared (a voice against itself: each pair of two different sentences once)
+    similarity: float | None  # their mean cosine
+    ci95_low: float | None  # bootstrap over sentences
+    ci95_high: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunComparison:
+    """One metric of one matched group, run B against run A (`run_pipeline.py compare-runs`)."""
+    group: str  # engine | condition
+    voice_a: str
+    voice_b: str
+    metric: str  # wer, cer, or a measure column
+    sentences: int  # paired sentences with a value in both runs
+    a: float | None  # the metric in A over those sentences: pooled for wer and cer, the mean for a measure
+    b: float | None
+    delta: float | None  # b − a
+    ci95_low: float | None  # paired bootstrap over sentences
+    ci95_high: float | None
+    test: str  # the test behind p: MAPSSWE for wer, Wilcoxon signed-rank otherwise
+    p: float
+    p_holm: float  # Holm-corrected over every comparison of the two runs
+    mapsswe_z: float | None
+    sign_b_worse: int | None  # wer only: sentences where B's WER is higher
+    sign_b_better: int | None
+    sign_p: float | None
+    wilcoxon_z: float | None
+    wilcoxon_p: float
+    worse: bool  # B significantly worse (p_holm < 0.05, the CI excludes 0) by more than the margin
+    margin: float  # the least change that counts against B (--margin)
+    verdict: str

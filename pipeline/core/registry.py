@@ -8,6 +8,7 @@ A name is checked when the config is read (cheap: no file is opened), resolved t
 Source by the worker that uses it."""
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 from typing import Any, Callable
@@ -78,11 +79,16 @@ class Registry:
         self._discover()
         family, sep, name = full.partition(":")
         if not sep or family not in self._families or not name:
-            raise ConfigError(f"{self.key}: unknown {full!r}; use family:name, one of {', '.join(self.names())} "
-                              f"(e.g. {self.example})")
+            near = f"{suggest(family, self._families)}:{name}" if sep and suggest(family, self._families) \
+                else suggest(full, self.names())
+            hint = f"did you mean {near}? " if near else ""
+            raise ConfigError(f"{self.key}: unknown {full!r}; {hint}use family:name, one of "
+                              f"{', '.join(self.names())} (e.g. {self.example})")
         _, check, names = self._families[family]
         if names and name not in names:
-            raise ConfigError(f"{self.key}: unknown {full!r}; available: {', '.join(self.names())}")
+            near = suggest(full, [f"{family}:{n}" for n in names])
+            raise ConfigError(f"{self.key}: unknown {full!r}; {f'did you mean {near}? ' if near else ''}"
+                              f"available: {', '.join(self.names())}")
         check(name)
 
     def check_all(self, values: list[str]) -> None:
@@ -100,3 +106,9 @@ class Registry:
     def load(self, source: Source, *args: Any) -> Any:
         self._discover()  # a Ray worker loads a Source resolved elsewhere, without looking a name up first
         return self._families[source.spec.partition(":")[0]][0](source, *args)
+
+
+def suggest(wrong: str, known) -> str:
+    """The known name a typo most likely meant ('piper:jo' → 'piper:joe'), or "" when none is close."""
+    near = difflib.get_close_matches(wrong, list(known), n=1, cutoff=0.75)
+    return near[0] if near else ""

@@ -26,6 +26,7 @@ from pipeline.core.stage import Stage
 from pipeline.core.versions import git_commit, versions
 from pipeline.errors import ConfigError
 from pipeline.exec import device, interrupts
+from pipeline.scoring.evaluate import SCORING_REVISION
 from pipeline.stages import ALL
 
 log = logging.getLogger("pipeline")
@@ -115,8 +116,9 @@ def stage_key(cfg: Config, stage: Stage, models: dict | None = None) -> str:
     key = {"inputs": contents, "config": config_of(cfg, stage.config)}
     if models:
         key["models"] = {spec: source.content(cfg.models_dir) for spec, source in models.items()}
-    if stage.environment and stage.environment():  # only when set: keys made without any stay valid
-        key["environment"] = stage.environment()
+    beyond = stage.environment(cfg) if stage.environment else {}
+    if beyond:  # only when set: keys made without any stay valid
+        key["environment"] = beyond
     return store.key_of(key)
 
 
@@ -124,10 +126,15 @@ def outputs(cfg: Config, stage: Stage) -> dict[str, str | None]:
     return {str(p): store.sha256_or_none(p) for name in stage.makes for p in ARTIFACTS[name].files(cfg)}
 
 
-def stale(cfg: Config, stage: Stage, state_dir: Path, models: dict | None = None) -> tuple[bool, str]:
+def stale(cfg: Config, stage: Stage, state_dir: Path, models: dict | None = None) -> tuple[str, str]:
+    """Why the stage must run ("" when it is up to date), and its key."""
     key = stage_key(cfg, stage, models)
     recorded = store.read_json_or_empty(state_dir / f"{stage.name}.json")
-    return recorded.get("key") != key or recorded.get("outputs") != outputs(cfg, stage), key
+    if recorded.get("key") != key or recorded.get("outputs") != outputs(cfg, stage):
+        return "running", key
+    if recorded.get("failed"):
+        return f"trying again the {recorded['failed']} items that failed last time", key
+    return "", key
 
 
 def load_inputs(cfg: Config, stage: Stage, models: dict | None = None) -> dict[str, Any]:
@@ -186,6 +193,7 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
         manifest_path = run_dir / "manifest.json"
         manifest = store.read_json_or_empty(manifest_path)
         manifest.update(config=asdict(cfg), versions=versions(), git_commit=git_commit(), asr_decoding=asr.DECODING,
+                        scoring_revision=SCORING_REVISION,
                         ctranslate2_settings=asr.backend_settings(),
                         matmul_gflops=device.peaks(cfg.models_dir),  # what train.precision = auto chose from
                         seeds={"train": cfg.train.seed, "sample": cfg.sample.seed, "tts": cfg.tts.seed,
@@ -207,13 +215,13 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
         for stage in chosen:
             interrupts.check()
             name = stage.name
-            is_stale, key = stale(cfg, stage, state_dir, models.get(name))
-            if not (is_stale or force):
+            why, key = stale(cfg, stage, state_dir, models.get(name))
+            if not (why or force):
                 log.info("%s: up to date", name)
                 manifest["stage_status"][name] = "up to date"
                 continue
             manifest["stage_status"][name] = "running"
-            log.info("%s: running", name)
+            log.info("%s: %s", name, why or "running")
             t0 = time.perf_counter()
             try:
                 result = stage.run(cfg, load_inputs(cfg, stage, models.get(name)))
@@ -227,7 +235,10 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
             if result.device:
                 manifest.setdefault("stage_devices", {})[name] = result.device
             manifest["stage_status"][name] = "ran"
-            store.write_json(state_dir / f"{name}.json", {"key": key, "outputs": outputs(cfg, stage)})
+            state = {"key": key, "outputs": outputs(cfg, stage)}
+            if result.failed:
+                state["failed"] = result.failed
+            store.write_json(state_dir / f"{name}.json", state)
             store.write_json(manifest_path, manifest)
             log.info("%s: done in %.1f s", name, timings[name])
         manifest["files"] = {path: sha for name in STAGES for path, sha in stage_files.get(name, {}).items()}

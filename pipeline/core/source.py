@@ -64,6 +64,56 @@ class ModelDamaged(ConfigError):
     """A model file that is missing a part or cannot be what it claims; the message names the file."""
 
 
+def read_json_file(spec: str, path: Path, what: str) -> dict:
+    """A model's JSON file, parsed now: a torn or hand-edited one is named with its line, not met on every row."""
+    try:
+        value = store.read_json(path)
+    except UnicodeDecodeError as e:
+        raise ModelDamaged(f"{spec}: {path} ({what}) is not UTF-8 text (byte {e.start}); download or copy it "
+                           "again") from None
+    except ValueError as e:
+        raise ModelDamaged(f"{spec}: {path} ({what}) is not valid JSON ({e}); download or copy it again, or mend "
+                           "that line") from None
+    if not isinstance(value, dict):
+        raise ModelDamaged(f"{spec}: {path} ({what}) holds no JSON object; download or copy it again")
+    return value
+
+
+def check_onnx(spec: str, path: Path) -> None:
+    """An ONNX model is a protobuf ModelProto that opens with its ir_version field (tag 0x08). Its top-level
+    fields are walked, skipping each one's body, so an HTML error page saved under the name, or a torn download,
+    is refused now, naming the file, for the cost of a few small reads."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(24)
+        f.seek(0)
+        complete = head[:1] == b"\x08"
+        while complete and f.tell() < size:
+            tag = _varint(f)
+            wire = -1 if tag is None else tag & 7
+            if wire == 0:
+                complete = _varint(f) is not None
+            elif wire in (1, 2, 5):
+                length = {1: 8, 5: 4}.get(wire) or _varint(f)
+                complete = length is not None and f.seek(length, os.SEEK_CUR) <= size
+            else:
+                complete = False
+    if not complete:
+        shown = head.decode("ascii", "replace").replace("\n", " ")
+        raise ModelDamaged(f"{spec}: {path} is truncated or not an ONNX model ({size} bytes, beginning {shown!r}); "
+                           "download or copy it again")
+
+
+def _varint(f) -> int | None:
+    value = shift = 0
+    while byte := f.read(1):
+        value |= (byte[0] & 0x7F) << shift
+        if byte[0] < 0x80:
+            return value
+        shift += 7
+    return None
+
+
 def offline() -> bool:
     """The user asked for no network (Hugging Face's own switch), read when asked, not at import."""
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")

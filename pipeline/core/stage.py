@@ -15,6 +15,9 @@ class Result:
     summary: dict = field(default_factory=dict)  # counts and figures, kept in the manifest's stage_results
     model_files: dict[str, str] = field(default_factory=dict)  # {path: sha256} of the weights it read
     device: str | None = None  # where its model work ran, for stages that run a model
+    # items that failed in this stage's own work: until they go through, the stage is not up to date, and the
+    # next run tries them again (and only them: the others come from the per-item cache)
+    failed: int = 0
 
 
 @dataclass(frozen=True)
@@ -32,5 +35,6 @@ class Stage:
     # a source (a stage that reads an input no stage makes) runs when this says so; the others run when all they
     # read is made by the stages before them
     runs_when: Callable[[Config], bool] | None = None
-    # settings read from the environment that change its outputs (CTranslate2's kernels): they join its key
-    environment: Callable[[], dict[str, str]] | None = None
+    # what changes its outputs besides its inputs, config and models (CTranslate2's kernel settings read from the
+    # environment, a backend's arithmetic revision): it joins its key
+    environment: Callable[[Config], dict] | None = None

@@ -13,12 +13,23 @@ from pathlib import Path
 from typing import Any, Iterable
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
+    os.umask(mask)
+    return mask
+
+
+# mkstemp makes its file 0600; a file renamed into place gets the mode any new file of the user's would have
+FILE_MODE = 0o666 & ~_umask()
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path):
     """Yield a temporary path beside `path`; rename it over `path` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, FILE_MODE)
     os.close(fd)
     try:
         yield Path(tmp)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from typing import Protocol
 
@@ -15,6 +16,8 @@ import numpy as np
 
 from pipeline.asr import base as asr
 from pipeline.core.source import Source
+from pipeline.errors import WRITE_ERRORS, ModelUnloadable
+from pipeline.measures import base as measures
 from pipeline.tts import base as tts
 
 
@@ -77,23 +80,56 @@ class Heard(Done):
     audio_seconds: float | None = None
 
 
+@dataclass(kw_only=True, slots=True)
+class Assessed(Done):
+    values: dict = field(default_factory=dict)  # the measure's columns
+    notes: list = field(default_factory=list)
+    embedding: list = field(default_factory=list)  # a voice embedding, where the measure makes one
+    audio_sha256: str = ""  # of the audio measured, filled in by the stage that read it
+
+
 class Worker(Protocol):
     """Loads its model once; `work` turns a batch of inputs into one result per input, each depending only on
     its own input. Local executors call it in-process, Ray calls it on an actor."""
     def work(self, batch: list) -> list[Done]: ...
 
 
+def one_blas_thread() -> None:
+    """numpy's BLAS on one thread in a process that computes per-utterance results. Its multi-threaded matrix
+    products split the sums otherwise, so faster-whisper's mel features, and a transcript with them, depended on the
+    core count and on the executor (measured: a tiny.en transcript at 10 dB SNR ended in `king."` on 2 threads and
+    `king.` on 1, the thread count Ray gives its workers); each utterance already runs on one thread."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")
+
+
+def unloadable(source: Source, e: Exception) -> Exception:
+    """What a model that failed to load stops the stage with, once, rather than on every row: a write that failed
+    (a full disk while weights are converted) as the OSError it is, naming the file (exit 4); anything else as a
+    model error naming the model's files (exit 2)."""
+    if isinstance(e, OSError) and e.errno in WRITE_ERRORS:
+        return e
+    files = ", ".join(source.files) or source.path or source.spec
+    return ModelUnloadable(f"{source.spec}: cannot load {files} ({type(e).__name__}: {e}); the files are damaged "
+                           "or not of this model family: download or copy them again, or name another model")
+
+
 class Speaker:
     """One voice, loaded once from its resolved Source."""
 
     def __init__(self, source: Source, options: tts.TTSConfig):
-        self.voice, self.error = None, ""
+        self.voice, self.error, self.failed = None, "", None
         try:
             self.voice = tts.load(source, options)
-        except Exception as e:  # reported on every row of this voice; the other voices go on
+        except tts.VoiceUnavailable as e:  # a program or package to install: said on its rows; other voices go on
             self.error = str(e)
+        except Exception as e:
+            self.failed = unloadable(source, e)
 
     def work(self, texts: list[str]) -> list[Spoken]:
+        if self.failed:
+            raise self.failed
         return [self.speak(text) for text in texts]
 
     def speak(self, text: str) -> Spoken:
@@ -117,14 +153,41 @@ class Listener:
     """One ASR engine, loaded once from its resolved Source."""
 
     def __init__(self, source: Source, options: asr.ASRConfig, models_dir: str, device: str = "cpu"):
-        self.recognizer, self.error = None, ""
+        self.recognizer, self.failed = None, None
+        one_blas_thread()
         try:
             self.recognizer = asr.load(source, options, models_dir, device)
         except Exception as e:
-            self.error = f"{source.spec}: {e}"
+            self.failed = unloadable(source, e)
 
     def work(self, arrays: list[np.ndarray]) -> list[Heard]:
-        if self.recognizer is None:
-            return [Heard(status="error", error=self.error, **where()) for _ in arrays]
+        if self.failed:
+            raise self.failed
         return [Heard(status="ok", hypothesis=text, asr_seconds=round(d["asr_seconds"], 4), mode=d.get("mode", ""),
                       **where()) for text, d in self.recognizer.transcribe(arrays)]
+
+
+class Assessor:
+    """One measure, loaded once from its resolved Source; each input is (16 kHz audio, speaker reference or None,
+    a note on the reference), scored alone."""
+
+    def __init__(self, name: str, source: Source, threads: int = 0):
+        self.measure, self.failed = None, None
+        self.threads = threads or min(os.cpu_count() or 1, 8)
+        one_blas_thread()
+        try:
+            self.measure = measures.MEASURES.get(name).load(source)
+        except Exception as e:
+            self.failed = unloadable(source, e)
+
+    def work(self, inputs: list[tuple]) -> list[Assessed]:
+        if self.failed:
+            raise self.failed
+        with ThreadPoolExecutor(self.threads) as pool:
+            return list(pool.map(self.one, inputs))
+
+    def one(self, given: tuple) -> Assessed:
+        audio, reference, note = given
+        scores = self.measure.score(audio, reference)
+        return Assessed(status="ok", values=dict(scores.values), notes=[*scores.notes, *([note] if note else [])],
+                        embedding=list(scores.embedding), **where())

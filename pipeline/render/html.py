@@ -6,6 +6,7 @@ import html
 import json
 import os
 from pathlib import Path
+from urllib.parse import quote
 
 from pipeline.core.records import Comparison
 from pipeline.scoring.align import by_utterance, from_events
@@ -265,6 +266,72 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
 ATTENTION_SHOWN = 200  # sentences whose weights the page embeds (about 15 KB each for PA6a's 4 × 4 model)
 
 
+def player(path: str, page_dir: Path) -> str:
+    """An audio player for a file, linked relative to the page; the link is URL-quoted, since file names made
+    from ids hold %-escapes (core/names.py) that a browser would otherwise decode."""
+    if not path or not Path(path).exists():
+        return ""
+    rel = Path(os.path.relpath(Path(path).resolve(), page_dir.resolve())).as_posix()
+    return f'<audio controls preload="none" src="{html.escape(quote(rel))}"></audio>'
+
+
+def _similarity_cell(value: float | None, low: float | None, high: float | None) -> str:
+    if value is None:
+        return "<td></td>"
+    shade = int(255 - 155 * max(0.0, min(1.0, value)))
+    return (f'<td style="background:rgb({shade},{shade},255)" title="95% CI [{_cell(low)}, {_cell(high)}]">'
+            f"{_cell(value)}</td>")
+
+
+def voices_matrix(voices: list) -> str:
+    """Per condition, every two voices' similarity (the diagonal: each voice's consistency), shaded."""
+    parts = []
+    for condition in dict.fromkeys(v.condition for v in voices):
+        rows = [v for v in voices if v.condition == condition]
+        names = list(dict.fromkeys(n for v in rows for n in (v.voice_a, v.voice_b)))
+        cell = {**{(v.voice_a, v.voice_b): v for v in rows}, **{(v.voice_b, v.voice_a): v for v in rows}}
+        head = "".join(f"<th>{html.escape(n or 'recordings')}</th>" for n in names)
+        body = "".join(f'<tr><th scope="row">{html.escape(a or "recordings")}</th>' + "".join(
+            _similarity_cell(cell[a, b].similarity, cell[a, b].ci95_low, cell[a, b].ci95_high) if (a, b) in cell
+            else "<td></td>" for b in names) + "</tr>" for a in names)
+        parts.append(f'<p>{html.escape(condition)}</p><table class="matrix"><tr><td></td>{head}</tr>{body}</table>')
+    return "".join(parts)
+
+
+def measures_section(stats: dict, figures: dict[str, bytes | None], declared: dict) -> str:
+    """The measures beside WER: each column's figures per group, the comparisons between groups, the voices'
+    similarity, and a plot of the distributions. Every declared column appears here with no code of its own."""
+    summary = stats.get("measure_summary") or []
+    if not summary:
+        return ""
+    meanings = "".join(f"<li><code>{html.escape(c)}</code>: {html.escape(m)}</li>"
+                       for d in declared.values() for c, m in d.get("columns", {}).items())
+    cells = {"mean": lambda s: html.escape(_interval(s.mean, s.ci95_low, s.ci95_high)),
+             "rho": lambda s: html.escape(f"{_cell(s.spearman_rho_wer)} (p {_cell(s.spearman_p)})"
+                                          if s.spearman_rho_wer is not None else "")}
+    heads = {"mean": "mean [95% CI]", "rho": "Spearman ρ with WER"}
+    parts = ["<h2>Naturalness and voice</h2>",
+             f"<ul>{meanings}</ul><p>Per group: the mean with a bootstrap 95% CI over sentences, percentiles, and "
+             "the rank correlation with WER. The sentences table below sorts by each column, with each line's "
+             "audio beside it.</p>",
+             table(summary, ["measure", "voice", "asr", "condition", "n", "mean", "p5", "median", "p95", "rho"],
+                   cells, heads),
+             _img(figures.get("measures"), "measures")]
+    comparisons = [c for c in stats.get("measure_comparisons") or [] if c.holm_family == "one-factor"]
+    if comparisons:
+        parts.append("<p>Groups that heard different audio on the same sentences: Δ = B − A with a paired-bootstrap "
+                     "95% CI, Wilcoxon signed-rank p, Holm-corrected per measure over the one-factor pairs "
+                     '(every pair: <a href="measure_comparisons.csv">measure_comparisons.csv</a>).</p>')
+        parts.append(table(comparisons, ["measure", "a", "b", "sentences", "delta", "wilcoxon_p_holm", "verdict"],
+                           {"delta": lambda c: html.escape(_interval(c.delta, c.delta_ci95_low, c.delta_ci95_high))},
+                           {"delta": "Δ [95% CI]", "wilcoxon_p_holm": "p (Holm)"}))
+    if stats.get("voices"):
+        parts.append("<p>Speaker similarity between voices (Resemblyzer): the mean cosine over utterances of "
+                     "different sentences; the diagonal is each voice's consistency. Hover a cell for its CI.</p>")
+        parts.append(voices_matrix(stats["voices"]))
+    return "".join(parts)
+
+
 def attention_section(attention: dict | None) -> str:
     """The LM's causal attention for one sentence at a time: the first, or the one whose row was clicked. The
     weights travel as JSON (each row's visible part, 3 decimals) and are drawn on canvases, a heatmap per layer and
@@ -288,16 +355,16 @@ def attention_section(attention: dict | None) -> str:
 
 
 def render(title: str, scores: dict, stats: dict | None, figures: dict[str, bytes | None], config: dict,
-           versions: dict, links: dict[str, str], page_dir: Path, attention: dict | None = None) -> str:
+           versions: dict, links: dict[str, str], page_dir: Path, attention: dict | None = None,
+           measures: dict | None = None) -> str:
+    """`measures`: each measure's declaration as measures.json holds it (its columns and their meanings)."""
     summary, utterances, events = scores["summary"], scores["utterances"], scores["events"]
+    measure_columns = list(dict.fromkeys(c for u in utterances for c in u.measures))
     drawable = set(list(attention or {})[:ATTENTION_SHOWN])
     events_of = by_utterance(events)
     body = []
     for u in utterances:
-        audio = ""
-        if u.audio_path and Path(u.audio_path).exists():
-            rel = os.path.relpath(Path(u.audio_path).resolve(), page_dir.resolve())
-            audio = f'<audio controls preload="none" src="{html.escape(Path(rel).as_posix())}"></audio>'
+        audio = player(u.audio_path, page_dir)
         if u.status in ("ok", "empty_reference"):
             ref, hyp = coloured(from_events(u.reference_normalized, u.hypothesis_normalized,
                                             events_of.get(u.id, [])))
@@ -312,10 +379,11 @@ def render(title: str, scores: dict, stats: dict | None, figures: dict[str, byte
             f'<td>{html.escape(u.voice)}</td><td>{html.escape(u.asr)}</td><td>{html.escape(u.condition)}</td>'
             f'<td>{audio}</td><td>{ref}</td><td>{hyp}</td><td data-v="{wer}">{wer}</td>'
             f'<td data-v="{ppl}">{ppl}</td><td>{html.escape(u.status)}</td>'
-            f'<td class="bad">{html.escape(u.flags.replace(";", " "))}</td></tr>')
+            f'<td class="bad">{html.escape(u.flags.replace(";", " "))}</td>'
+            + "".join(_td(u.measures.get(c)) for c in measure_columns) + "</tr>")
     link_html = " · ".join(f'<a href="{html.escape(href)}">{html.escape(name)}</a>' for name, href in links.items())
     cols = ["id", "voice", "asr", "condition", "audio", "reference", "hypothesis", "WER", "perplexity", "status",
-            "flags"]
+            "flags", *measure_columns]
     flag_options = "".join(f'<option value="{f}">{f}</option>' for f in FLAGS)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
@@ -328,6 +396,7 @@ def render(title: str, scores: dict, stats: dict | None, figures: dict[str, byte
 {corpus_table(summary)}
 <div class="plots">{"".join(_img(figures.get(name), name) for name in ("groups", "perplexity", "loss"))}</div>
 {statistics(stats, figures) if stats else ""}
+{measures_section(stats, figures, measures or {}) if stats else ""}
 {attention_section(attention)}
 <h2>Sentences</h2>
 <p><label><input type="checkbox" id="only-errors" onchange="filterRows()"> only sentences with

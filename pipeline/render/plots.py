@@ -206,3 +206,30 @@ def difficulty(bins: list[DifficultyBin]) -> bytes | None:
         axes[i][0].set_ylabel("words failed (95% CI)" if kind == "surprisal" else "micro WER (95% CI)", fontsize=8)
     _legend_outside(fig, list(axes.flat))
     return _save(fig)
+
+
+def measure_distributions(utterances: list[ScoredUtterance]) -> bytes | None:
+    """One panel per measure column: each group's values as a box (quartiles, whiskers at p5 and p95) over its
+    points."""
+    columns = list(dict.fromkeys(c for u in utterances for c in u.measures))
+    groups: dict[tuple, dict[str, list[float]]] = {}
+    for u in utterances:
+        if u.status in ("ok", "empty_reference"):
+            for c, v in u.measures.items():
+                if v is not None:
+                    groups.setdefault((u.voice, u.condition), {}).setdefault(c, []).append(v)
+    columns = [c for c in columns if any(c in g for g in groups.values())]
+    if not columns:
+        return None
+    names = sorted(groups)
+    fig, axes = _grid(len(columns), width=max(3.4, 0.6 * len(names) + 1.5), cols=2)
+    for ax, column in zip(axes, columns):
+        data = [groups[g].get(column, []) for g in names]
+        ax.boxplot([d or [np.nan] for d in data], whis=(5, 95), showfliers=False)
+        for i, d in enumerate(data, 1):
+            ax.plot(np.full(len(d), i) + np.linspace(-0.15, 0.15, len(d)), d, ".", alpha=0.4, color="C0")
+        ax.set_title(column, fontsize=9)
+        ax.set_xticks(range(1, len(names) + 1), [f"{v or 'recordings'}\n{c}" for v, c in names], fontsize=7,
+                      rotation=30, ha="right")
+        ax.yaxis.set_tick_params(labelleft=True)
+    return _save(fig)

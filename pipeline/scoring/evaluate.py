@@ -39,6 +39,10 @@ class ScoreConfig:
     seed: int = option(1337, "bootstrap seed")
 
 
+# Bumped when a change of this project alters what scoring outputs for the same transcripts (the alignment, a
+# normalizer, how a rate is pooled): compare-runs refuses to set runs of different revisions side by side. Not
+# bumped for changes that leave scores as they were, so an upgrade does not stop comparisons with older runs.
+SCORING_REVISION = 1
 TYPE_NAMES = {"S": "substitution", "D": "deletion", "I": "insertion"}
 COLUMNS = columns(ScoredUtterance)
 CHUNK = 10_000  # utterances aligned per compiled call: their words and op codes are all that is held at once
@@ -107,6 +111,7 @@ def begin_row(row: dict, transform) -> dict:
     u.update(id=utterance_id(sentence_id=row["sentence_id"], voice=row.get("voice") or "",
                               condition=row.get("condition") or "", asr=row.get("asr") or ""), status=row.get("status") or "ok", reference_normalized="",
              hypothesis_normalized="", flags="")
+    u["measures"] = row.get("measures") or {}
     if u["condition"] == SILENCE:
         u["reference"] = ""
     if u["status"] == "ok":

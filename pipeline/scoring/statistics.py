@@ -15,13 +15,16 @@ from pipeline.core.records import (
     DifficultyBin,
     EngineAgreement,
     ErrorEvent,
+    MeasureComparison,
+    MeasureSummary,
     NormalizerEffect,
     ScoredUtterance,
     SurprisalEffect,
+    VoiceSimilarity,
     WordAttribution,
 )
 from pipeline.core.tables import Document, Table
-from pipeline.scoring import attribution, difficulty, robustness, sensitivity, surprisal
+from pipeline.scoring import attribution, difficulty, measures, robustness, sensitivity, surprisal
 from pipeline.scoring.comparisons import compare
 
 
@@ -37,12 +40,19 @@ class Statistics:
     breakdown: list[Breakdown]
     surprisal: list[SurprisalEffect]
     blame: list[Blame]
+    measure_summary: list[MeasureSummary]
+    measure_comparisons: list[MeasureComparison]
+    voices: list[VoiceSimilarity]
 
 
 def compute(utterances: list[ScoredUtterance], events: list[ErrorEvent], normalizer: str, n_boot: int,
-            seed: int, family_of: Callable[[str], str]) -> Statistics:
-    """`family_of(engine)`: the model family an engine runs (asr.base.ENGINES.model_family)."""
+            seed: int, family_of: Callable[[str], str], embeddings: dict | None = None) -> Statistics:
+    """`family_of(engine)`: the model family an engine runs (asr.base.ENGINES.model_family); `embeddings`: the
+    voice embeddings of the measures, "voice|condition|sentence_id" → vector."""
     return Statistics(normalizer=normalizer, bootstrap=n_boot, comparisons=compare(utterances, events, n_boot, seed),
+                      measure_summary=measures.summaries(utterances, n_boot, seed),
+                      measure_comparisons=measures.comparisons(utterances, n_boot, seed),
+                      voices=measures.voices(embeddings or {}, n_boot, seed),
                       normalizers=sensitivity.effects(utterances, normalizer),
                       difficulty=difficulty.bins(utterances, n_boot, seed) + surprisal.bins(utterances, events,
                                                                                             n_boot, seed),
@@ -64,6 +74,9 @@ FILES = (
     Table("breakdown.csv", Breakdown, "breakdown"),
     Table("surprisal.csv", SurprisalEffect, "surprisal"),
     Table("blame.csv", Blame, "blame"),
+    Table("measure_summary.csv", MeasureSummary, "measure_summary"),
+    Table("measure_comparisons.csv", MeasureComparison, "measure_comparisons"),
+    Table("voices.csv", VoiceSimilarity, "voices"),
 )
 
 

@@ -7,9 +7,9 @@ import io
 
 import numpy as np
 
-from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import artifacts, store
+from pipeline.core.names import file_name, inside
 from pipeline.core.stage import Result, Stage
 
 
@@ -27,8 +27,8 @@ def run(cfg: Config, loaded: dict) -> Result:
             buf = io.BytesIO()
             np.savez_compressed(buf, tokens=np.array(tokens), weights=weights.astype(np.float32),
                                 mean_over_heads=weights.mean(axis=1).astype(np.float32))
-            name = f"{paths.slug(s.sentence_id)}.npz"
-            store.write_bytes(out / name, buf.getvalue())
+            name = f"{file_name(s.sentence_id)}.npz"
+            store.write_bytes(inside(out, name), buf.getvalue())
             index[s.sentence_id] = {"file": name, "tokens": tokens, "layers": int(weights.shape[0]),
                                     "heads": int(weights.shape[1])}
     store.write_json(index_path, {"prompt": cfg.sample.start, "sentences": index})

@@ -10,8 +10,9 @@ from pipeline.scoring import statistics
 
 def run(cfg: Config, loaded: dict) -> Result:
     scores, s = loaded["scores"], cfg.score
+    embeddings = (loaded["measures"] or {}).get("embeddings", {})
     stats = statistics.compute(scores["utterances"], scores["events"], s.normalize, s.bootstrap, s.seed,
-                               asr.ENGINES.model_family)
+                               asr.ENGINES.model_family, embeddings)
     statistics.write(stats, artifacts.path("statistics", cfg).parent)
     significant = sum(1 for c in stats.comparisons if c.mapsswe_p_holm < 0.05)
     return Result({"pairs": len(stats.comparisons), "significant": significant, "failing_words": len(stats.words),
@@ -19,4 +20,5 @@ def run(cfg: Config, loaded: dict) -> Result:
 
 
 STAGE = Stage("compare", "paired comparisons, normalizer sensitivity, difficulty bins, error attribution, "
-              "breakdown SNR", reads=("scores",), makes=("statistics",), config=("score",), run=run)
+              "breakdown SNR, the measures' statistics", reads=("scores",), optional=("measures",),
+              makes=("statistics",), config=("score",), run=run)

@@ -14,7 +14,8 @@ def run(cfg: Config, loaded: dict) -> Result:
     n = sentences.write(cfg, loaded["lm"], [(r["id"], None, r["reference"]) for r in rows])
     records.write_csv(artifacts.path("speech", cfg), Speech,
                       [Speech(sentence_id=r["id"], voice="", condition="clean", audio_path=r["audio_path"],
-                              audio_seconds=None, tts_seconds=None, status="ok", error="") for r in rows])
+                              audio_seconds=None, tts_seconds=None, status="ok", error="",
+                              speaker_reference=r["speaker_reference"]) for r in rows])
     return Result({"sentences": n, "recordings": len(rows)})
 
 

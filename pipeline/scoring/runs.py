@@ -1,0 +1,245 @@
+"""Two runs compared: is B (a new version of a voice) better or worse than A, on the same sentences, heard and
+scored by the same evaluator?
+
+A run is its results folder: manifest.json (the config, each model's files' sha256, the scoring revision),
+utterances.csv, errors.csv and measures.json. Two runs can be compared only when they were scored alike: the same
+engine models, decoding options, normalizer, measure models and scoring revision (`refusals`); the voice, and
+whatever produced the audio, may differ, since they are what is compared. Groups are matched by engine and
+condition, voices by name (or the one voice of each run, or as the user pairs them), utterances by sentence id
+with the same reference text. Every metric both runs have (WER, CER, each measure column) gets Δ = B − A with a
+paired bootstrap interval over sentences and a paired test (MAPSSWE for WER, Wilcoxon for the others; WER also
+the sign and Wilcoxon tests), Holm-corrected over every comparison made."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.core import records, store
+from pipeline.core.records import ErrorEvent, RunComparison, ScoredUtterance
+from pipeline.errors import InputError
+from pipeline.io.conditions import SILENCE
+from pipeline.scoring import paired
+from pipeline.scoring.align import by_utterance, from_events
+
+ALPHA = 0.05
+MARGINS = {"wer": 0.01, "cer": 0.01}  # absolute; any measure column: MEASURE_MARGIN unless --margin says
+MEASURE_MARGIN = 0.05
+SPEED_ONLY_ASR = ("engines", "threads", "batch_size")  # what does not change a transcript (asr/base.py)
+
+
+@dataclass
+class Run:
+    name: str
+    folder: Path
+    manifest: dict
+    utterances: list[ScoredUtterance]
+    events: dict[str, list[ErrorEvent]]
+    measures: dict  # measures.json: each measure's columns and which way is better
+
+    @property
+    def engines(self) -> list[str]:
+        return list(self.manifest.get("config", {}).get("asr", {}).get("engines", []))
+
+    def model(self, spec: str) -> list[str]:
+        return sorted((self.manifest.get("models", {}).get(spec) or {}).get("files", {}).values())
+
+    def measure_specs(self) -> list[str]:
+        return [s for s in self.manifest.get("models", {}) if s.partition(":")[0] in self.measures]
+
+
+def load(given: str, results_dir: str = "results") -> Run:
+    """A run by its folder or its name (results/<name>); InputError when it is not one, or too old to compare."""
+    folder = Path(given) if Path(given).is_dir() else Path(results_dir) / given
+    needed = ("manifest.json", "utterances.csv", "errors.csv")
+    missing = [n for n in needed if not (folder / n).is_file()]
+    if not folder.is_dir() or missing:
+        raise InputError(f"{given}: not a run ({folder} has no {', '.join(missing) or 'folder'}); give a results "
+                         "folder such as results/default, or a run name")
+    manifest = store.read_json_or_empty(folder / "manifest.json")
+    if "scoring_revision" not in manifest or "models" not in manifest:
+        raise InputError(f"{given}: made by an older version of this tool (its manifest.json has no "
+                         f"{'scoring_revision' if 'models' in manifest else 'models'}); rescore it with this "
+                         "version: run the command that made it again with `--from score --force`")
+    try:
+        utterances = records.read_csv(folder / "utterances.csv", ScoredUtterance)
+        events = by_utterance(records.read_csv(folder / "errors.csv", ErrorEvent))
+    except (ValueError, KeyError) as e:
+        raise InputError(f"{given}: {e}; rescore it with this version (`--from score --force`)") from None
+    measures = store.read_json_or_empty(folder / "measures.json")
+    return Run(folder.name, folder, manifest, utterances, events, measures)
+
+
+def evaluator(run: Run, engines: list[str]) -> dict[str, object]:
+    """What scored a run: each field that must be equal for two runs to be compared."""
+    config = run.manifest.get("config", {})
+    decoding = {k: v for k, v in config.get("asr", {}).items() if k not in SPEED_ONLY_ASR}
+    out: dict[str, object] = {"scoring revision": run.manifest.get("scoring_revision"),
+                              "normalizer": config.get("score", {}).get("normalize"),
+                              "decoding options": {**decoding, "device": config.get("device")}}
+    out.update({f"engine {e} (its model files' sha256)": run.model(e) for e in engines})
+    return out
+
+
+def refusals(a: Run, b: Run) -> list[str]:
+    """Each way the two runs' evaluators differ; empty when they can be compared."""
+    shared = [e for e in a.engines if e in b.engines]
+    if not shared:
+        return [f"no ASR engine in common: {a.name} was heard by {', '.join(a.engines)}, {b.name} by "
+                f"{', '.join(b.engines)}"]
+    ea, eb = evaluator(a, shared), evaluator(b, shared)
+    out = [f"{key}: {ea[key]!r} in {a.name}, {eb[key]!r} in {b.name}" for key in ea if ea[key] != eb[key]]
+    for spec in set(a.measure_specs()) & set(b.measure_specs()):
+        if a.model(spec) != b.model(spec):
+            out.append(f"measure {spec}: its model files differ between {a.name} and {b.name}")
+    return out
+
+
+@dataclass
+class Pairing:
+    """The groups compared, and what could not be paired."""
+    groups: list[tuple[tuple, tuple]] = field(default_factory=list)  # ((voice, asr, condition) in A, … in B)
+    unmatched: list[dict] = field(default_factory=list)  # sentence_id, group, reason
+
+
+def pair_groups(a: Run, b: Run, voices: dict[str, str]) -> Pairing:
+    """Groups matched by engine and condition; voices by `voices` (A's name → B's), else by name, else the one
+    voice each run has."""
+    ga = {u.group for u in a.utterances if u.condition != SILENCE}
+    gb = {u.group for u in b.utterances if u.condition != SILENCE}
+    out = Pairing()
+    for engine, condition in sorted({(g[1], g[2]) for g in ga} & {(g[1], g[2]) for g in gb}):
+        va = sorted(g[0] for g in ga if g[1:] == (engine, condition))
+        vb = sorted(g[0] for g in gb if g[1:] == (engine, condition))
+        if voices:
+            matched = [(x, voices[x]) for x in va if voices.get(x) in vb]
+        elif set(va) & set(vb):
+            matched = [(x, x) for x in va if x in vb]
+        elif len(va) == len(vb) == 1:
+            matched = [(va[0], vb[0])]
+        else:
+            matched = []
+        out.groups += [((x, engine, condition), (y, engine, condition)) for x, y in matched]
+    return out
+
+
+def _r(x, digits: int = 4):
+    return None if x is None else round(float(x), digits)
+
+
+def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 1000, seed: int = 1337,
+            margins: dict[str, float] | None = None) -> tuple[list[RunComparison], Pairing, list[dict]]:
+    """The comparisons, the pairing with what could not be paired, and each shared sentence's change (for the
+    listening page)."""
+    margins = {**MARGINS, **(margins or {})}
+    pairing = pair_groups(a, b, voices or {})
+    by_a = {(u.group, u.sentence_id): u for u in a.utterances}
+    by_b = {(u.group, u.sentence_id): u for u in b.utterances}
+    rows, changes = [], []
+    for group_a, group_b in pairing.groups:
+        ids_a = [s for (g, s) in by_a if g == group_a]
+        ids_b = {s for (g, s) in by_b if g == group_b}
+        label = f"{group_a[1]} | {group_a[2]}"
+        shared = []
+        for s in ids_a:
+            ua, ub = by_a[group_a, s], by_b.get((group_b, s))
+            if ub is None:
+                pairing.unmatched.append({"sentence_id": s, "group": label, "reason": f"only in {a.name}"})
+            elif ua.reference != ub.reference:
+                pairing.unmatched.append({"sentence_id": s, "group": label, "reason": "the reference text differs"})
+            elif ua.status != "ok" or ub.status != "ok":
+                pairing.unmatched.append({"sentence_id": s, "group": label,
+                                          "reason": f"not scored in {a.name if ua.status != 'ok' else b.name}"})
+            else:
+                shared.append((ua, ub))
+        pairing.unmatched += [{"sentence_id": s, "group": label, "reason": f"only in {b.name}"}
+                              for s in sorted(ids_b - set(ids_a))]
+        if not shared:
+            continue
+        base = dict(group=label, voice_a=group_a[0], voice_b=group_b[0], sentences=len(shared))
+        rows.append(_wer(a, b, shared, base, n_boot, seed))
+        rows.append(_paired_values(base, "cer", [x.cer for x, _ in shared], [y.cer for _, y in shared], n_boot, seed,
+                                   [x.ref_chars or 0 for x, _ in shared], [x.char_errors or 0 for x, _ in shared],
+                                   [y.char_errors or 0 for _, y in shared]))
+        for column in dict.fromkeys(c for x, _ in shared for c in x.measures):
+            both = [(x.measures.get(column), y.measures.get(column)) for x, y in shared]
+            both = [(p, q) for p, q in both if p is not None and q is not None]
+            if both:
+                rows.append(_paired_values({**base, "sentences": len(both)}, column, [p for p, _ in both],
+                                           [q for _, q in both], n_boot, seed))
+        changes += [{"group": label, "sentence_id": x.sentence_id, "a": x, "b": y,
+                     "ops_a": from_events(x.reference_normalized, x.hypothesis_normalized, a.events.get(x.id, [])),
+                     "ops_b": from_events(y.reference_normalized, y.hypothesis_normalized, b.events.get(y.id, []))}
+                    for x, y in shared]
+    for row, p in zip(rows, paired.holm([r["p"] for r in rows])):
+        row["p_holm"] = float(f"{p:.4g}")
+        row["p"] = float(f"{row['p']:.4g}")
+    better = {c: d.get("better", {}).get(c, "higher") for d in a.measures.values() for c in d.get("columns", {})}
+    out = []
+    for row in rows:
+        metric = row["metric"]
+        higher_is_worse = metric in ("wer", "cer") or better.get(metric) == "lower"
+        margin = margins.get(metric, MEASURE_MARGIN)
+        worse_by = row["delta"] if higher_is_worse else -row["delta"]
+        significant = row["p_holm"] < ALPHA and row["ci95_low"] is not None and \
+            (row["ci95_low"] > 0 or row["ci95_high"] < 0)
+        row["worse"] = significant and worse_by > margin
+        row["margin"] = margin
+        row["verdict"] = verdict(row, significant, worse_by)
+        out.append(RunComparison(**row))
+    changes.sort(key=lambda c: -((c["b"].wer or 0) - (c["a"].wer or 0)))
+    return out, pairing, changes
+
+
+def verdict(row: dict, significant: bool, worse_by: float) -> str:
+    """One line: which way B differs from A in one metric, and whether it counts against B."""
+    figures = f"Δ = {row['delta']:+.4f}"
+    if row["ci95_low"] is not None:
+        figures += f" [{row['ci95_low']:+.4f}, {row['ci95_high']:+.4f}]"
+    figures += f", p = {row['p_holm']:.3g}"
+    head = f"{row['group']}: {row['voice_b'] or 'B'} against {row['voice_a'] or 'A'}, {row['metric']}"
+    if not significant or worse_by == 0:
+        return f"{head}: no significant difference, {figures}"
+    if worse_by < 0:
+        return f"{head}: better, {figures}"
+    return f"{head}: worse, {figures}" + ("" if row["worse"] else f" (within the margin {row['margin']})")
+
+
+def _wer(a: Run, b: Run, shared: list, base: dict, n_boot: int, seed: int) -> dict:
+    words = [x.ref_words for x, _ in shared]
+    ea, eb = [x.errors for x, _ in shared], [y.errors for _, y in shared]
+    delta, low, high = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
+    ops = [(from_events(x.reference_normalized, x.hypothesis_normalized, a.events.get(x.id, [])),
+            from_events(y.reference_normalized, y.hypothesis_normalized, b.events.get(y.id, []))) for x, y in shared]
+    m = paired.mapsswe(ops)
+    pa, pb = [100 * x.wer for x, _ in shared], [100 * y.wer for _, y in shared]
+    s, w = paired.sign_test(pb, pa), paired.wilcoxon(pb, pa)
+    return dict(base, metric="wer", a=_r(sum(ea) / sum(words)), b=_r(sum(eb) / sum(words)), delta=_r(delta),
+                ci95_low=_r(low), ci95_high=_r(high), test="MAPSSWE", p=m.p, mapsswe_z=_r(m.z, 3),
+                sign_b_worse=s.positive, sign_b_better=s.negative, sign_p=float(f"{s.p:.4g}"),
+                wilcoxon_z=_r(w.z, 3), wilcoxon_p=float(f"{w.p:.4g}"))
+
+
+def _paired_values(base: dict, metric: str, va: list, vb: list, n_boot: int, seed: int,
+                   totals: list | None = None, ta: list | None = None, tb: list | None = None) -> dict:
+    """Δ of a pooled rate (totals given: Σ errors / Σ totals) or of a mean, with a paired bootstrap interval, and
+    the Wilcoxon signed-rank test on the per-sentence values."""
+    if totals is not None:
+        delta, low, high = paired.paired_bootstrap(ta, tb, totals, n_boot, seed)
+        mean_a, mean_b = sum(ta) / max(1, sum(totals)), sum(tb) / max(1, sum(totals))
+    else:
+        delta, low, high = paired.paired_bootstrap(va, vb, [1] * len(va), n_boot, seed)
+        mean_a, mean_b = float(np.mean(va)), float(np.mean(vb))
+    pairs = [(p, q) for p, q in zip(va, vb) if p is not None and q is not None]
+    w = paired.wilcoxon([q for _, q in pairs], [p for p, _ in pairs])
+    return dict(base, metric=metric, a=_r(mean_a), b=_r(mean_b), delta=_r(delta), ci95_low=_r(low),
+                ci95_high=_r(high), test="Wilcoxon", p=w.p, mapsswe_z=None, sign_b_worse=None, sign_b_better=None,
+                sign_p=None, wilcoxon_z=_r(w.z, 3), wilcoxon_p=float(f"{w.p:.4g}"))
+
+
+def as_json(a: Run, b: Run, rows: list[RunComparison], pairing: Pairing) -> dict:
+    return {"a": str(a.folder), "b": str(b.folder), "evaluator": evaluator(a, [e for e in a.engines if e in b.engines]),
+            "comparisons": [dataclasses.asdict(r) for r in rows],
+            "unmatched": {"count": len(pairing.unmatched), "sentences": pairing.unmatched}}

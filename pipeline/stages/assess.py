@@ -1,0 +1,111 @@
+"""assess: speech → measures.csv: each selected measure (pipeline/measures/: DNSMOS, speaker similarity, …) of each
+speech row, on the 16 kHz audio the ASR hears, each utterance alone.
+
+Each score is cached as a sealed record keyed by exactly what determines it: the audio's sha256, the measure, its
+model files' sha256 and the speaker reference's sha256 where the measure uses one. A measure never sees a
+transcript, so it cannot change one. Embeddings (Resemblyzer's) go to embeddings.npz, for each voice's consistency
+and the similarity between voices (scoring/measures.py)."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.config import paths
+from pipeline.config.run import Config
+from pipeline.core import artifacts, records, store
+from pipeline.core.items import Item, Unusable, cached_map, tally
+from pipeline.core.records import Measured, Speech
+from pipeline.core.source import Source
+from pipeline.core.stage import Result, Stage
+from pipeline.exec import executor
+from pipeline.exec.workers import Assessed, Assessor
+from pipeline.io import audio
+from pipeline.measures import base as measures
+
+
+def models(cfg: Config) -> dict[str, Source]:
+    return {name: measures.MEASURES.get(name).source() for name in measures.selected(cfg.assess)}
+
+
+def reference_of(cfg: Config, row: Speech) -> str:
+    """The speaker reference of a row: its own (a manifest column), else its voice's from the config."""
+    by_voice = dict(measures.reference_pair(p) for p in cfg.assess.speaker_references)
+    return row.speaker_reference or by_voice.get(row.voice, "")
+
+
+def heard(path: str, reference: str) -> tuple:
+    """A measure's input: the audio at 16 kHz, the speaker reference at 16 kHz (None when the row has none or it
+    cannot be read: the row then says why, naming the file), and that note."""
+    try:
+        samples = audio.load_16k(path)
+    except audio.BadAudio as e:
+        raise Unusable(str(e)) from None
+    ref, note = None, ""
+    if reference:
+        try:
+            ref = audio.load_16k(reference)
+        except audio.BadAudio as e:
+            note = f"speaker reference unusable: {e}"
+    return (samples, ref, note), {"audio_sha256": store.sha256_or_none(path) or ""}
+
+
+def run(cfg: Config, loaded: dict) -> Result:
+    speech: list[Speech] = [s for s in loaded["speech"] if s.status == "ok"]
+    sources: dict[str, Source] = loaded["models"]
+    values: dict[int, dict] = {i: {} for i in range(len(speech))}
+    notes: dict[int, list[str]] = {i: [] for i in range(len(speech))}
+    status = {i: "ok" for i in range(len(speech))}
+    embeddings: dict[str, np.ndarray] = {}
+    files, reused, failed = {}, 0, 0
+    with executor.make(cfg.executor) as pool:
+        for name, source in sources.items():
+            declared = measures.MEASURES.get(name)
+            model = source.content(cfg.models_dir)
+            items = {}
+            for i, s in enumerate(speech):
+                reference = reference_of(cfg, s) if measures.SPEAKER_REFERENCE in declared.needs else ""
+                sha = store.sha256_or_none(s.audio_path)
+                ref_sha = store.sha256_or_none(reference) if reference else None
+                key = store.key_of([sha, name, model, ref_sha]) if sha else ""
+                record = paths.measure_record(cfg, measure=name, voice=s.voice, condition=s.condition,
+                                              sentence_id=s.sentence_id)
+                items[i] = Item(key, record, lambda p=s.audio_path, r=reference: heard(p, r))
+            results, cached_here = cached_map(pool, (Assessor, (name, source, cfg.assess.threads)), items,
+                                              result=Assessed, chunk=16, desc=f"assess {name}", noun="scores")
+            files.update(source.hashes(cfg.models_dir))
+            reused += cached_here
+            for i, done in results.items():
+                if done.status == "error":
+                    failed += 1
+                    status[i] = "error"
+                    notes[i].append(done.error)
+                    continue
+                values[i].update(done.values)
+                notes[i] += done.notes
+                if done.embedding:
+                    embeddings[f"{speech[i].voice}|{speech[i].condition}|{speech[i].sentence_id}"] = \
+                        np.asarray(done.embedding, dtype=np.float32)
+            for i in values:  # every row has every column, empty where there is no value
+                for column in declared.columns:
+                    values[i].setdefault(column, None)
+    rows = [Measured(sentence_id=s.sentence_id, voice=s.voice, condition=s.condition,
+                     audio_sha256=store.sha256_or_none(s.audio_path) or "", status=status[i],
+                     notes=";".join(dict.fromkeys(notes[i])), values=values[i]) for i, s in enumerate(speech)]
+    out = artifacts.path("measures", cfg)
+    records.write_csv(out, Measured, rows)
+    buf = io.BytesIO()
+    np.savez(buf, keys=np.array(list(embeddings), dtype=str),
+             vectors=np.stack(list(embeddings.values())) if embeddings else np.zeros((0, 0), np.float32))
+    store.write_bytes(out.with_name("embeddings.npz"), buf.getvalue())
+    declared = {name: measures.MEASURES.get(name) for name in sources}
+    store.write_json(out.with_name("measures.json"), {name: {"columns": d.columns, "paper": d.paper,
+                                                             "better": dict.fromkeys(d.columns, d.better)}
+                                                      for name, d in declared.items()})
+    return Result({**tally([r.status for r in rows], reused), "measures": list(sources)}, files, failed=failed)
+
+
+STAGE = Stage("assess", "each speech row scored by each selected measure (naturalness, speaker similarity), "
+              "every utterance alone", reads=("speech",), makes=("measures",), config=("assess",), run=run,
+              models=models)

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pyt
 
 ray = pytest.importorskip("ray", reason="needs the ray extra (scripts/setup --test)")
 RAY = str(Path(sys.executable).parent / "ray")
-CSVS = ("synthesis.csv", "transcripts.csv", "utterances.csv", "errors.csv", "confusions.csv", "summary.csv")
+CSVS = ("synthesis.csv", "transcripts.csv", "measures.csv", "utterances.csv", "errors.csv", "confusions.csv",
+        "summary.csv", "measure_summary.csv")
 
 
 def same_results(a: Path, b: Path) -> None:

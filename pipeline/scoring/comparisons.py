@@ -56,8 +56,9 @@ def _rate(errors: int, words: int) -> float | None:
     return errors / words if words else None
 
 
-def _r(x: float | None, digits: int = 4) -> float | None:
-    return None if x is None else round(x, digits)
+def rounded(x: float | None, digits: int = 4) -> float | None:
+    """A figure as the tables keep it (numpy's scalars as Python floats)."""
+    return None if x is None else round(float(x), digits)
 
 
 def verdict(a: Group, b: Group, delta: float | None, low: float | None, high: float | None, p: float) -> str:
@@ -96,13 +97,13 @@ def compare(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot:
         s, w = paired.sign_test(pb, pa), paired.wilcoxon(pb, pa)
         chars = sum(u.ref_chars or 0 for u in ua)
         cer_a, cer_b = _rate(sum(u.char_errors or 0 for u in ua), chars), _rate(sum(u.char_errors or 0 for u in ub), chars)
-        rows.append(dict(a=a, b=b, sentences=len(shared), wer_a=_r(_rate(sum(ea), sum(words))),
-                         wer_b=_r(_rate(sum(eb), sum(words))), delta_wer=_r(delta), delta_ci95_low=_r(low),
-                         delta_ci95_high=_r(high), cer_a=_r(cer_a), cer_b=_r(cer_b),
-                         delta_cer=_r(cer_b - cer_a) if cer_a is not None and cer_b is not None else None,
-                         mapsswe_segments=m.segments, mapsswe_z=_r(m.z, 3), mapsswe_p=m.p, sign_b_worse=s.positive,
-                         sign_b_better=s.negative, sign_ties=s.ties, sign_p=s.p, wilcoxon_z=_r(w.z, 3),
-                         wilcoxon_p=w.p))
+        delta_cer = cer_b - cer_a if cer_a is not None and cer_b is not None else None
+        rows.append(dict(a=a, b=b, sentences=len(shared), wer_a=rounded(_rate(sum(ea), sum(words))),
+                         wer_b=rounded(_rate(sum(eb), sum(words))), delta_wer=rounded(delta),
+                         delta_ci95_low=rounded(low), delta_ci95_high=rounded(high), cer_a=rounded(cer_a),
+                         cer_b=rounded(cer_b), delta_cer=rounded(delta_cer), mapsswe_segments=m.segments,
+                         mapsswe_z=rounded(m.z, 3), mapsswe_p=m.p, sign_b_worse=s.positive, sign_b_better=s.negative,
+                         sign_ties=s.ties, sign_p=s.p, wilcoxon_z=rounded(w.z, 3), wilcoxon_p=w.p))
     correct(rows)
     out = []
     for r in rows:

@@ -11,12 +11,9 @@ import numpy as np
 
 from pipeline.core.records import Group, MeasureComparison, MeasureSummary, ScoredUtterance, VoiceSimilarity
 from pipeline.scoring import paired
-from pipeline.scoring.comparisons import ALPHA, CROSS_FACTOR, ONE_FACTOR, differs, label, short
+from pipeline.scoring.comparisons import ALPHA, CROSS_FACTOR, ONE_FACTOR, differs, label, rounded, short
 from pipeline.scoring.stats import corpus_rates, resamples, spearman
 
-
-def _r(x: float | None, digits: int = 4) -> float | None:
-    return None if x is None else round(float(x), digits)
 
 
 def columns(utterances: list[ScoredUtterance]) -> list[str]:
@@ -44,9 +41,10 @@ def summaries(utterances: list[ScoredUtterance], n_boot: int, seed: int) -> list
             p5, median, p95 = np.percentile(values, [5, 50, 95])
             voice, engine, condition = group
             out.append(MeasureSummary(voice=voice, asr=engine, condition=condition, measure=column, n=len(values),
-                                      mean=_r(c.micro_wer), ci95_low=_r(c.ci_low), ci95_high=_r(c.ci_high),
-                                      p5=_r(p5), median=_r(median), p95=_r(p95), spearman_rho_wer=_r(rho.rho),
-                                      spearman_p=_r(rho.p, 6)))
+                                      mean=rounded(c.micro_wer), ci95_low=rounded(c.ci_low),
+                                      ci95_high=rounded(c.ci_high), p5=rounded(p5), median=rounded(median),
+                                      p95=rounded(p95), spearman_rho_wer=rounded(rho.rho),
+                                      spearman_p=rounded(rho.p, 6)))
     return out
 
 
@@ -81,9 +79,9 @@ def comparisons(utterances: list[ScoredUtterance], n_boot: int, seed: int) -> li
             vb = [groups[b][s].measures[column] for s in shared]
             delta, low, high = paired.paired_bootstrap(va, vb, [1] * len(shared), n_boot, seed)
             w = paired.wilcoxon(vb, va)
-            rows.append(dict(a=a, b=b, measure=column, sentences=len(shared), mean_a=_r(np.mean(va)),
-                             mean_b=_r(np.mean(vb)), delta=_r(delta), delta_ci95_low=_r(low),
-                             delta_ci95_high=_r(high), wilcoxon_z=_r(w.z, 3), wilcoxon_p=w.p, differs=factors,
+            rows.append(dict(a=a, b=b, measure=column, sentences=len(shared), mean_a=rounded(np.mean(va)),
+                             mean_b=rounded(np.mean(vb)), delta=rounded(delta), delta_ci95_low=rounded(low),
+                             delta_ci95_high=rounded(high), wilcoxon_z=rounded(w.z, 3), wilcoxon_p=w.p, differs=factors,
                              holm_family=ONE_FACTOR if "+" not in factors else CROSS_FACTOR))
         for family in (ONE_FACTOR, CROSS_FACTOR):
             members = [r for r in rows if r["holm_family"] == family]
@@ -134,5 +132,5 @@ def _similarity(condition: str, va: str, vb: str, sims: np.ndarray, n_boot: int,
                     means.append(np.nanmean(block))
         if means:
             low, high = np.percentile(means, [2.5, 97.5])
-    return VoiceSimilarity(condition=condition, voice_a=va, voice_b=vb, pairs=pairs, similarity=_r(mean),
-                           ci95_low=_r(low), ci95_high=_r(high))
+    return VoiceSimilarity(condition=condition, voice_a=va, voice_b=vb, pairs=pairs, similarity=rounded(mean),
+                           ci95_low=rounded(low), ci95_high=rounded(high))

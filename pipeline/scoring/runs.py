@@ -23,6 +23,7 @@ from pipeline.errors import InputError
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
 from pipeline.scoring.align import by_utterance, from_events
+from pipeline.scoring.comparisons import rounded
 
 ALPHA = 0.05
 MARGINS = {"wer": 0.01, "cer": 0.01}  # absolute; any measure column: MEASURE_MARGIN unless --margin says
@@ -125,9 +126,6 @@ def pair_groups(a: Run, b: Run, voices: dict[str, str]) -> Pairing:
     return out
 
 
-def _r(x, digits: int = 4):
-    return None if x is None else round(float(x), digits)
-
 
 def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 1000, seed: int = 1337,
             margins: dict[str, float] | None = None) -> tuple[list[RunComparison], Pairing, list[dict]]:
@@ -216,10 +214,10 @@ def _wer(a: Run, b: Run, shared: list, base: dict, n_boot: int, seed: int) -> di
     m = paired.mapsswe(ops)
     pa, pb = [100 * x.wer for x, _ in shared], [100 * y.wer for _, y in shared]
     s, w = paired.sign_test(pb, pa), paired.wilcoxon(pb, pa)
-    return dict(base, metric="wer", a=_r(sum(ea) / sum(words)), b=_r(sum(eb) / sum(words)), delta=_r(delta),
-                ci95_low=_r(low), ci95_high=_r(high), test="MAPSSWE", p=m.p, mapsswe_z=_r(m.z, 3),
-                sign_b_worse=s.positive, sign_b_better=s.negative, sign_p=float(f"{s.p:.4g}"),
-                wilcoxon_z=_r(w.z, 3), wilcoxon_p=float(f"{w.p:.4g}"))
+    return dict(base, metric="wer", a=rounded(sum(ea) / sum(words)), b=rounded(sum(eb) / sum(words)),
+                delta=rounded(delta), ci95_low=rounded(low), ci95_high=rounded(high), test="MAPSSWE", p=m.p,
+                mapsswe_z=rounded(m.z, 3), sign_b_worse=s.positive, sign_b_better=s.negative,
+                sign_p=float(f"{s.p:.4g}"), wilcoxon_z=rounded(w.z, 3), wilcoxon_p=float(f"{w.p:.4g}"))
 
 
 def _paired_values(base: dict, metric: str, va: list, vb: list, n_boot: int, seed: int,
@@ -234,9 +232,9 @@ def _paired_values(base: dict, metric: str, va: list, vb: list, n_boot: int, see
         mean_a, mean_b = float(np.mean(va)), float(np.mean(vb))
     pairs = [(p, q) for p, q in zip(va, vb) if p is not None and q is not None]
     w = paired.wilcoxon([q for _, q in pairs], [p for p, _ in pairs])
-    return dict(base, metric=metric, a=_r(mean_a), b=_r(mean_b), delta=_r(delta), ci95_low=_r(low),
-                ci95_high=_r(high), test="Wilcoxon", p=w.p, mapsswe_z=None, sign_b_worse=None, sign_b_better=None,
-                sign_p=None, wilcoxon_z=_r(w.z, 3), wilcoxon_p=float(f"{w.p:.4g}"))
+    return dict(base, metric=metric, a=rounded(mean_a), b=rounded(mean_b), delta=rounded(delta), ci95_low=rounded(low),
+                ci95_high=rounded(high), test="Wilcoxon", p=w.p, mapsswe_z=None, sign_b_worse=None, sign_b_better=None,
+                sign_p=None, wilcoxon_z=rounded(w.z, 3), wilcoxon_p=float(f"{w.p:.4g}"))
 
 
 def as_json(a: Run, b: Run, rows: list[RunComparison], pairing: Pairing) -> dict:

@@ -8,7 +8,6 @@ and the similarity between voices (scoring/measures.py)."""
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 
@@ -29,10 +28,6 @@ def models(cfg: Config) -> dict[str, Source]:
     return {name: measures.MEASURES.get(name).source() for name in measures.selected(cfg.assess)}
 
 
-def reference_of(cfg: Config, row: Speech) -> str:
-    """The speaker reference of a row: its own (a manifest column), else its voice's from the config."""
-    by_voice = dict(measures.reference_pair(p) for p in cfg.assess.speaker_references)
-    return row.speaker_reference or by_voice.get(row.voice, "")
 
 
 def heard(path: str, reference: str) -> tuple:
@@ -59,13 +54,16 @@ def run(cfg: Config, loaded: dict) -> Result:
     status = {i: "ok" for i in range(len(speech))}
     embeddings: dict[str, np.ndarray] = {}
     files, reused, failed = {}, 0, 0
+    by_voice = dict(measures.reference_pair(p) for p in cfg.assess.speaker_references)
     with executor.make(cfg.executor) as pool:
         for name, source in sources.items():
             declared = measures.MEASURES.get(name)
             model = source.content(cfg.models_dir)
             items = {}
             for i, s in enumerate(speech):
-                reference = reference_of(cfg, s) if measures.SPEAKER_REFERENCE in declared.needs else ""
+                # a row's own speaker reference (a manifest column), else its voice's from the config
+                reference = (s.speaker_reference or by_voice.get(s.voice, "")) \
+                    if measures.SPEAKER_REFERENCE in declared.needs else ""
                 sha = store.sha256_or_none(s.audio_path)
                 ref_sha = store.sha256_or_none(reference) if reference else None
                 key = store.key_of([sha, name, model, ref_sha]) if sha else ""
@@ -99,10 +97,10 @@ def run(cfg: Config, loaded: dict) -> Result:
     np.savez(buf, keys=np.array(list(embeddings), dtype=str),
              vectors=np.stack(list(embeddings.values())) if embeddings else np.zeros((0, 0), np.float32))
     store.write_bytes(out.with_name("embeddings.npz"), buf.getvalue())
-    declared = {name: measures.MEASURES.get(name) for name in sources}
+    chosen = {name: measures.MEASURES.get(name) for name in sources}
     store.write_json(out.with_name("measures.json"), {name: {"columns": d.columns, "paper": d.paper,
                                                              "better": dict.fromkeys(d.columns, d.better)}
-                                                      for name, d in declared.items()})
+                                                      for name, d in chosen.items()})
     return Result({**tally([r.status for r in rows], reused), "measures": list(sources)}, files, failed=failed)
 
 

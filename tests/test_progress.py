@@ -50,4 +50,5 @@ def test_the_speech_eval_command_is_the_pipeline(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "synthesize:" in proc.stdout and "transcribe:" in proc.stdout
     help_text = subprocess.run([str(command), "--help"], capture_output=True, text=True).stdout
-    assert "--asr" in help_text and "score" in help_text
+    assert "--asr" in help_text and help_text.startswith("usage: speech-eval [options]")
+    assert "speech-eval score --ref REF --hyp HYP" in help_text

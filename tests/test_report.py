@@ -1,11 +1,14 @@
 """The HTML report in a real headless browser (Debian chromium)."""
+import base64
+import io
 import re
 import shutil
 import subprocess
 from pathlib import Path
-from urllib.parse import unquote
 
+import numpy as np
 import pytest
+import soundfile as sf
 
 from tests.helpers import SENTENCES, TINY, cli, write_sentences
 
@@ -49,11 +52,15 @@ def test_report_loads_without_console_errors_and_its_audio_exists(report, tmp_pa
     dom = proc.stdout
     sources = re.findall(r'<audio[^>]*src="([^"]+)"', dom)
     assert len(sources) == 8  # 4 sentences × (clean, noise)
-    for src in sources:
-        assert (report.parent / unquote(src)).resolve().is_file(), src
+    played = {base64.b64decode(src.removeprefix("data:audio/flac;base64,")) for src in sources}
+    from pipeline.core import store
+
+    heard = {r["audio_path"] for r in store.read_csv(report.parent / "utterances.csv")}
+    for wav in heard:  # each player carries its wav's samples, losslessly
+        samples, _ = sf.read(report.parents[2] / wav, dtype="int16")
+        assert any(np.array_equal(sf.read(io.BytesIO(flac), dtype="int16")[0], samples) for flac in played), wav
     assert dom.count('<img alt="') >= 2 and "only sentences with" in dom
     assert '<select id="only-flag"' in dom and '<option value="silent_audio">' in dom
-    from pipeline.core import store
 
     rows = store.read_csv(report.parent / "utterances.csv")
     errors = {op: sum(int(r[name] or 0) for r in rows) for op, name in
@@ -63,6 +70,20 @@ def test_report_loads_without_console_errors_and_its_audio_exists(report, tmp_pa
     assert dom.count('<span class="S">') == 2 * errors["S"] + legend  # marked on the reference and the hypothesis
     assert dom.count('<span class="D">') == errors["D"] + legend
     assert dom.count('<span class="I">') == errors["I"] + legend
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian chromium (scripts/setup --test)")
+def test_the_report_copied_alone_to_another_folder_still_plays_its_audio(report, tmp_path):
+    elsewhere = tmp_path / "moved"
+    elsewhere.mkdir()
+    # the page as a user copies it, plus a probe that loads every player and writes what the browser decoded
+    probe = ("<script>const a=[...document.querySelectorAll('audio')];let n=0;a.forEach(x=>{x.preload='auto';"
+             "x.addEventListener('loadedmetadata',()=>{n++;document.body.dataset.decoded=n+':'+x.duration.toFixed(2)});"
+             "x.load()});</script></body>")
+    (elsewhere / "report.html").write_text(report.read_text().replace("</body>", probe))
+    dom = chromium(elsewhere / "report.html", tmp_path, "--dump-dom", "--autoplay-policy=no-user-gesture-required").stdout
+    decoded = re.search(r'data-decoded="(\d+):([\d.]+)"', dom)
+    assert decoded and int(decoded.group(1)) == 8 and float(decoded.group(2)) > 1, dom[-500:]
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian chromium (scripts/setup --test)")

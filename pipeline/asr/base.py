@@ -29,7 +29,7 @@ SAMPLING_SEED = 0  # temperature > 0 only: each utterance's sampler starts from 
 DEFAULT_MAX_DECODERS = 8
 DECODING = ("each utterance alone in its own window: 30 s, or max(10 s, length + 4 s) for faster-whisper-trim; "
             "long-form past 30 s; one thread per decode")
-ENGINES = Registry(__package__, "asr.engines", "faster-whisper:base, openai-whisper:tiny.en",
+ENGINES = Registry(__package__, "asr.engines", "faster-whisper:base, openai-whisper:tiny.en", "speech_eval.engines",
                    ("base", "weights", "sources"))
 
 

@@ -14,16 +14,27 @@ from pipeline.errors import WRITE_ERRORS, ConfigError, InputError
 from pipeline.exec import interrupts
 
 
-def run_parser() -> tuple[argparse.ArgumentParser, list[str]]:
+def program() -> str:
+    """The name the user typed: `run_pipeline.py`, or `speech-eval` where pip installed the console command."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return name if name and name not in ("__main__.py", "-c") else "run_pipeline.py"
+
+
+def run_parser(every_key: bool = False) -> tuple[argparse.ArgumentParser, list[str]]:
     from pipeline.core.runner import STAGES
 
+    prog = program()
+    shown = "every config key" if every_key else "config keys (the LM's: --help-all)"
     p = argparse.ArgumentParser(
-        prog="run_pipeline.py", formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="config keys for --set and --config (defaults):\n" + config_keys(),
+        prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage=f"{prog} [options]\n       {prog} score --ref REF --hyp HYP [options]\n"
+              f"       {prog} compare-runs A B [options]",
+        epilog=f"{shown} for --set and --config (defaults):\n" + config_keys(every_key),
         description="Train a small GPT on Shakespeare, sample sentences, speak them with TTS voices, "
                     "transcribe them with Whisper and score WER with a full alignment breakdown. "
-                    "`run_pipeline.py score --help` scores your own transcripts; `run_pipeline.py compare-runs --help` "
+                    f"`{prog} score --help` scores your own transcripts; `{prog} compare-runs --help` "
                     "judges one run against another.")
+    p.add_argument("--help-all", action="store_true", help="this help with every config key, the LM's too")
     p.add_argument("--config", help="TOML config file; presets and flags override it")
     p.add_argument("--preset", action="append", default=[], metavar="NAME",
                    help=f"a config file from configs/ (repeatable): {', '.join(presets())}")
@@ -46,9 +57,11 @@ def presets() -> list[str]:
     return sorted(path.stem for path in config_mod.PRESETS.glob("*.toml"))
 
 
-def config_keys() -> str:
+def config_keys(every_key: bool = False) -> str:
+    """Each key with its default and meaning; argparse prints an epilog as written (no %-expansion)."""
     return "\n".join(f"  {key} = {default!r}  # {f.metadata['help']}"
-                     for key, f, default in options.declared(config_mod.Config())).replace("%", "%%")
+                      for key, f, default in options.declared(config_mod.Config())
+                      if every_key or key.partition(".")[0] not in options.LM_SECTIONS)
 
 
 def overrides_from(args: argparse.Namespace, shortcuts: list[str]) -> dict:
@@ -119,6 +132,9 @@ def _main(argv: list[str] | None) -> int:
         return compare_runs_main(argv[1:])
     parser, shortcuts = run_parser()
     args = parser.parse_args(argv)
+    if args.help_all:
+        run_parser(every_key=True)[0].print_help()
+        return 0
     try:
         cfg = config_mod.load(args.config, overrides_from(args, shortcuts), args.preset)
         stages = [s.strip() for s in args.stages.split(",")] if args.stages else None

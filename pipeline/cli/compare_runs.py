@@ -13,8 +13,10 @@ from pipeline.errors import ConfigError, InputError
 
 
 def parser() -> argparse.ArgumentParser:
+    from pipeline.cli import program
+
     p = argparse.ArgumentParser(
-        prog="run_pipeline.py compare-runs",
+        prog=f"{program()} compare-runs",
         description="Compare run B with run A on the same sentences, heard and scored alike: every metric "
                     "paired by sentence (Δ with a bootstrap CI, MAPSSWE / sign / Wilcoxon, Holm-corrected). "
                     "Exit 0; 1 with --fail-if-worse when B is significantly worse beyond a margin; 2 when the "

@@ -46,11 +46,13 @@ def pair(ref_path: str, hyp_path: str) -> list[dict]:
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="run_pipeline.py score",
+    from pipeline.cli import program
+
+    p = argparse.ArgumentParser(prog=f"{program()} score",
                                 description="Score hypotheses against references: WER with alignment breakdown.")
     p.add_argument("--ref", required=True, help="references: one utterance per line, or a sclite trn file")
     p.add_argument("--hyp", required=True, help="hypotheses, in the same form as --ref")
-    dests = add_flags(p, ScoreConfig(), every_field=True)
+    dests = add_flags(p, ScoreConfig(), every_field=True, keys=False)
     p.add_argument("--out", default="results/score", help="output directory (default results/score)")
     args = p.parse_args(argv)
     cfg = ScoreConfig()
@@ -68,6 +70,6 @@ def main(argv: list[str]) -> int:
         print(f"error: cannot write --out {args.out} ({e.strerror}); free some space or pick another directory",
               file=sys.stderr)
         return 4
-    print(summary_table(results.summary, len(results.utterances)))
+    print(summary_table(results.summary, len(results.utterances), macro_first=cfg.headline == "macro"))
     print(f"results in {args.out}/")
     return 0

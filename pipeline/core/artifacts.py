@@ -2,7 +2,7 @@
 agree without talking), what identifies its content, and what a reading stage receives."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -10,7 +10,7 @@ from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store, tables
 from pipeline.core.names import inside
-from pipeline.io import audio_manifest as manifest
+from pipeline.io import manifests
 from pipeline.io import inputs
 from pipeline.scoring import evaluate, statistics
 
@@ -102,6 +102,10 @@ def _measures(cfg: Config) -> dict:
             "declared": store.read_json(run / "measures.json")}
 
 
+def _recordings(cfg: Config) -> list[manifests.Recording]:
+    return manifests.read(cfg.audio_manifest, cfg.manifest_format, cfg.wav_dir)
+
+
 def _in_run(files: tuple[tables.File, ...]) -> Callable[[Config], list[Path]]:
     return lambda cfg: [paths.run_dir(cfg) / name for name in tables.names(files)]
 
@@ -120,9 +124,9 @@ ARTIFACTS: dict[str, Artifact] = {
                    load=lambda cfg: paths.lm_dir(cfg), identity=_lm_identity),
     "sentence_file": Artifact("the user's sentences, one per line", _user_file(lambda cfg: cfg.sentences),
                               load=lambda cfg: inputs.sentences(cfg.sentences)),
-    "audio_manifest": Artifact("the user's recordings: id, audio path, reference",
-                               _user_file(lambda cfg: cfg.audio_manifest),
-                               load=lambda cfg: manifest.read(cfg.audio_manifest)),
+    "audio_manifest": Artifact("the user's recordings: id, audio, reference, in any format manifests/ reads",
+                               _user_file(lambda cfg: cfg.audio_manifest), load=_recordings,
+                               identity=lambda cfg: store.key_of([asdict(r) for r in _recordings(cfg)])),
     "sentences": Artifact("the reference sentences with their perplexity",
                           lambda cfg: [paths.run_dir(cfg) / n for n in ("sentences.csv", "sampled_sentences.json",
                                                                         "reference_perplexity.csv")],

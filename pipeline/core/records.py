@@ -37,6 +37,12 @@ def columns_of():
     return dataclasses.field(default_factory=dict, metadata={"columns": True})
 
 
+def lm_only(default=None):
+    """A field only a trained LM fills: a table in which every row holds its default (a run of recordings or
+    sentences without an LM) leaves the column out, and reading it back gives the default."""
+    return dataclasses.field(default=default, metadata={"lm_only": True})
+
+
 class _Grouped:
     """A record of one (voice, asr, condition) group, or of one of its utterances."""
     __slots__ = ()
@@ -57,9 +63,9 @@ class Sentence:
     sample: int | None  # which LM sample it was cut from
     text: str  # the reference, as written
     lm_tokens: int  # GPT-2 tokens in the text
-    perplexity: float | None  # the LM's perplexity of the text, given the sampling prompt; None without an LM
-    word_surprisal: str  # each word of text.split(): its tokens' −log₂ p summed (bits), given the prompt and the
-    # text before it, ;-separated (lm/surprisal.py); empty without an LM
+    perplexity: float | None = lm_only()  # the LM's perplexity of the text, given the sampling prompt
+    word_surprisal: str = lm_only("")  # each word of text.split(): its tokens' −log₂ p summed (bits), given the
+    # prompt and the text before it, ;-separated (lm/surprisal.py)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,7 +126,7 @@ class ScoredUtterance(_Grouped):
     insertions: int | None
     errors: int | None  # substitutions + deletions + insertions
     wer: float | None  # errors / ref_words; None when the reference is empty
-    perplexity: float | None
+    perplexity: float | None = lm_only()
     lm_tokens: int | None
     audio_path: str
     audio_seconds: float | None
@@ -134,8 +140,8 @@ class ScoredUtterance(_Grouped):
     ref_chars: int | None  # characters in the normalized reference, spaces included
     char_errors: int | None  # character edit distance to the normalized hypothesis (jiwer)
     cer: float | None  # char_errors / ref_chars
-    word_surprisal: str  # each normalized reference word's surprisal (bits, ;-separated): that of the written word
-    # it came from (a word the normalizer splits gives each part the whole); empty without an LM
+    word_surprisal: str = lm_only("")  # each normalized reference word's surprisal (bits, ;-separated): that of
+    # the written word it came from (a word the normalizer splits gives each part the whole)
     measures: dict[str, float | None] = columns_of()  # each measure's columns (dnsmos_ovrl, speaker_sim, …):
     # their meanings are in the measure's file (pipeline/measures/) and in measures.json
 
@@ -152,7 +158,7 @@ class ErrorEvent:
     reference_word: str
     hypothesis_word: str
     position: int  # index in the utterance's alignment, hits included
-    surprisal: float | None  # the reference word's surprisal (bits); None for an insertion or without an LM
+    surprisal: float | None = lm_only()  # the reference word's surprisal (bits); None for an insertion
 
     def __post_init__(self):
         _one_of(self.type, ("substitution", "deletion", "insertion"), "type")
@@ -182,9 +188,9 @@ class GroupSummary(_Grouped):
     macro_wer: float | None  # mean of per-utterance WER
     ci95_low: float | None  # bootstrap 95% interval of micro_wer, resampling utterances
     ci95_high: float | None
-    spearman_n: int
-    spearman_rho: float | None  # rank correlation of perplexity and WER
-    spearman_p: float | None
+    spearman_n: int = lm_only(0)
+    spearman_rho: float | None = lm_only()  # rank correlation of perplexity and WER
+    spearman_p: float | None = lm_only()
     flagged: int  # rows with any health flag
     silent_audio: int
     empty_hypothesis: int
@@ -269,7 +275,7 @@ class WordAttribution:
     utterances: str  # ;-separated ids of the rows where it failed
     families_failed: int  # model families (Whisper, PocketSphinx) in which it failed
     families_heard: int
-    mean_surprisal: float | None  # bits under the LM, over its occurrences; None without an LM
+    mean_surprisal: float | None = lm_only()  # bits under the LM, over its occurrences
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -347,8 +353,17 @@ def columns(cls: type) -> list[str]:
     return list(_columns(cls))
 
 
+@functools.cache
+def _lm_only(cls: type) -> dict[str, object]:
+    return {f.name: f.default for f in dataclasses.fields(cls) if f.metadata.get("lm_only")}
+
+
 def write_csv(path: str | Path, cls: type, rows: Iterable) -> None:
-    names, spread = columns(cls), _spread(cls)
+    names, spread, optional = columns(cls), _spread(cls), _lm_only(cls)
+    if optional:
+        rows = list(rows)
+        unused = {n for n, default in optional.items() if rows and all(getattr(r, n) == default for r in rows)}
+        names = [n for n in names if n not in unused]
     values = operator.attrgetter(*names)
     if spread is None:
         store.write_rows(path, names, (values(r) if len(names) > 1 else (values(r),) for r in rows))

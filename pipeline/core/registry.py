@@ -5,7 +5,12 @@ backend's own helpers, which may import torch at once (seconds that checking a c
 
 A name is checked when the config is read (cheap: no file is opened), resolved to a Source before any work
 (pipeline/core/source.py: where its model is, and the files whose hashes join the keys), and loaded from that
-Source by the worker that uses it."""
+Source by the worker that uses it.
+
+Installed packages add backends too: a module named by an entry point in the registry's group
+(`speech_eval.voices`, `speech_eval.engines`, `speech_eval.measures`) is imported with the package's own modules
+and registers itself the same way. The entry point's name is the family it registers; a plugin that fails to
+import is named when its family is asked for, and leaves every other backend usable."""
 from __future__ import annotations
 
 import difflib
@@ -17,9 +22,30 @@ from pipeline.core.source import Source
 from pipeline.errors import ConfigError
 
 
+def discover(package: str, group: str, skip: tuple[str, ...] = ("base",)) -> dict[str, str]:
+    """Import the package's backend modules, then the plugins of the entry-point group; returns each plugin that
+    failed to import, by its entry point's name, with what went wrong and how to fix it."""
+    from importlib.metadata import entry_points
+
+    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        if info.name not in skip and not info.name.startswith("_"):
+            importlib.import_module(f"{package}.{info.name}")
+    broken = {}
+    for point in entry_points(group=group):
+        try:
+            point.load()
+        except Exception as e:  # any fault of a third party's module: named, never fatal to the others
+            dist = point.dist.name if point.dist else "its package"
+            broken[point.name] = (f"the plugin {point.name!r} ({point.value}, entry point {group} of {dist}) failed "
+                                  f"to import: {type(e).__name__}: {e}. Fix or reinstall {dist} "
+                                  f"(pip install --force-reinstall {dist}), or uninstall it")
+    return broken
+
+
 class Registry:
-    def __init__(self, package: str, key: str, example: str, skip: tuple[str, ...] = ("base",)):
-        self.package, self.key, self.example, self.skip = package, key, example, skip
+    def __init__(self, package: str, key: str, example: str, group: str, skip: tuple[str, ...] = ("base",)):
+        self.package, self.key, self.example, self.group, self.skip = package, key, example, group, skip
+        self._broken: dict[str, str] = {}
         self._families: dict[str, tuple[Callable[..., Any], Callable[[str], None], tuple[str, ...]]] = {}
         self._resolvers: dict[str, Callable[..., Source]] = {}
         self._model_families: dict[str, str] = {}
@@ -60,10 +86,7 @@ class Registry:
         if self._discovered:
             return
         self._discovered = True
-        package = importlib.import_module(self.package)
-        for info in pkgutil.iter_modules(package.__path__):
-            if info.name not in self.skip and not info.name.startswith("_"):
-                importlib.import_module(f"{self.package}.{info.name}")
+        self._broken = discover(self.package, self.group, self.skip)
 
     def families(self) -> list[str]:
         self._discover()
@@ -78,6 +101,8 @@ class Registry:
     def check(self, full: str) -> None:
         self._discover()
         family, sep, name = full.partition(":")
+        if family in self._broken and family not in self._families:
+            raise ConfigError(f"{self.key}: {full!r}: {self._broken[family]}")
         if not sep or family not in self._families or not name:
             near = f"{suggest(family, self._families)}:{name}" if sep and suggest(family, self._families) \
                 else suggest(full, self.names())

@@ -29,23 +29,32 @@ class Document:
 File = Table | Document
 
 
-def write(files: tuple[File, ...], results: Any, out_dir: str | Path) -> list[Path]:
+def write(files: tuple[File, ...], results: Any, out_dir: str | Path, skip_empty: bool = False) -> list[Path]:
+    """Every file; with skip_empty, a table without rows (a statistic this run's shape has nothing for: engine
+    agreement with one engine) is not written, and one left from an earlier run goes."""
     out = Path(out_dir)
+    written = []
     for f in files:
         if isinstance(f, Table):
-            records.write_csv(out / f.name, f.record, getattr(results, f.field))
+            rows = getattr(results, f.field)
+            if skip_empty and not rows:
+                (out / f.name).unlink(missing_ok=True)
+                continue
+            records.write_csv(out / f.name, f.record, rows)
         else:
             content = f.render(results)
             if isinstance(content, str):
                 store.write_text(out / f.name, content)
             else:
                 store.write_json(out / f.name, content)
-    return [out / f.name for f in files]
+        written.append(out / f.name)
+    return written
 
 
 def load(files: tuple[File, ...], out_dir: str | Path) -> dict[str, list]:
-    """Every table's rows, by field name."""
-    return {f.field: records.read_csv(Path(out_dir) / f.name, f.record) for f in files if isinstance(f, Table)}
+    """Every table's rows, by field name; a table not written (no rows) has none."""
+    return {f.field: records.read_csv(Path(out_dir) / f.name, f.record) if (Path(out_dir) / f.name).exists() else []
+            for f in files if isinstance(f, Table)}
 
 
 def names(files: tuple[File, ...]) -> list[str]:

@@ -13,8 +13,10 @@ from pipeline.core.records import Sentence
 log = logging.getLogger(__name__)
 
 
-def write(cfg: Config, lm_dir: Path | None, texts: list[tuple[str, int | None, str]]) -> int:
-    """texts: (sentence id, LM sample or None, text). Returns how many sentences were written."""
+def write(cfg: Config, lm_dir: Path | None, texts: list[tuple[str, int | None, str]],
+          warn_without_lm: bool = True) -> int:
+    """texts: (sentence id, LM sample or None, text). Returns how many sentences were written. Without an LM, the
+    perplexity and surprisal are left empty, with a warning where the user may have expected them."""
     from pipeline.lm import tokenizer
     from pipeline.lm.perplexity import perplexity
     from pipeline.lm.sampler import REFERENCE_SENTENCES
@@ -22,7 +24,7 @@ def write(cfg: Config, lm_dir: Path | None, texts: list[tuple[str, int | None, s
     from pipeline.lm.trainer import load_model
 
     model = load_model(lm_dir / "ckpt.pt", cfg.device) if lm_dir else None
-    if model is None:
+    if model is None and warn_without_lm:
         log.warning("no intact trained model for this config (%s): perplexity and surprisal are left empty",
                     cfg.models_dir)
     start_ids = tokenizer.encode(cfg.sample.start)

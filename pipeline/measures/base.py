@@ -9,15 +9,13 @@ columns to utterances.csv, and the statistics and the report pick up every decla
 measure's own."""
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
 import numpy as np
 
 from pipeline.config.options import option
-from pipeline.core.registry import suggest
+from pipeline.core.registry import discover, suggest
 from pipeline.core.source import Source
 from pipeline.errors import ConfigError
 
@@ -64,6 +62,7 @@ class Registry:
 
     def __init__(self):
         self._declared: dict[str, Declaration] = {}
+        self._broken: dict[str, str] = {}
         self._discovered = False
 
     def register(self, declaration: Declaration) -> None:
@@ -72,12 +71,12 @@ class Registry:
     def _discover(self) -> None:
         if not self._discovered:
             self._discovered = True
-            for info in pkgutil.iter_modules(importlib.import_module(__package__).__path__):
-                if info.name != "base" and not info.name.startswith("_"):
-                    importlib.import_module(f"{__package__}.{info.name}")
+            self._broken = discover(__package__, "speech_eval.measures")
 
     def get(self, name: str) -> Declaration:
         self._discover()
+        if name in self._broken and name not in self._declared:
+            raise ConfigError(f"assess.measures: {name!r}: {self._broken[name]}")
         if name not in self._declared:
             near = suggest(name, self._declared)
             raise ConfigError(f"assess.measures: unknown {name!r}; {f'did you mean {near}? ' if near else ''}"

@@ -42,6 +42,9 @@ t.forEach((s,i)=>{g.fillText(s,pad-3,pad+i*cell+cell/2);g.save();g.translate(pad
 g.rotate(-Math.PI/2);g.textAlign='left';g.fillText(s,0,0);g.restore()});const cap=document.createElement('figcaption');
 cap.textContent=head?`layer ${l+1}, head ${h+1}`:`layer ${l+1}, mean over heads`;fig.append(c,cap);row.append(fig)});
 box.append(row)})}
+function playAudio(){const el=document.getElementById('audio-data');if(!el)return;const all=JSON.parse(el.textContent);
+document.querySelectorAll('audio[data-audio]').forEach(a=>{a.src='data:audio/flac;base64,'+all[a.dataset.audio]})}
+playAudio();
 function filterRows(){const errs=document.getElementById('only-errors').checked,
 flag=document.getElementById('only-flag').value;document.querySelectorAll('#utts tbody tr').forEach(r=>{
 const hide=(errs&&r.dataset.errors==='0')||(flag==='any'&&!r.dataset.flags)||
@@ -104,10 +107,14 @@ def _interval(value: float | None, low: float | None, high: float | None) -> str
     return f"{_cell(value)} [{_cell(low)}, {_cell(high)}]" if low is not None else _cell(value)
 
 
-def corpus_table(summary: list) -> str:
+AUDIO_NOTE = " Every player's audio is in this page (FLAC, lossless), so the page plays wherever it is copied."
+
+
+def corpus_table(summary: list, with_lm: bool = True, macro_first: bool = False) -> str:
     """The group figures, one row per group, in as many columns as fit a page."""
-    columns = ["voice", "asr", "condition", "n_utterances", "n_excluded", "wer", "macro_wer", "micro_cer",
-               "spearman", "flagged"]
+    rates = ["macro_wer", "wer"] if macro_first else ["wer", "macro_wer"]
+    columns = ["voice", "asr", "condition", "n_utterances", "n_excluded", *rates, "micro_cer",
+               *(["spearman"] if with_lm else []), "flagged"]
     cells = {"wer": lambda s: html.escape(_interval(s.micro_wer, s.ci95_low, s.ci95_high)),
              "spearman": lambda s: html.escape(f"{_cell(s.spearman_rho)} (p {_cell(s.spearman_p)}, n {s.spearman_n})"
                                                if s.spearman_rho is not None else f"n {s.spearman_n}")}
@@ -266,9 +273,12 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
 ATTENTION_SHOWN = 200  # sentences whose weights the page embeds (about 15 KB each for PA6a's 4 × 4 model)
 
 
-def player(path: str, page_dir: Path) -> str:
-    """An audio player for a file, linked relative to the page; the link is URL-quoted, since file names made
-    from ids hold %-escapes (core/names.py) that a browser would otherwise decode."""
+def player(path: str, page_dir: Path, embedded: dict[str, str] | None = None) -> str:
+    """An audio player for a file: its audio carried in the page where `embedded` names it (a key into the
+    page's audio data), else linked relative to the page. The link is URL-quoted, since file names made from ids
+    hold %-escapes (core/names.py) that a browser would otherwise decode."""
+    if embedded and path in embedded:
+        return f'<audio controls preload="none" data-audio="{embedded[path]}"></audio>'
     if not path or not Path(path).exists():
         return ""
     rel = Path(os.path.relpath(Path(path).resolve(), page_dir.resolve())).as_posix()
@@ -354,17 +364,27 @@ def attention_section(attention: dict | None) -> str:
             f'<script type="application/json" id="attention-data">{payload}</script>')
 
 
+LM_ONLY = ("model", "data", "train", "sample")  # config sections that only a run with a trained LM uses
+
+
 def render(title: str, scores: dict, stats: dict | None, figures: dict[str, bytes | None], config: dict,
            versions: dict, links: dict[str, str], page_dir: Path, attention: dict | None = None,
-           measures: dict | None = None) -> str:
-    """`measures`: each measure's declaration as measures.json holds it (its columns and their meanings)."""
+           measures: dict | None = None, audio: dict[str, tuple[str, str]] | None = None) -> str:
+    """`measures`: each measure's declaration as measures.json holds it (its columns and their meanings).
+    `audio`: path → (key, base64 FLAC) for the audio the page carries itself. A run without an LM (recordings
+    scored as they are) shows no perplexity and no LM config."""
     summary, utterances, events = scores["summary"], scores["utterances"], scores["events"]
+    with_lm = any(u.perplexity is not None for u in utterances)
+    if not with_lm:
+        config = {k: v for k, v in config.items() if k not in LM_ONLY}
+    embedded = {path: key for path, (key, _) in (audio or {}).items()}
+    audio_data = json.dumps({key: data for key, data in (audio or {}).values()}).replace("</", "<\\/")
     measure_columns = list(dict.fromkeys(c for u in utterances for c in u.measures))
     drawable = set(list(attention or {})[:ATTENTION_SHOWN])
     events_of = by_utterance(events)
     body = []
     for u in utterances:
-        audio = player(u.audio_path, page_dir)
+        audio = player(u.audio_path, page_dir, embedded)
         if u.status in ("ok", "empty_reference"):
             ref, hyp = coloured(from_events(u.reference_normalized, u.hypothesis_normalized,
                                             events_of.get(u.id, [])))
@@ -378,12 +398,13 @@ def render(title: str, scores: dict, stats: dict | None, figures: dict[str, byte
             f'<td>{html.escape(u.id)}</td>'
             f'<td>{html.escape(u.voice)}</td><td>{html.escape(u.asr)}</td><td>{html.escape(u.condition)}</td>'
             f'<td>{audio}</td><td>{ref}</td><td>{hyp}</td><td data-v="{wer}">{wer}</td>'
-            f'<td data-v="{ppl}">{ppl}</td><td>{html.escape(u.status)}</td>'
+            + (f'<td data-v="{ppl}">{ppl}</td>' if with_lm else "") + f'<td>{html.escape(u.status)}</td>'
             f'<td class="bad">{html.escape(u.flags.replace(";", " "))}</td>'
             + "".join(_td(u.measures.get(c)) for c in measure_columns) + "</tr>")
     link_html = " · ".join(f'<a href="{html.escape(href)}">{html.escape(name)}</a>' for name, href in links.items())
-    cols = ["id", "voice", "asr", "condition", "audio", "reference", "hypothesis", "WER", "perplexity", "status",
-            "flags", *measure_columns]
+    cols = ["id", "voice", "asr", "condition", "audio", "reference", "hypothesis", "WER",
+            *(["perplexity"] if with_lm else []), "status", "flags", *measure_columns]
+    score = config.get("score", {})
     flag_options = "".join(f'<option value="{f}">{f}</option>' for f in FLAGS)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
@@ -391,9 +412,10 @@ def render(title: str, scores: dict, stats: dict | None, figures: dict[str, byte
 <h1>{html.escape(title)}</h1>
 <p>Files: {link_html}</p>
 <h2>Corpus figures</h2>
-<p>micro WER = Σ errors / Σ reference words (as sclite); macro WER = mean of per-sentence WER. CI: bootstrap
-95% over sentences. Spearman: perplexity vs WER. Normalizer: <code>{html.escape(config.get("score", {}).get("normalize", ""))}</code>.</p>
-{corpus_table(summary)}
+<p>micro WER = Σ errors / Σ reference words (as sclite); macro WER = mean of per-sentence WER (as seed-tts-eval).
+CI: bootstrap 95% over sentences.{" Spearman: perplexity vs WER." if with_lm else ""} Normalizer:
+<code>{html.escape(score.get("normalize", ""))}</code>.{AUDIO_NOTE if audio else ""}</p>
+{corpus_table(summary, with_lm, score.get("headline") == "macro")}
 <div class="plots">{"".join(_img(figures.get(name), name) for name in ("groups", "perplexity", "loss"))}</div>
 {statistics(stats, figures) if stats else ""}
 {measures_section(stats, figures, measures or {}) if stats else ""}
@@ -408,6 +430,7 @@ errors</label> · <label>flags <select id="only-flag" onchange="filterRows()"><o
 <tbody>{"".join(body)}</tbody></table>
 <h2>Config and versions</h2>
 <pre>{html.escape(json.dumps({"config": config, "versions": versions}, indent=2))}</pre>
+{f'<script type="application/json" id="audio-data">{audio_data}</script>' if audio else ""}
 <script>{SCRIPT}{f"drawAttention({json.dumps(next(iter(attention)))});" if attention else ""}</script>
 </body></html>
 """

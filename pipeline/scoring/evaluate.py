@@ -37,6 +37,8 @@ class ScoreConfig:
                             choices=tuple(norm.NORMALIZERS))
     bootstrap: int = option(1000, "bootstrap resamples for the 95% CI", at_least=0)
     seed: int = option(1337, "bootstrap seed")
+    headline: str = option("micro", "the WER the tables show first: micro (Σ errors / Σ words, as sclite) or macro "
+                           "(the mean of per-sentence WER, as seed-tts-eval)", choices=("micro", "macro"))
 
 
 # Bumped when a change of this project alters what scoring outputs for the same transcripts (the alignment, a
@@ -272,10 +274,12 @@ def write(results: Results, out_dir: str | Path) -> list[Path]:
         return tables.write(FILES, results, out_dir)
 
 
-def summary_table(summary: list[GroupSummary], n_utterances: int, confident: list[Comparison] = ()) -> str:
+def summary_table(summary: list[GroupSummary], n_utterances: int, confident: list[Comparison] = (),
+                  macro_first: bool = False) -> str:
     """A short fixed-width table for the terminal, the most confident comparisons, then the health flags and the
     hallucination rates."""
-    head = f"{'voice':<16} {'asr':<24} {'condition':<14} {'n':>4} {'micro WER':>9} {'macro WER':>9} {'95% CI':>15}"
+    rates = f"{'macro WER':>9} {'micro WER':>9}" if macro_first else f"{'micro WER':>9} {'macro WER':>9}"
+    head = f"{'voice':<16} {'asr':<24} {'condition':<14} {'n':>4} {rates} {'95% CI':>15}"
     lines = [head, "-" * len(head)]
     for s in summary:
         ci = f"{s.ci95_low:.3f}-{s.ci95_high:.3f}" if s.ci95_low is not None else "n/a"
@@ -284,7 +288,8 @@ def summary_table(summary: list[GroupSummary], n_utterances: int, confident: lis
         if s.hallucination_wpm is not None:
             micro, macro, ci = "", "", f"{s.hallucination_wpm:.1f} words/min"
         lines.append(f"{s.voice or '-':<16} {s.asr or '-':<24} {s.condition or '-':<14} "
-                     f"{s.n_utterances:>4} {micro:>9} {macro:>9} {ci:>15}")
+                     f"{s.n_utterances:>4} {(macro if macro_first else micro):>9} "
+                     f"{(micro if macro_first else macro):>9} {ci:>15}")
     if confident:
         lines.append("most confident comparisons (MAPSSWE, Holm-corrected):")
         lines += [f"  {c.verdict}" for c in confident]

@@ -5,6 +5,10 @@
 - `whisper`: Whisper's EnglishTextNormalizer. It expands contractions ("'s" → " is", "'d" → " would")
   and drops fillers ("um", "uh"), which rewrites Shakespeare: "king's crown" becomes "king is crown" and
   "lour'd" becomes "lour would". That is why it is not the default here.
+- `seed-tts-eval`: seed-tts-eval's English recipe (run_wer.py), so that a WER can stand beside its published
+  tables: every character of zhon.hanzi.punctuation and string.punctuation deleted except the ASCII apostrophe
+  (so "well-known" becomes "wellknown" and "king’s" becomes "kings"), one pass of "  " → " ", lowercase, then
+  jiwer's default words (runs of whitespace made one space, split on spaces).
 """
 from __future__ import annotations
 
@@ -49,10 +53,27 @@ def _whisper() -> Transform:
     return compose(EnglishTextNormalizer(), collapse_spaces)
 
 
+def _seed_tts_eval() -> Transform:
+    import string
+
+    from zhon.hanzi import punctuation
+
+    deleted = str.maketrans("", "", "".join(set(punctuation + string.punctuation) - {"'"}))
+
+    def run(text: str) -> str:
+        text = text.translate(deleted).replace("  ", " ").lower()
+        words = [w for w in re.sub(r"\s\s+", " ", text).strip().split(" ") if w]
+        # jiwer splits on spaces only: a lone tab or no-break space stays inside its word. Shown as ␣ there, so
+        # that the words counted here are jiwer's
+        return " ".join(re.sub(r"\s", "\u2423", w) for w in words)
+    return run
+
+
 NORMALIZERS: dict[str, Callable[[], Transform]] = {
     "none": lambda: collapse_spaces,
     "basic": lambda: compose(unicode_apostrophes, lowercase, strip_punctuation, collapse_spaces),
     "whisper": _whisper,
+    "seed-tts-eval": _seed_tts_eval,
 }
 
 

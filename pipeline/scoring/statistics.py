@@ -63,10 +63,10 @@ def compute(utterances: list[ScoredUtterance], events: list[ErrorEvent], normali
                       breakdown=robustness.breakdowns(utterances, n_boot, seed))
 
 
-FILES = (
-    Table("comparisons.csv", Comparison, "comparisons"),
+FILES = (  # the JSON first: it is always written, and an artifact is there when its first file is
     Document("comparisons.json", lambda s: {"normalizer": s.normalizer, "bootstrap": s.bootstrap,
                                             "pairs": [asdict(c) for c in s.comparisons]}),
+    Table("comparisons.csv", Comparison, "comparisons"),
     Table("normalizers.csv", NormalizerEffect, "normalizers"),
     Table("difficulty.csv", DifficultyBin, "difficulty"),
     Table("words.csv", WordAttribution, "words"),
@@ -81,4 +81,4 @@ FILES = (
 
 
 def write(stats: Statistics, out_dir: str | Path) -> list[Path]:
-    return tables.write(FILES, stats, out_dir)
+    return tables.write(FILES, stats, out_dir, skip_empty=True)

@@ -1,6 +1,7 @@
 """attention: sentences + the trained LM → results/<run>/attention/: each sentence's causal attention weights
 per layer and head (lm/attention_maps.py), one npz per sentence, for the report's heatmaps and for users who want
-the numbers. Without a trained model of this config, an empty index."""
+the numbers. A run of the user's sentences or recordings without a trained model of this config has none to show
+and skips it."""
 from __future__ import annotations
 
 import io
@@ -37,4 +38,5 @@ def run(cfg: Config, loaded: dict) -> Result:
 
 STAGE = Stage("attention", "each sentence's causal attention weights per layer and head, under the trained LM",
               reads=("sentences",), optional=("lm",), makes=("attention",), config=("sample.start", "device"),
-              run=run)
+              run=run, runs_when=lambda cfg: not (cfg.audio_manifest or cfg.sentences)
+              or artifacts.ARTIFACTS["lm"].exists(cfg))

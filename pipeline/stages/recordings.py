@@ -1,24 +1,96 @@
-"""sample (the audio-manifest source): existing recordings and their references, as the sentences and speech
-that synthesis would otherwise make."""
+"""recordings (the audio-manifest source): the user's recordings and their references, as the sentences and
+speech that synthesis would otherwise make. Each system named in the manifest is a voice of the run. A recording
+heard as is keeps its own path; a segment of a file (Kaldi segments, a NeMo offset) and every condition other than
+clean are written as wavs of the run, each cached under exactly what made it (the source's sha256, the cut, the
+condition and its seed), as synthesis caches a condition's wav."""
 from __future__ import annotations
 
+from pathlib import Path
+
+from pipeline.config import paths
 from pipeline.config.run import Config
-from pipeline.core import artifacts, records
+from pipeline.core import artifacts, records, store
+from pipeline.core.items import Item, cached, written
 from pipeline.core.records import Speech
 from pipeline.core.stage import Result, Stage
-from pipeline.io import sentences
+from pipeline.io import audio, conditions, sentences
+from pipeline.io.manifests import Recording
 
 
 def run(cfg: Config, loaded: dict) -> Result:
-    rows = loaded["audio_manifest"]
-    n = sentences.write(cfg, loaded["lm"], [(r["id"], None, r["reference"]) for r in rows])
-    records.write_csv(artifacts.path("speech", cfg), Speech,
-                      [Speech(sentence_id=r["id"], voice="", condition="clean", audio_path=r["audio_path"],
-                              audio_seconds=None, tts_seconds=None, status="ok", error="",
-                              speaker_reference=r["speaker_reference"]) for r in rows])
-    return Result({"sentences": n, "recordings": len(rows)})
+    recordings: list[Recording] = loaded["audio_manifest"]
+    references = {r.id: r.reference for r in recordings}
+    n = sentences.write(cfg, loaded["lm"], [(uid, None, text) for uid, text in references.items()],
+                        warn_without_lm=False)
+    conds = [conditions.parse(c) for c in cfg.tts.conditions]
+    rows = [row for r in recordings for row in speech(cfg, r, conds)]
+    records.write_csv(artifacts.path("speech", cfg), Speech, rows)
+    systems = {r.system for r in recordings if r.system}
+    return Result({"sentences": n, "recordings": len(recordings), **({"systems": len(systems)} if systems else {})},
+                  failed=sum(row.status == "error" for row in rows))
 
 
-STAGE = Stage("recordings", "the user's recordings and their references",
-              reads=("audio_manifest",), optional=("lm",), makes=("sentences", "speech"), config=("sample.start", "device"),
+def speech(cfg: Config, r: Recording, conds: list[conditions.Condition]) -> list[Speech]:
+    """The recording's speech row in each condition."""
+    def row(condition: str, path: str = "", error: str = "") -> Speech:
+        return Speech(sentence_id=r.id, voice=r.system, condition=condition, audio_path=path, audio_seconds=None,
+                      tts_seconds=None, status="error" if error else "ok", error=error,
+                      speaker_reference=r.speaker_reference)
+
+    if r.problem:
+        return [row(c.name, error=r.problem) for c in conds]
+    if not r.cut and all(c.kind == "clean" for c in conds):
+        return [row(c.name, r.audio_path) for c in conds]  # heard as given: its row says if it cannot be read
+    out = []
+    try:
+        source = store.sha256_file(r.audio_path) if Path(r.audio_path).is_file() else None
+        if source is None:
+            audio.read(r.audio_path)  # raises BadAudio naming the file and what is wrong
+        clean = wav_of(cfg, r, "clean", [source, r.offset, r.duration], lambda: cut(r), keep=r.cut)
+        for c in conds:
+            if c.kind == "clean":
+                out.append(row(c.name, str(clean or r.audio_path)))
+                continue
+            seed = conditions.item_seed(cfg.tts.seed, r.system, c.name, r.id)
+            made = wav_of(cfg, r, c.name, [source, r.offset, r.duration, c.name, cfg.tts.seed],
+                          lambda c=c, seed=seed: conditioned(r, c, seed))
+            out.append(row(c.name, str(made)))
+    except audio.BadAudio as e:
+        return [row(c.name, error=str(e)) for c in conds]
+    return out
+
+
+def cut(r: Recording):
+    """The recording's samples (its segment, where it is one) and their rate."""
+    samples, sr = audio.read(r.audio_path)
+    start = round(r.offset * sr)
+    stop = len(samples) if r.duration is None else start + round(r.duration * sr)
+    if start >= len(samples):
+        raise audio.BadAudio(f"{r.audio_path}: the segment of {r.id!r} starts at {r.offset:g} s, after the "
+                             f"recording's end ({len(samples) / sr:g} s)")
+    return samples[start:stop], sr
+
+
+def conditioned(r: Recording, condition: conditions.Condition, seed: int):
+    samples, sr = cut(r)
+    return conditions.apply(condition, samples, sr, seed), sr
+
+
+def wav_of(cfg: Config, r: Recording, condition: str, key: list, make, keep: bool = True) -> Path | None:
+    """The run's wav of this recording in this condition, made once per key; None for the clean recording
+    heard from its own file."""
+    if not keep:
+        return None
+    wav = paths.wav(cfg, voice=r.system or "recordings", condition=condition, sentence_id=r.id)
+    item = Item(store.key_of(key), wav.with_suffix(".json"), lambda: (None, {}), wav)
+    if cached(item) is None:
+        samples, sr = make()
+        audio.write_wav(wav, samples, sr)
+        store.write_record(item.record, {"key": item.key, "status": "ok", **written(wav)})
+    return wav
+
+
+STAGE = Stage("recordings", "the user's recordings and their references, in each condition",
+              reads=("audio_manifest",), optional=("lm",), makes=("sentences", "speech"),
+              config=("sample.start", "device", "tts.conditions", "tts.seed"),
               run=run, runs_when=lambda cfg: bool(cfg.audio_manifest))

@@ -16,7 +16,7 @@ from pipeline.core.registry import Registry
 from pipeline.core.source import Source
 from pipeline.io import conditions
 
-VOICES = Registry(__package__, "tts.voices", "piper:joe, flite:slt, espeak:en-us")
+VOICES = Registry(__package__, "tts.voices", "piper:joe, flite:slt, espeak:en-us", "speech_eval.voices")
 
 
 @dataclass

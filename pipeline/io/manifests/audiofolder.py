@@ -1,0 +1,59 @@
+"""A Hugging Face audiofolder: a folder with `metadata.csv` or `metadata.jsonl`, whose `file_name` column names
+each audio file (relative to the folder) and whose `transcription`, `text` or `sentence` column says what was
+said. The id is an `id` column where there is one, else the file name without its extension."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from pipeline.io.manifests.base import Format, Recording, Source, first
+
+TEXT = ("transcription", "text", "sentence", "transcript")
+ID = ("id", "utt_id", "utterance_id")
+SYSTEM = ("system",)
+SPEAKER_REFERENCE = ("speaker_reference", "prompt_wav", "prompt_audio")
+
+
+def metadata(path: Path) -> Path | None:
+    if path.is_file():
+        return path if path.name in ("metadata.csv", "metadata.jsonl") else None
+    return next((path / n for n in ("metadata.jsonl", "metadata.csv") if (path / n).is_file()), None)
+
+
+def read(source: Source) -> list[tuple[int, Recording]]:
+    meta = metadata(source.path)
+    folder = meta.parent
+    if meta.suffix == ".jsonl":
+        numbered = list(source.json_lines(meta))
+    else:
+        reader = csv.DictReader(source.text(meta).splitlines())
+        numbered = [(n, row) for n, row in enumerate(reader, 2)]
+        if reader.fieldnames is None:
+            raise source.error(None, "empty metadata.csv; expected a header with file_name and transcription", meta)
+    rows = []
+    for n, row in numbered:
+        if None in row:
+            raise source.error(n, "more fields than the header has; quote a field that holds a comma", meta)
+        name, text = first(row, ("file_name",)), first(row, TEXT)
+        if name is None or text is None:
+            raise source.error(n, f"no {'file_name' if name is None else ' or '.join(TEXT)} field; an audiofolder's "
+                                  f"metadata names each file_name and its {'/'.join(TEXT)}", meta)
+        prompt = first(row, SPEAKER_REFERENCE) or ""
+        rows.append((n, Recording(id=first(row, ID) or Path(name).stem, audio_path=str(folder / name), reference=text,
+                                  system=first(row, SYSTEM) or "",
+                                  speaker_reference=str(folder / prompt) if prompt else "")))
+    return rows
+
+
+def detect(path: Path) -> bool:
+    meta = metadata(path)
+    if meta is None:
+        return False
+    if meta.suffix == ".jsonl":
+        return True
+    with meta.open(encoding="utf-8-sig", errors="replace") as f:
+        return "file_name" in next((line for line in f if line.strip()), "")
+
+
+FORMAT = Format("audiofolder", "a Hugging Face audiofolder: metadata.csv/.jsonl with file_name and transcription",
+                detect=detect, read=read, rank=40)

@@ -1,0 +1,38 @@
+"""LJSpeech's `metadata.csv`: `id|transcription|normalized transcription`, no header, the audio in `wavs/<id>.wav`
+beside it. The reference is the normalized transcription where the line has one ("Mr." and "1850" spelled out
+as spoken), the transcription as written otherwise: what the speaker actually said is the normalized one."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.io.manifests.base import Format, Recording, Source
+
+
+def metadata(path: Path) -> Path:
+    return path / "metadata.csv" if path.is_dir() else path
+
+
+def read(source: Source) -> list[tuple[int, Recording]]:
+    meta = metadata(source.path)
+    rows = []
+    for n, line in source.lines(meta):
+        parts = line.split("|")
+        if len(parts) not in (2, 3):
+            raise source.error(n, f"{len(parts)} '|'-separated fields; expected id|transcription|normalized "
+                                  "transcription", meta)
+        uid, text = parts[0].strip(), parts[-1].strip() or parts[1].strip()
+        rows.append((n, Recording(id=uid, audio_path=str(meta.parent / "wavs" / f"{uid}.wav"), reference=text)))
+    return rows
+
+
+def detect(path: Path) -> bool:
+    meta = metadata(path)
+    if meta.name != "metadata.csv" or not meta.is_file() or not (meta.parent / "wavs").is_dir():
+        return False
+    with meta.open(encoding="utf-8", errors="replace") as f:
+        head = next((line for line in f if line.strip()), "")
+    return "|" in head and "file_name" not in head
+
+
+FORMAT = Format("ljspeech", "LJSpeech: metadata.csv (id|text|normalized) with wavs/ beside it", detect=detect,
+                read=read, rank=30)

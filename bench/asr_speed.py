@@ -41,8 +41,13 @@ MODELS = ROOT / "models"
 # "ours" is the pipeline's recognizer as the pipeline runs it: every utterance decoded alone in its own window,
 # `--threads` utterances at a time, each on one thread.
 # "faster-whisper-trim" is the same with the encoder window trimmed to the speech (pipeline/asr/faster_whisper_trim.py).
-VARIANTS = ["openai-whisper transcribe()", "openai-whisper ours", "faster-whisper transcribe() int8",
-            "faster-whisper ours float32", "faster-whisper ours int8", "faster-whisper-trim ours int8"]
+# The peers, each on its own defaults, as a user would pick it instead: openai-whisper's transcribe(),
+# faster-whisper's transcribe() (int8) and whisper.cpp through pywhispercpp (f16 ggml, converted by
+# pipeline/asr/_ggml.py from the same weights, temperature fallback and timestamps as it comes).
+PEERS = ["openai-whisper transcribe()", "faster-whisper transcribe() int8", "whisper.cpp transcribe()"]
+VARIANTS = [*PEERS, "openai-whisper ours", "faster-whisper ours float32", "faster-whisper ours int8",
+            "faster-whisper-trim ours int8", "whisper-cpp ours"]
+TRIMMED = {"faster-whisper-trim ours int8"}  # not a full-window engine: left out of the race
 # bf16 (--compute-type bfloat16), with its fp32 counterpart: timed only where the CPU has native bf16. Elsewhere
 # torch's bf16 kernels run 4-6× slower than fp32 (convolutions and matmuls widened in software) but compute what
 # bf16 computes, so the variant runs once for its WER and its time is left out. CTranslate2 has no bf16 on any
@@ -100,6 +105,7 @@ def run_profile(model: str, audio_file: str) -> dict:
         out[window] = {**{k: v / len(arrays) for k, v in parts.items()}, "encoder_gflops": gflop / parts["encoder"],
                        "encoder_gflop_per_utterance": gflop / len(arrays)}
     out["openai-whisper"] = {"float32": openai_whisper_split(model, arrays, bf16=False)}
+    out["whisper.cpp"] = whisper_cpp_split(model, arrays)
     # This shared machine's rate drifts by a third from minute to minute: each peak is the best of a measurement
     # before the decodes and one after.
     if native_bf16():  # elsewhere bf16 runs in software, and its split would say nothing of bf16's speed
@@ -108,6 +114,32 @@ def run_profile(model: str, audio_file: str) -> dict:
         out["bf16_peak_1_thread"] = max(bf16_before, one_thread_peak("bf16"))
     out["fp32_peak_1_thread"] = max(fp32_before, one_thread_peak("fp32"))
     return out
+
+
+def whisper_cpp_split(model: str, arrays: list[np.ndarray]) -> dict:
+    """One thread, full window: seconds per utterance of our whisper-cpp decode: its log-mel, its encoder (on the
+    full 1500-frame context), and the rest of the decode, from a whole decode's time less those two."""
+    import _pywhispercpp as pw
+
+    from pipeline.asr import base
+
+    engine = base.load(f"whisper-cpp:{model}", base.ASRConfig(threads=1), str(MODELS))
+    context = engine.contexts[0]
+    parts = {"features": 0.0, "encoder": 0.0, "decoder": 0.0}
+    for a in arrays:
+        t0 = time.perf_counter()
+        pw.whisper_pcm_to_mel(context._ctx, a, len(a), 1)
+        t1 = time.perf_counter()
+        pw.whisper_encode(context._ctx, 0, 1)
+        t2 = time.perf_counter()
+        engine._decode(context, a, False)
+        whole = time.perf_counter() - t2
+        parts["features"] += t1 - t0
+        parts["encoder"] += t2 - t1
+        parts["decoder"] += max(0.0, whole - (t2 - t0))
+    gflop = encoder_gflop(model, 3000)
+    return {**{k: v / len(arrays) for k, v in parts.items()}, "encoder_gflop_per_utterance": gflop,
+            "encoder_gflops": gflop * len(arrays) / parts["encoder"]}
 
 
 def openai_whisper_split(model: str, arrays: list[np.ndarray], bf16: bool) -> dict:
@@ -245,6 +277,17 @@ def run_variant(name: str, model: str, audio_file: str, threads: int, repeat: in
         def transcribe():
             return [w.transcribe(a, language="en", temperature=0.0, fp16=False, verbose=None,
                                  condition_on_previous_text=False)["text"].strip() for a in arrays]
+    elif name == "whisper.cpp transcribe()":
+        from pywhispercpp.model import Model
+
+        from pipeline.asr.whisper_cpp import ggml_file
+
+        source = base.resolve(f"whisper-cpp:{model}", base.ASRConfig(), str(MODELS))
+        wc = Model(str(ggml_file(source, str(MODELS))), n_threads=threads, language="en", print_progress=False,
+                   redirect_whispercpp_logs_to=None)
+
+        def transcribe():
+            return ["".join(s.text for s in wc.transcribe(a)).strip() for a in arrays]
     elif name == "faster-whisper transcribe() int8":
         from faster_whisper import WhisperModel
 
@@ -258,7 +301,7 @@ def run_variant(name: str, model: str, audio_file: str, threads: int, repeat: in
                 a, language="en", beam_size=1, temperature=0.0, condition_on_previous_text=False)[0]).strip()
                 for a in arrays]
     else:
-        engine = name.split()[0]
+        engine = name.split()[0]  # whisper-cpp ours: threads decoders of one thread each, like the others
         compute = next((c for c in ("float32", "bfloat16") if c in name), "int8")
         r = base.load(f"{engine}:{model}", base.ASRConfig(threads=threads, compute_type=compute), str(MODELS))
 
@@ -272,6 +315,22 @@ def run_variant(name: str, model: str, audio_file: str, threads: int, repeat: in
         walls.append(time.perf_counter() - t0)
     return {"variant": name, "load_s": load, "wall_s": min(walls), "walls": walls, "texts": texts,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def race(results: list[dict], ci: tuple[float, float], bf16: bool) -> list[str]:
+    """Our fastest full-window engine against the fastest peer, both at a WER inside the baseline's CI."""
+    timed = [r for r in results if not r["untimed"] and ci[0] <= r["wer"] <= ci[1]]
+    peers = [r for r in timed if r["variant"] in PEERS]
+    ours = [r for r in timed if r["variant"] not in PEERS and r["variant"] not in TRIMMED]
+    if not peers or not ours:
+        return ["", "The race: no peer or none of ours has a WER inside the baseline's CI; nothing to compare."]
+    peer, mine = max(peers, key=lambda r: r["throughput"]), max(ours, key=lambda r: r["throughput"])
+    lead = mine["throughput"] / peer["throughput"]
+    verdict = "met" if lead > 1 else "not met: see the profile below for where each decode's time goes"
+    return ["", f"The race on {cpu_name()}{' (native bf16)' if bf16 else ''}: our fastest full-window engine, "
+            f"{mine['variant']} ({mine['throughput']:.1f} audio s/s, WER {mine['wer']:.3f}), against the fastest "
+            f"peer, {peer['variant']} ({peer['throughput']:.1f}, WER {peer['wer']:.3f}): {lead:.2f}×. Goal (ours "
+            f"ahead at a WER in the baseline's CI): {verdict}."]
 
 
 def main() -> None:
@@ -389,6 +448,7 @@ def main() -> None:
             lines += ["", "No native bf16 on this CPU (no avx512_bf16 or amx_bf16 in /proc/cpuinfo): the bfloat16 "
                       "variant ran once on torch's software bf16 kernels, which compute what bf16 hardware "
                       "computes, for its WER; its speed is to be measured on a CPU with native bf16."]
+        lines += race(results, ci, bf16)
         data.update(baseline_wer_ci95=ci, results=results)
     if args.part in ("all", "profile"):
         prof = subprocess_json("profile")
@@ -406,6 +466,11 @@ def main() -> None:
             lines.append(f"| full, openai-whisper ours {compute} | {1000 * w['features']:.0f} | {1000 * w['encoder']:.0f} "
                          f"| {1000 * w['decoder']:.0f} | {w['encoder_gflop_per_utterance']:.1f} | "
                          f"{w['encoder_gflops']:.0f} ({w['encoder_gflops'] / peak:.0%} of its dtype's peak) |")
+        w = prof["whisper.cpp"]
+        lines.append(f"| full, whisper-cpp ours f16 | {1000 * w['features']:.0f} | {1000 * w['encoder']:.0f} | "
+                     f"{1000 * w['decoder']:.0f} | {w['encoder_gflop_per_utterance']:.1f} | "
+                     f"{w['encoder_gflops']:.0f} ({w['encoder_gflops'] / prof['fp32_peak_1_thread']:.0%} of the fp32 "
+                     "peak) |")
         if "bfloat16" not in prof["openai-whisper"]:
             lines += ["", "openai-whisper's bfloat16 split is measured on a CPU with native bf16 only."]
         decode = sum(prof["full"][k] for k in ("features", "encoder", "decoder"))

@@ -102,11 +102,7 @@ def test_the_pipeline_runs_its_models_on_the_gpu(tmp_path, models_dir):
 def test_the_gpu_checks_random_whisper_is_the_same_model_every_time():
     """whisper leaves its decoder's positional embedding uninitialised; a check that built the model once per device
     compared two models that differed in it, and failed on a CPU against itself."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    from gpu_check import random_whisper
+    from bench.gpu_check import random_whisper
 
     first, second = random_whisper().state_dict(), random_whisper().state_dict()
     assert first.keys() == second.keys()

@@ -12,7 +12,8 @@ from tests.helpers import SENTENCES, cli, ran
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
-ENGINES = ["faster-whisper:tiny.en", "faster-whisper-trim:tiny.en", "openai-whisper:tiny.en", "pocketsphinx:en-us"]
+ENGINES = ["faster-whisper:tiny.en", "faster-whisper-trim:tiny.en", "openai-whisper:tiny.en", "whisper-cpp:tiny.en",
+           "pocketsphinx:en-us"]
 
 
 @pytest.fixture(scope="module")

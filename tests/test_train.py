@@ -101,11 +101,8 @@ def test_emulated_bf16_matmuls_compute_what_bf16_kernels_do():
     what the bf16 kernels give (to a bf16 rounding, since the order of the fp32 sums may differ), forward and
     backward through autocast, and leave every other operator alone."""
     import contextlib
-    import sys
-    from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    from bf16_emulation import EmulatedBf16
+    from bench.bf16_emulation import EmulatedBf16
 
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(48, 40), torch.nn.GELU(), torch.nn.Linear(40, 24))

@@ -59,10 +59,6 @@ def write_wav(path: str | Path, audio: np.ndarray, sr: int) -> None:
     store.write_bytes(path, buf.getvalue())
 
 
-def duration(audio: np.ndarray, sr: int) -> float:
-    return len(audio) / sr
-
-
 def level_dbfs(audio: np.ndarray, sr: int = SAMPLE_RATE) -> float:
     """RMS level of the loudest 30 ms frame, in dB relative to full scale: how loud the speech in the audio
     gets, whatever its length. Digital silence gives FLOOR_DBFS."""

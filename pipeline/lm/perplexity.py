@@ -9,12 +9,6 @@ import torch.nn.functional as F
 from pipeline.lm.model import GPT, GPT2_VOCAB
 
 
-def compute_perplexity(logits: torch.Tensor, targets: torch.Tensor) -> float:
-    """exp of the mean cross-entropy of `targets` under `logits` (..., V). Always ≥ 1."""
-    nll = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1))
-    return math.exp(nll.item())
-
-
 @torch.no_grad()
 def token_logprobs(model: GPT, ids: list[int], context: list[int] | None = None) -> list[torch.Tensor]:
     """log p (nats) of each token of `ids` given `context` (e.g. the start token) and the tokens before it, as one

@@ -233,7 +233,7 @@ def run_ct2_setting(model: str, audio_file: str, compute: str, n: int) -> dict:
     r = base.load(f"faster-whisper:{model}", base.ASRConfig(threads=1, compute_type=compute), str(MODELS))
     r.transcribe(arrays[:1])  # warm-up: CT2 picks its kernels at first use
     t0 = time.perf_counter()
-    texts = [t for t, _ in r.transcribe(arrays)]
+    texts = [d.text for d in r.transcribe(arrays)]
     return {"ms_per_utterance": 1000 * (time.perf_counter() - t0) / len(arrays), "texts": texts}
 
 
@@ -306,7 +306,7 @@ def run_variant(name: str, model: str, audio_file: str, threads: int, repeat: in
         r = base.load(f"{engine}:{model}", base.ASRConfig(threads=threads, compute_type=compute), str(MODELS))
 
         def transcribe():
-            return [t for t, _ in r.transcribe(arrays)]
+            return [d.text for d in r.transcribe(arrays)]
     load = time.perf_counter() - t0
     walls = []
     for _ in range(repeat):  # best of `repeat`: the least disturbed run
@@ -359,7 +359,7 @@ def main() -> None:
     from pipeline.io import audio
     from pipeline.scoring.align import align_text
     from pipeline.scoring.normalize import get
-    from pipeline.scoring.stats import corpus_wer
+    from pipeline.scoring.rates import corpus_wer
     from pipeline.tts import base as tts
 
     texts = shakespeare_lines(args.sentences, 6, 20)

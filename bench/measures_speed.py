@@ -47,7 +47,8 @@ def main() -> None:
     import speechmos.dnsmos as reference
 
     from pipeline.asr import base as asr
-    from pipeline.exec.workers import Assessor, Listener
+    from pipeline.asr.listener import Listener
+    from pipeline.measures.assessor import Assessor
     from pipeline.measures import base
 
     xs = clips(args.clips)

@@ -16,8 +16,8 @@ def wer(ref: str, hyp: str) -> float:
 def test_converted_openai_whisper_equals_faster_whisper_float32(models_dir, piper_speech, model):
     texts, speech = piper_speech
     opts = base.ASRConfig(compute_type="float32")
-    fw = [t for t, _ in base.load(f"faster-whisper:{model}", opts, str(models_dir)).transcribe(speech)]
-    ow = [t for t, _ in base.load(f"openai-whisper:{model}", opts, str(models_dir)).transcribe(speech)]
+    fw = [d.text for d in base.load(f"faster-whisper:{model}", opts, str(models_dir)).transcribe(speech)]
+    ow = [d.text for d in base.load(f"openai-whisper:{model}", opts, str(models_dir)).transcribe(speech)]
     assert fw == ow
     # real recognition, not just agreement: the quotes come back nearly word for word
     assert wer(texts[1], fw[1]) <= 0.2 and wer(texts[2], fw[2]) <= 0.2
@@ -50,8 +50,9 @@ def test_audio_longer_than_thirty_seconds_is_transcribed_in_full(models_dir, pip
     long = np.concatenate([speech[1], gap] * 6 + [speech[2]])  # ~45 s
     assert len(long) > 30 * 16000
     r = base.load("faster-whisper:tiny.en", base.ASRConfig(), str(models_dir))
-    (text, details), = r.transcribe([long])
-    assert details["mode"] == "long-form"
+    (decoded,) = r.transcribe([long])
+    text = decoded.text
+    assert decoded.mode == "long-form"
     assert text.lower().count("question") >= 5 and "tomorrow" in text.lower()
 
 
@@ -84,13 +85,13 @@ def test_trimmed_window_recognises_speech_and_falls_back_to_the_full_window(mode
 
     texts, speech = piper_speech
     opts = base.ASRConfig(threads=1)
-    trimmed = [t for t, _ in base.load("faster-whisper-trim:tiny.en", opts, str(models_dir)).transcribe(speech)]
+    trimmed = [d.text for d in base.load("faster-whisper-trim:tiny.en", opts, str(models_dir)).transcribe(speech)]
     assert all(wer(ref, hyp) <= 0.25 for ref, hyp in zip(texts, trimmed)), trimmed
-    full = [t for t, _ in base.load("faster-whisper:tiny.en", opts, str(models_dir)).transcribe(speech)]
+    full = [d.text for d in base.load("faster-whisper:tiny.en", opts, str(models_dir)).transcribe(speech)]
     monkeypatch.setattr(faster_whisper_trim, "looks_like_a_loop", lambda text: True)
     again = base.load("faster-whisper-trim:tiny.en", opts, str(models_dir))
     assert again.name == "faster-whisper-trim:tiny.en"
-    assert [t for t, _ in again.transcribe(speech)] == full  # every "loop" decoded again in 30 s
+    assert [d.text for d in again.transcribe(speech)] == full  # every "loop" decoded again in 30 s
 
 
 @pytest.mark.slow
@@ -103,7 +104,7 @@ def test_bfloat16_runs_openai_whisper_under_bf16_autocast(models_dir, piper_spee
     opts = base.ASRConfig(threads=1, compute_type="bfloat16")
     with caplog.at_level("WARNING"):
         r = base.load("openai-whisper:tiny.en", opts, str(models_dir))
-    (text, _), = r.transcribe([speech[1]])
+    text = r.transcribe([speech[1]])[0].text
     assert wer(texts[1], text) <= 0.2, text
     rates = device.measured_peaks(str(models_dir))  # what this machine measured, as the engine read it
     warned = [m for m in caplog.messages if "no native bf16" in m]
@@ -254,7 +255,7 @@ def test_an_engines_changed_arithmetic_joins_its_transcripts_keys_and_only_there
     ones, while every other engine's and type's keys stay valid."""
     from dataclasses import replace
 
-    from pipeline.config import options
+    from pipeline.core import options
     from pipeline.config.run import Config
     from pipeline.core import store
     from pipeline.stages.transcribe import transcript_keys

@@ -62,9 +62,10 @@ def test_training_in_bf16_where_it_is_slow_says_so(tmp_path):
 
 
 def test_the_device_is_in_the_keys_of_the_stages_that_run_models():
-    from pipeline.core import runner
+    from pipeline.run import runner
+    from pipeline.stages import ALL
 
-    declared = {s.name: s.config for s in runner.plan(config.Config())}
+    declared = {s.name: s.config for s in runner.plan(config.Config(), ALL)}
     for name in ("train", "sample", "transcribe"):
         assert "device" in declared[name], name
     assert "device" not in declared["synthesize"]

@@ -117,9 +117,10 @@ def test_an_interrupt_that_a_finalizer_drops_still_stops_the_run_at_the_next_che
         sys.unraisablehook = lambda unraisable: dropped.append(unraisable.exc_type)  # "Exception ignored in"
         Finalizer()
         sys.unraisablehook = hook
-        assert dropped == [KeyboardInterrupt]
-        with pytest.raises(KeyboardInterrupt):
+        assert dropped == [interrupts.Interrupted]
+        with pytest.raises(interrupts.Interrupted) as stop:
             interrupts.check()
+        assert stop.value.signum == signal.SIGINT and not stop.value.stage
     finally:
         sys.unraisablehook = hook
         interrupts.restore(previous)

@@ -29,7 +29,7 @@ def speech():
 
 
 def texts(recognizer, arrays) -> list[str]:
-    return [t for t, _ in recognizer.transcribe(arrays)]
+    return [d.text for d in recognizer.transcribe(arrays)]
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -260,7 +260,7 @@ def test_the_seed_tts_eval_macro_wer_is_the_mean_their_script_prints(tmp_path):
              ("“Quoted” text — here", "quoted text here")]
     rows = [{"sentence_id": f"u{i}", "voice": "", "asr": "x", "condition": "clean", "reference": r, "hypothesis": h,
              "status": "ok"} for i, (r, h) in enumerate(pairs)]
-    results = evaluate.evaluate(rows, "seed-tts-eval", n_boot=0)
+    results = evaluate.evaluate(rows, evaluate.ScoreConfig(normalize="seed-tts-eval", bootstrap=0))
     theirs = np.mean([jiwer.wer(" ".join(seed_tts_eval_reference(r)), " ".join(seed_tts_eval_reference(h)))
                       for r, h in pairs])
     assert results.summary[0].macro_wer == pytest.approx(theirs, abs=5e-5)

@@ -86,7 +86,7 @@ def test_speaker_sim_equals_resemblyzers_own_and_tells_voices_apart(voices_speec
 @pytest.mark.slow
 def test_a_measure_depends_only_on_its_own_audio(voices_speech):
     """Batch size, order, neighbours and threads change no value."""
-    from pipeline.exec.workers import Assessor
+    from pipeline.measures.assessor import Assessor
 
     clips = [x for xs in voices_speech.values() for x in xs]
     ref = voices_speech["piper:joe"][0]

@@ -143,7 +143,7 @@ def test_kill_minus_nine_then_rerun_completes_and_keeps_finished_items(tmp_path,
 
 
 def test_second_run_on_the_same_directory_is_refused(tmp_path, models_dir):
-    from pipeline.core.runner import run_lock
+    from pipeline.run.runner import run_lock
 
     sentences = write_sentences(tmp_path / "s.txt")
     with run_lock(tmp_path / "results" / "default"):

@@ -7,9 +7,9 @@ import pytest
 
 from pipeline.scoring import sclite
 from pipeline.scoring.align import align_text
-from pipeline.scoring.evaluate import evaluate
+from pipeline.scoring.evaluate import ScoreConfig, evaluate
 from pipeline.scoring.normalize import get
-from pipeline.scoring.stats import corpus_wer, spearman
+from pipeline.scoring.rates import corpus_wer, spearman
 
 SCLITE = "/usr/lib/sctk/bin/sclite"
 
@@ -108,7 +108,7 @@ def test_normalizers():
 def test_empty_reference_is_flagged_and_kept_out_of_the_corpus_figure():
     rows = [{"sentence_id": "a", "reference": "the king", "hypothesis": "the thing", "status": "ok"},
             {"sentence_id": "b", "reference": "...", "hypothesis": "uh", "status": "ok"}]
-    r = evaluate(rows, "basic", n_boot=0)
+    r = evaluate(rows, ScoreConfig(normalize="basic", bootstrap=0))
     assert r.utterances[1].status == "empty_reference" and r.utterances[1].wer is None
     assert r.summary[0].micro_wer == 0.5 and r.summary[0].n_excluded == 1
 

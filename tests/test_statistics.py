@@ -5,7 +5,7 @@ import pytest
 
 from pipeline.scoring import attribution, difficulty, robustness, sensitivity
 from pipeline.scoring.comparisons import compare, correct, most_confident
-from pipeline.scoring.evaluate import evaluate
+from pipeline.scoring.evaluate import ScoreConfig, evaluate
 
 WORDS = "now is the winter of our discontent made glorious summer".split()  # 10 words
 
@@ -28,7 +28,7 @@ def with_errors(text, k):
 def test_two_identical_systems_differ_by_nothing():
     rows = [row(s, v, "asr:x", "clean", text, with_errors(text, i % 3)) for v in ("a:1", "b:2")
             for i, (s, text) in enumerate(sentences())]
-    r = evaluate(rows, n_boot=200)
+    r = evaluate(rows, ScoreConfig(bootstrap=200))
     (c,) = compare(r.utterances, r.events, 200)
     assert (c.delta_wer, c.delta_ci95_low, c.delta_ci95_high, c.delta_cer) == (0.0, 0.0, 0.0, 0.0)
     assert c.mapsswe_p == c.sign_p == c.wilcoxon_p == c.mapsswe_p_holm == 1.0
@@ -40,7 +40,7 @@ def test_one_extra_error_per_sentence_is_a_known_delta():
     for i, (s, text) in enumerate(sentences()):
         rows.append(row(s, "a:1", "asr:x", "clean", text, with_errors(text, i % 2)))
         rows.append(row(s, "b:2", "asr:x", "clean", text, with_errors(text, i % 2 + 1)))
-    r = evaluate(rows, n_boot=200)
+    r = evaluate(rows, ScoreConfig(bootstrap=200))
     (c,) = compare(r.utterances, r.events, 500)
     assert c.delta_wer == pytest.approx(12 / 120) and c.sentences == 12
     assert c.delta_ci95_low == c.delta_ci95_high == pytest.approx(0.1)  # every sentence moves by the same 0.1
@@ -74,7 +74,7 @@ def test_holm_corrects_over_every_pair_and_the_summary_prefers_one_factor_pairs(
         for v, k in (("a:1", 0), ("b:2", 1), ("c:3", 2)):
             rows.append(row(s, v, "asr:x", "clean", text, with_errors(text, (i % 2) * k)))
         rows.append(row(s, "a:1", "asr:y", "noise:snr=5", text, with_errors(text, 3)))
-    r = evaluate(rows, n_boot=0)
+    r = evaluate(rows, ScoreConfig(bootstrap=0))
     pairs = compare(r.utterances, r.events, 0)
     assert len(pairs) == 6 and sum(c.holm_family == "one-factor" for c in pairs) == 3
     for c in pairs:
@@ -83,13 +83,13 @@ def test_holm_corrects_over_every_pair_and_the_summary_prefers_one_factor_pairs(
 
 
 def test_cer_counts_characters():
-    r = evaluate([row("s", "", "", "clean", "the king", "the kin")], n_boot=0)
+    r = evaluate([row("s", "", "", "clean", "the king", "the kin")], ScoreConfig(bootstrap=0))
     u = r.utterances[0]
     assert (u.ref_chars, u.char_errors, u.cer) == (8, 1, 0.125)
     assert r.summary[0].micro_cer == 0.125
-    silent = evaluate([row("s", "", "", "silence", "the king", "you")], n_boot=0).utterances[0]
+    silent = evaluate([row("s", "", "", "silence", "the king", "you")], ScoreConfig(bootstrap=0)).utterances[0]
     assert (silent.ref_chars, silent.char_errors, silent.cer) == (0, 3, None)  # insertions counted, no rate
-    empty = evaluate([row("e", "", "", "clean", "...", "abd")], n_boot=0).utterances[0]
+    empty = evaluate([row("e", "", "", "clean", "...", "abd")], ScoreConfig(bootstrap=0)).utterances[0]
     assert empty.status == "empty_reference" and (empty.ref_chars, empty.char_errors, empty.cer) == (0, 3, None)
     import jiwer
 
@@ -112,7 +112,7 @@ def test_character_errors_are_jiwers_edit_distance():
 def test_spearman_equals_scipys_with_ties():
     from scipy.stats import spearmanr
 
-    from pipeline.scoring.stats import spearman
+    from pipeline.scoring.rates import spearman
 
     rng = random.Random(4)
     for _ in range(200):
@@ -129,23 +129,23 @@ def test_spearman_equals_scipys_with_ties():
 
 
 def test_the_bootstrap_interval_does_not_depend_on_its_block_size(monkeypatch):
-    from pipeline.scoring import stats
+    from pipeline.scoring import rates
 
     rng = random.Random(5)
     errors = [rng.randint(0, 4) for _ in range(300)]
     words = [rng.randint(4, 12) for _ in range(300)]
-    whole = stats.corpus_wer(errors, words, 500, 7)
-    monkeypatch.setattr(stats, "BOOTSTRAP_BLOCK", 1000)  # three resamples a block
-    assert stats.corpus_wer(errors, words, 500, 7) == whole
+    whole = rates.corpus_wer(errors, words, 500, 7)
+    monkeypatch.setattr(rates, "BOOTSTRAP_BLOCK", 1000)  # three resamples a block
+    assert rates.corpus_wer(errors, words, 500, 7) == whole
     chars = [3 * e for e in errors]
-    both = stats.corpus_rates([(errors, words), (chars, [5 * w for w in words])], 500, 7)
-    assert both[0] == whole and both[1] == stats.corpus_wer(chars, [5 * w for w in words], 500, 7)
+    both = rates.corpus_rates([(errors, words), (chars, [5 * w for w in words])], 500, 7)
+    assert both[0] == whole and both[1] == rates.corpus_wer(chars, [5 * w for w in words], 500, 7)
 
 
 def test_normalizer_share_is_the_errors_normalization_removes():
     rows = [row("a", "v:1", "e:1", "clean", "The King, my lord!", "the king my lord"),
             row("b", "v:1", "e:1", "clean", "I'd go.", "i would go")]
-    r = evaluate(rows, "basic", n_boot=0)
+    r = evaluate(rows, ScoreConfig(normalize="basic", bootstrap=0))
     (e,) = sensitivity.effects(r.utterances, "basic")
     # none: 3 + 3 errors of 6 words (case and punctuation; I'd → i would); basic: 0 + 2; whisper: 0 + 0
     assert (e.wer_none, e.wer_basic, e.wer_whisper) == (1.0, round(2 / 6, 4), 0.0)
@@ -157,7 +157,7 @@ def test_difficulty_bins_by_perplexity_quartile_and_length():
     for i, (s, text) in enumerate(sentences(8)):
         hyp = with_errors(text, 5) if i >= 6 else text  # the two least likely sentences fail half their words
         rows.append(row(s, "v:1", "e:1", "clean", text, hyp, perplexity=float(i + 1)))
-    r = evaluate(rows, n_boot=100)
+    r = evaluate(rows, ScoreConfig(bootstrap=100))
     bins = difficulty.bins(r.utterances, 100)
     quartiles = [b for b in bins if b.by == "perplexity"]
     assert [b.n_utterances for b in quartiles] == [2, 2, 2, 2]
@@ -172,7 +172,7 @@ def test_a_word_failing_in_every_voice_points_at_the_text_one_voice_at_the_voice
             row("s1", "b:2", "e:1", "clean", "the king rides", "the thing rides"),
             row("s2", "a:1", "e:1", "clean", "a queen waits", "a queen waits"),
             row("s2", "b:2", "e:1", "clean", "a queen waits", "a green waits")]
-    r = evaluate(rows, n_boot=0)
+    r = evaluate(rows, ScoreConfig(bootstrap=0))
     words = {w.word: w for w in attribution.words(r.utterances, r.events)}
     assert set(words) == {"king", "queen"}
     assert words["king"].points_at == "one ASR family: text or ASR" and words["king"].failure_rate == 1.0
@@ -191,7 +191,7 @@ def test_two_model_families_tell_the_text_the_voice_and_the_asr_apart():
         ("b:2", "fw:base"): "the thing rides to the queen at dawn with joy",
         ("b:2", "ps:en"): "the thing rides to a queen at dawn with joy",
     }
-    r = evaluate([row("s1", v, e, "clean", ref, h) for (v, e), h in hyps.items()], n_boot=0)
+    r = evaluate([row("s1", v, e, "clean", ref, h) for (v, e), h in hyps.items()], ScoreConfig(bootstrap=0))
     words = {w.word: w for w in attribution.words(r.utterances, r.events, family)}
     assert words["king"].points_at == "text"  # both families, in every voice
     assert words["queen"].points_at == "ASR sphinx"  # one family, where the other heard it right
@@ -200,18 +200,18 @@ def test_two_model_families_tell_the_text_the_voice_and_the_asr_apart():
     assert (words["king"].families_failed, words["king"].families_heard) == (2, 2)
     assert (words["dawn"].engines_failed, words["dawn"].families_failed) == (2, 1)
     r = evaluate([row("s1", v, e, "clean", ref, h.replace("rides", "hides") if v == "b:2" else h)
-                  for (v, e), h in hyps.items()], n_boot=0)
+                  for (v, e), h in hyps.items()], ScoreConfig(bootstrap=0))
     words = {w.word: w for w in attribution.words(r.utterances, r.events, family)}
     assert words["rides"].points_at == "voice b:2"  # every family fails it, in one voice of two
     assert attribution.verdict({"a:1": {"whisper", "sphinx"}}, {"a:1": {"whisper", "sphinx"}}) == "voice or text"
     (a, b) = attribution.agreement(r.utterances, family)
     assert (a.voice, a.families, a.agreement, a.family_agreement) == ("a:1", 2, 0.0, 0.0)
-    one = evaluate([row("s1", "a:1", e, "clean", ref, ref) for e in ("fw:base", "ow:base")], n_boot=0)
+    one = evaluate([row("s1", "a:1", e, "clean", ref, ref) for e in ("fw:base", "ow:base")], ScoreConfig(bootstrap=0))
     (c,) = attribution.agreement(one.utterances, family)
     assert (c.families, c.agreement, c.family_agreement) == (1, 1.0, None)  # one family: no cross-family figure
     # noise that defeats every engine does not make the verdict: it comes from the clean audio
     noisy = [row("s1", v, e, "noise:snr=0", ref, "") for (v, e) in hyps]
-    r = evaluate([row("s1", v, e, "clean", ref, h) for (v, e), h in hyps.items()] + noisy, n_boot=0)
+    r = evaluate([row("s1", v, e, "clean", ref, h) for (v, e), h in hyps.items()] + noisy, ScoreConfig(bootstrap=0))
     words = {w.word: w for w in attribution.words(r.utterances, r.events, family)}
     assert words["queen"].points_at == "ASR sphinx" and words["queen"].failures == 1 + 5  # counts: every condition
 
@@ -224,7 +224,7 @@ def test_blame_is_the_share_of_words_each_way_with_a_bootstrap_interval():
         rows.append(row(f"s{i}", "a:1", "fw:base", "clean", ref, "the thing rides to the queen"))
         rows.append(row(f"s{i}", "a:1", "ps:en", "clean", ref, "the thing rides to a queen" if i % 2 else
                         "the thing hides to the queen"))
-    r = evaluate(rows, n_boot=0)
+    r = evaluate(rows, ScoreConfig(bootstrap=0))
     blame = {b.points_at: b for b in attribution.blame(r.utterances, r.events, family, n_boot=200)}
     assert set(blame) == {"voice or text", "ASR whisper", "ASR sphinx"}
     assert (blame["voice or text"].words, blame["voice or text"].failures, blame["voice or text"].rate) == (60, 10, 0.1667)
@@ -236,7 +236,7 @@ def test_blame_is_the_share_of_words_each_way_with_a_bootstrap_interval():
 def test_engine_agreement_is_the_share_of_identical_hypotheses():
     rows = [row(s, "a:1", e, "clean", text, text if (e == "e:1" or i < 3) else with_errors(text, 1))
             for e in ("e:1", "e:2") for i, (s, text) in enumerate(sentences(4))]
-    r = evaluate(rows, n_boot=0)
+    r = evaluate(rows, ScoreConfig(bootstrap=0))
     (a,) = attribution.agreement(r.utterances)
     assert (a.engines, a.utterances, a.agreement) == (2, 4, 0.75)
 
@@ -249,7 +249,7 @@ def test_breakdown_snr_is_interpolated_where_wer_doubles():
     for s, text in sentences(10):
         for condition, k in (("clean", 1), ("noise:snr=20", 1), ("noise:snr=10", 3)):
             rows.append(row(s, "v:1", "e:1", condition, text, with_errors(text, k)))
-    r = evaluate(rows, n_boot=0)
+    r = evaluate(rows, ScoreConfig(bootstrap=0))
     (b,) = robustness.breakdowns(r.utterances, 200)
     assert (b.clean_wer, b.threshold, b.breakdown_snr) == (0.1, 0.2, 15.0)
     assert b.ci95_low == b.ci95_high == 15.0  # every sentence alike: no spread

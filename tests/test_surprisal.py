@@ -9,8 +9,8 @@ from pipeline.lm import tokenizer
 from pipeline.lm.model import GPT, GPT2_VOCAB, GPTConfig
 from pipeline.lm.perplexity import sequence_nll
 from pipeline.lm.surprisal import word_surprisal
-from pipeline.scoring import attribution, surprisal
-from pipeline.scoring.evaluate import evaluate
+from pipeline.scoring import attribution, failures_by_surprisal
+from pipeline.scoring.evaluate import ScoreConfig, evaluate
 
 
 @pytest.mark.parametrize("block_size", [64, 8])  # 8: the sentence is scored in sliding windows
@@ -52,7 +52,7 @@ def row(sentence, asr, reference, hypothesis, bits, voice="v:1"):
 def test_each_error_and_word_carries_its_reference_words_surprisal():
     rows = [row("s1", "e:1", "Now is the winter.", "now is a winter of", [1.5, 2.0, 3.25, 9.0]),
             row("s2", "e:1", "The winter, gone!", "the gone", [0.5, 8.0, 4.0])]
-    r = evaluate(rows, n_boot=0)
+    r = evaluate(rows, ScoreConfig(bootstrap=0))
     assert [u.word_surprisal for u in r.utterances] == ["1.5;2.0;3.25;9.0", "0.5;8.0;4.0"]
     assert [(e.type, e.reference_word, e.surprisal) for e in r.events] == [
         ("substitution", "the", 3.25), ("insertion", "", None), ("deletion", "winter", 8.0)]
@@ -63,7 +63,7 @@ def test_each_error_and_word_carries_its_reference_words_surprisal():
     # rather than given misplaced values; the basic normalizer keeps one word per word
     for normalizer, expected in (("whisper", ""), ("basic", "1;2;3;4")):
         u, = evaluate([row("s3", "e:1", "It cost 2 pounds", "it cost two pounds", [1, 2, 3, 4])],
-                      normalizer=normalizer, n_boot=0).utterances
+                      ScoreConfig(normalize=normalizer, bootstrap=0)).utterances
         assert u.word_surprisal == expected, normalizer
 
 
@@ -75,13 +75,13 @@ def test_failure_rate_by_surprisal_decile_and_its_rank_correlation():
         words = [f"w{b}" for b in bits]
         heard = [w if b <= 60 else "x" for w, b in zip(words, bits)]
         rows.append(row(f"s{s}", "e:1", " ".join(words), " ".join(heard), bits))
-    r = evaluate(rows, n_boot=0)
-    deciles = surprisal.bins(r.utterances, r.events, n_boot=200)
+    r = evaluate(rows, ScoreConfig(bootstrap=0))
+    deciles = failures_by_surprisal.bins(r.utterances, r.events, n_boot=200)
     assert [d.bin.split()[0] for d in deciles] == [f"D{k}" for k in range(1, 11)]
     assert [d.n_words for d in deciles] == [10] * 10
     assert [d.micro_wer for d in deciles] == [0.0] * 6 + [1.0] * 4  # words 61-100 are deciles 7-10
     assert deciles[0].ci95_low == deciles[0].ci95_high == 0.0
-    (effect,) = surprisal.effects(r.utterances, r.events)
+    (effect,) = failures_by_surprisal.effects(r.utterances, r.events)
     assert (effect.words, effect.failures) == (100, 40)
     assert effect.mean_surprisal_failed == pytest.approx(80.5) and effect.mean_surprisal_right == pytest.approx(30.5)
     # ρ of ranks 1..100 against 60 zeros then 40 ones, by hand: the point-biserial correlation of the ranks

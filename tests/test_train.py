@@ -80,7 +80,7 @@ def test_bf16_keeps_the_fp32_loss_curve(tmp_path):
 
 def test_pa6a_token_files_are_a_corpus_too(tmp_path):
     from pipeline.config import run as config
-    from pipeline.core.artifacts import ARTIFACTS
+    from pipeline.run.artifacts import ARTIFACTS
     from pipeline.stages import prepare
 
     train_ids, val_ids = data()

@@ -45,8 +45,8 @@ def test_the_engine_transcribes_real_speech_alone_in_its_window(models_dir, pipe
     from pipeline.scoring.align import align_text
 
     clean = normalize.get("basic")
-    aligned = [align_text(clean(reference), clean(text)) for (text, _), reference in zip(out, texts)]
-    assert all(details["mode"] == "window" for _, details in out)
+    aligned = [align_text(clean(reference), clean(d.text)) for d, reference in zip(out, texts)]
+    assert all(d.mode == "window" for d in out)
     assert sum(a.errors for a in aligned) / sum(a.ref_words for a in aligned) <= 0.3, out  # tiny.en's own slips
 
 

@@ -68,8 +68,8 @@ def encode(dims: dict[str, int], state: dict[str, np.ndarray]) -> bytes:
         wide = data.ndim < 2 or name in FLOAT32
         data = data.astype("<f4" if wide else "<f2")
         key = name.encode()
-        out += [struct.pack("<iii", data.ndim, len(key), 0 if wide else 1), struct.pack(f"<{data.ndim}i", *data.shape[::-1]),
-                key, data.tobytes()]
+        out += [struct.pack("<iii", data.ndim, len(key), 0 if wide else 1),
+                struct.pack(f"<{data.ndim}i", *data.shape[::-1]), key, data.tobytes()]
     return b"".join(out)
 
 

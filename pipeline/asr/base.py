@@ -19,7 +19,7 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from pipeline.config.options import option
+from pipeline.core.options import option
 from pipeline.core.registry import Registry
 from pipeline.core.source import Source
 from pipeline.exec.malloc import tune_malloc
@@ -30,7 +30,7 @@ DEFAULT_MAX_DECODERS = 8
 DECODING = ("each utterance alone in its own window: 30 s, or max(10 s, length + 4 s) for faster-whisper-trim; "
             "long-form past 30 s; one thread per decode")
 ENGINES = Registry(__package__, "asr.engines", "faster-whisper:base, openai-whisper:tiny.en", "speech_eval.engines",
-                   ("base", "weights", "sources"))
+                   ("base", "weights", "sources", "listener"))
 
 
 @dataclass
@@ -63,11 +63,19 @@ class ASRConfig:
 FEATURES_ON_ONE_THREAD = "features: numpy BLAS on one thread"
 
 
+@dataclass(frozen=True)
+class Decoded:
+    """What an engine made of one utterance."""
+    text: str
+    seconds: float  # wall time of this utterance's decode
+    mode: str  # window (up to 30 s, one padded window) or long-form
+
+
 class Recognizer(Protocol):
     name: str
 
-    def transcribe(self, batch: list[np.ndarray]) -> list[tuple[str, dict]]:
-        """One (text, details) per 16 kHz float32 array, in order."""
+    def transcribe(self, batch: list[np.ndarray]) -> list[Decoded]:
+        """One Decoded per 16 kHz float32 array, in order."""
 
 
 
@@ -115,20 +123,20 @@ def parallel_decoders(options: ASRConfig) -> int:
     return options.threads or min(os.cpu_count() or 1, DEFAULT_MAX_DECODERS)
 
 
-def decode_each(arrays: list[np.ndarray], decoders: list[Decoder]) -> list[tuple[str, dict]]:
+def decode_each(arrays: list[np.ndarray], decoders: list[Decoder]) -> list[Decoded]:
     """Each utterance alone, on whichever decoder is free, results in input order."""
     free: queue.SimpleQueue[Decoder] = queue.SimpleQueue()
     for d in decoders:
         free.put(d)
 
-    def one(audio: np.ndarray) -> tuple[str, dict]:
+    def one(audio: np.ndarray) -> Decoded:
         d = free.get()
         try:
             t0 = time.perf_counter()
             d.reseed()
             long = len(audio) > N_SAMPLES
             text = d.long(audio) if long else d.short(audio)
-            return text, {"asr_seconds": time.perf_counter() - t0, "mode": "long-form" if long else "window"}
+            return Decoded(text, time.perf_counter() - t0, "long-form" if long else "window")
         finally:
             free.put(d)
 

@@ -64,7 +64,7 @@ class FasterWhisper:
             condition_on_previous_text=self.options.condition_on_previous_text, vad_filter=False)
         return " ".join(s.text.strip() for s in segments).strip()
 
-    def transcribe(self, arrays: list[np.ndarray]) -> list[tuple[str, dict]]:
+    def transcribe(self, arrays: list[np.ndarray]) -> list[base.Decoded]:
         # One model with `workers` CTranslate2 replicas: concurrent calls run on separate one-thread workers.
         decoder = base.Decoder(self._short, self._long,
                                reseed=lambda: self._ctranslate2.set_random_seed(base.SAMPLING_SEED))

@@ -71,7 +71,7 @@ class OpenAIWhisper:
                 condition_on_previous_text=self.options.condition_on_previous_text)
         return result["text"].strip()
 
-    def transcribe(self, arrays: list[np.ndarray]) -> list[tuple[str, dict]]:
+    def transcribe(self, arrays: list[np.ndarray]) -> list[base.Decoded]:
         import torch
 
         decoders = [base.Decoder(lambda a, m=m: self._short(m, a), lambda a, m=m: self._long(m, a),

@@ -57,7 +57,7 @@ class PocketSphinx:
         hyp = decoder.hyp()
         return hyp.hypstr.strip() if hyp else ""
 
-    def transcribe(self, arrays: list[np.ndarray]) -> list[tuple[str, dict]]:
+    def transcribe(self, arrays: list[np.ndarray]) -> list[base.Decoded]:
         decoders = [base.Decoder(short=lambda a, d=d: self._decode(d, a), long=lambda a, d=d: self._decode(d, a),
                                  reseed=lambda: None) for d in self.decoders]
         return base.decode_each(arrays, decoders)

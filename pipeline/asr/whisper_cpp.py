@@ -51,7 +51,7 @@ class WhisperCpp:
                                     no_context=not (long and self.options.condition_on_previous_text))
         return "".join(s.text for s in segments).strip()
 
-    def transcribe(self, arrays: list[np.ndarray]) -> list[tuple[str, dict]]:
+    def transcribe(self, arrays: list[np.ndarray]) -> list[base.Decoded]:
         decoders = [base.Decoder(lambda a, m=m: self._decode(m, a, False), lambda a, m=m: self._decode(m, a, True),
                                  reseed=lambda: None) for m in self.contexts]
         return base.decode_each(arrays, decoders)

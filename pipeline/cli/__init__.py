@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 
-from pipeline.config import options
+from pipeline.core import options
 from pipeline.config import run as config_mod
 from pipeline.errors import WRITE_ERRORS, ConfigError, InputError
 from pipeline.exec import interrupts
@@ -21,7 +21,7 @@ def program() -> str:
 
 
 def run_parser(every_key: bool = False) -> tuple[argparse.ArgumentParser, list[str]]:
-    from pipeline.core.runner import STAGES
+    from pipeline.stages import STAGES
 
     prog = program()
     shown = "every config key" if every_key else "config keys (the LM's: --help-all)"
@@ -79,9 +79,10 @@ def stopped(stop: KeyboardInterrupt) -> int:
     waiting for decodes in flight: their results would be dropped anyway, and every write is atomic."""
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the goodbye
-    if getattr(stop, "kept", None):
+    stop = interrupts.interrupted(stop)
+    if stop.kept:
         line = f"interrupted: {stop.kept}; run the same command to continue"
-    elif getattr(stop, "stage", None):
+    elif stop.stage:
         line = (f"interrupted during {stop.stage}: every stage and item finished before it is kept; run the same "
                 "command to continue")
     else:
@@ -89,7 +90,7 @@ def stopped(stop: KeyboardInterrupt) -> int:
     say(line, logging.WARNING)
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(128 + (interrupts.received[0] if interrupts.received else getattr(stop, "signum", signal.SIGINT)))
+    os._exit(128 + (interrupts.received[0] if interrupts.received else stop.signum))
 
 
 def say(line: str, level: int = logging.ERROR) -> None:
@@ -138,7 +139,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         cfg = config_mod.load(args.config, overrides_from(args, shortcuts), args.preset)
         stages = [s.strip() for s in args.stages.split(",")] if args.stages else None
-        from pipeline.core.runner import STAGES
+        from pipeline.stages import STAGES
         for s in stages or []:
             if s not in STAGES:
                 raise ConfigError(f"--stages: unknown stage {s!r}; allowed: {', '.join(STAGES)}")
@@ -148,14 +149,15 @@ def _main(argv: list[str] | None) -> int:
     if args.print_config:
         print(config_mod.to_toml(cfg), end="")
         return 0
-    from pipeline.core import runner
+    from pipeline.run import runner
+    from pipeline.stages import ALL
 
     if args.plan:
-        print(runner.describe(cfg))
+        print(runner.describe(cfg, ALL))
         return 0
 
     try:
-        return runner.run(cfg, stages, args.start, force=args.force)
+        return runner.run(cfg, ALL, stages, args.start, force=args.force)
     except runner.RunLocked as e:
         print(f"error: {e}", file=sys.stderr)
         return 3

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipeline.config.options import add_flags, apply, check, given
+from pipeline.core.options import add_flags, apply, check, given
 from pipeline.errors import ConfigError, InputError
 from pipeline.io.inputs import read_text
 from pipeline.scoring import sclite
@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    results = evaluate(rows, cfg.normalize, cfg.bootstrap, cfg.seed)
+    results = evaluate(rows, cfg)
     try:
         write(results, args.out)
     except OSError as e:

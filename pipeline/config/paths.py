@@ -4,7 +4,7 @@ from __future__ import annotations
 from importlib.metadata import version
 from pathlib import Path
 
-from pipeline.config.options import identity
+from pipeline.core.options import identity
 from pipeline.config.run import Config
 from pipeline.core import store
 from pipeline.core.names import file_name, inside

@@ -10,8 +10,8 @@ from typing import Any
 import tomllib
 
 from pipeline.asr.base import ASRConfig
-from pipeline.config import options
-from pipeline.config.options import option
+from pipeline.core import options
+from pipeline.core.options import option
 from pipeline.core import names
 from pipeline.errors import ConfigError
 from pipeline.exec import device

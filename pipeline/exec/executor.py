@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any, Iterable, Iterator
 
-from pipeline.config.options import option
+from pipeline.core.options import option
 from pipeline.errors import ConfigError
 from pipeline.exec.workers import Done, Worker
 

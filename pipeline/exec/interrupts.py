@@ -6,20 +6,30 @@ from __future__ import annotations
 
 import signal
 
-received: list[int] = []  # also for a library that catches Terminated and raises its own exception instead
+received: list[int] = []  # also for a library that catches Interrupted and raises its own exception instead
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, unwinding as Ctrl-C does."""
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM on its way out, with what the run had reached: the stage it stopped in, and what of that
+    stage's items was kept. Each layer it passes through adds what it knows (`where`)."""
 
-    def __init__(self, signum: int):
+    def __init__(self, signum: int = signal.SIGINT, stage: str = "", kept: str = ""):
         super().__init__()
-        self.signum = signum
+        self.signum, self.stage, self.kept = signum, stage, kept
+
+    def where(self, stage: str = "", kept: str = "") -> Interrupted:
+        """The same interrupt, with the stage and kept counts filled in where they were not yet."""
+        return Interrupted(self.signum, self.stage or stage, self.kept or kept)
+
+
+def interrupted(stop: KeyboardInterrupt) -> Interrupted:
+    """Any interrupt as ours: a KeyboardInterrupt that Python or a library raised is Ctrl-C's."""
+    return stop if isinstance(stop, Interrupted) else Interrupted()
 
 
 def _raise(signum, frame):
     received.append(signum)
-    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated(signum)
+    raise Interrupted(signum)
 
 
 def install() -> dict:
@@ -41,4 +51,4 @@ def restore(previous: dict) -> None:
 def check() -> None:
     """Raise again a signal that arrived and was dropped (in a finalizer): stop now, not at the end of the run."""
     if received:
-        raise KeyboardInterrupt if received[0] == signal.SIGINT else Terminated(received[0])
+        raise Interrupted(received[0])

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-from pipeline.config.run import Config
+from pipeline.exec.executor import ExecutorConfig
 from pipeline.errors import ConfigError
 
 PROBE_TIMEOUT_S = 20  # a GCS that is not there is retried for a minute by Ray's own client
@@ -53,9 +53,8 @@ def has_token(env) -> bool:
     return bool(env.get("RAY_AUTH_TOKEN")) or os.path.isfile(os.path.expanduser(path))
 
 
-def check(cfg: Config) -> dict:
+def check(ex: ExecutorConfig) -> dict:
     """The executor's security state, for the manifest; ConfigError when the cluster must not be used."""
-    ex = cfg.executor
     state = {"kind": "ray", "address": ex.address or "local instance", "allow_insecure": ex.allow_insecure}
     if not ex.address:  # ray.init() starts it for this run alone; Ray 2.60 turns tokens on unless told otherwise
         return {**state, "auth_mode": os.environ.get("RAY_AUTH_MODE", "token").lower(),

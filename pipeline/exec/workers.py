@@ -1,24 +1,18 @@
-"""The per-item work of synthesis and transcription, as objects that load their model once.
+"""What every worker shares: the per-item work of a stage, as an object that loads its model once.
 
 The same classes run in-process (local executor) and as Ray actors (ray executor): a worker never touches the
-run directory; it returns a typed result (`Spoken`, `Heard`) per input, and the stage writes files through its per-item
-cache."""
+run directory; it returns a typed result (a `Done`) per input, and the stage writes files through its per-item
+cache (pipeline/exec/items.py). The workers themselves sit beside their backends: pipeline/tts/speaker.py,
+pipeline/asr/listener.py, pipeline/measures/assessor.py."""
 from __future__ import annotations
 
 import os
 import socket
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from typing import Protocol
 
-import numpy as np
-
-from pipeline.asr import base as asr
 from pipeline.core.source import Source
 from pipeline.errors import WRITE_ERRORS, ModelUnloadable
-from pipeline.measures import base as measures
-from pipeline.tts import base as tts
 
 
 def where() -> dict:
@@ -60,34 +54,6 @@ def transient(default=None):
     return field(default=default, metadata={"transient": True})
 
 
-@dataclass(kw_only=True, slots=True)
-class Spoken(Done):
-    tts_seconds: float = 0.0  # wall time of synthesis
-    audio_seconds: float = 0.0
-    samples: np.ndarray | None = transient()  # float32 mono; written to the wav by the stage
-    sr: int = transient(0)
-    wav_sha256: str | None = None  # of the wav the stage wrote
-    wav_bytes: int | None = None
-
-
-@dataclass(kw_only=True, slots=True)
-class Heard(Done):
-    hypothesis: str = ""
-    asr_seconds: float | None = None  # wall time of this utterance's decode
-    mode: str = ""  # how the engine decoded it: window or long-form
-    audio_sha256: str = ""  # of the audio heard, its level and length: filled in by the stage that read it
-    level_dbfs: float | None = None
-    audio_seconds: float | None = None
-
-
-@dataclass(kw_only=True, slots=True)
-class Assessed(Done):
-    values: dict = field(default_factory=dict)  # the measure's columns
-    notes: list = field(default_factory=list)
-    embedding: list = field(default_factory=list)  # a voice embedding, where the measure makes one
-    audio_sha256: str = ""  # of the audio measured, filled in by the stage that read it
-
-
 class Worker(Protocol):
     """Loads its model once; `work` turns a batch of inputs into one result per input, each depending only on
     its own input. Local executors call it in-process, Ray calls it on an actor."""
@@ -113,81 +79,3 @@ def unloadable(source: Source, e: Exception) -> Exception:
     files = ", ".join(source.files) or source.path or source.spec
     return ModelUnloadable(f"{source.spec}: cannot load {files} ({type(e).__name__}: {e}); the files are damaged "
                            "or not of this model family: download or copy them again, or name another model")
-
-
-class Speaker:
-    """One voice, loaded once from its resolved Source."""
-
-    def __init__(self, source: Source, options: tts.TTSConfig):
-        self.voice, self.error, self.failed = None, "", None
-        try:
-            self.voice = tts.load(source, options)
-        except tts.VoiceUnavailable as e:  # a program or package to install: said on its rows; other voices go on
-            self.error = str(e)
-        except Exception as e:
-            self.failed = unloadable(source, e)
-
-    def work(self, texts: list[str]) -> list[Spoken]:
-        if self.failed:
-            raise self.failed
-        return [self.speak(text) for text in texts]
-
-    def speak(self, text: str) -> Spoken:
-        if self.voice is None:
-            return Spoken(status="error", error=self.error, **where())
-        t0 = time.perf_counter()
-        try:
-            samples, sr = self.voice.synthesize(text)
-        except tts.UnspeakableText as e:
-            return Spoken(status="skipped", error=str(e), **where())
-        except Exception as e:  # one bad sentence must not stop the others
-            return Spoken(status="error", error=f"{type(e).__name__}: {e}", **where())
-        if not np.isfinite(samples).all():
-            return Spoken(status="error", error=f"{self.voice.name} made non-finite samples (NaN or Inf)", **where())
-        return Spoken(status="ok", samples=np.asarray(samples, dtype=np.float32), sr=sr,
-                      tts_seconds=round(time.perf_counter() - t0, 4), audio_seconds=round(len(samples) / sr, 4),
-                      **where())
-
-
-class Listener:
-    """One ASR engine, loaded once from its resolved Source."""
-
-    def __init__(self, source: Source, options: asr.ASRConfig, models_dir: str, device: str = "cpu"):
-        self.recognizer, self.failed = None, None
-        one_blas_thread()
-        try:
-            self.recognizer = asr.load(source, options, models_dir, device)
-        except Exception as e:
-            self.failed = unloadable(source, e)
-
-    def work(self, arrays: list[np.ndarray]) -> list[Heard]:
-        if self.failed:
-            raise self.failed
-        return [Heard(status="ok", hypothesis=text, asr_seconds=round(d["asr_seconds"], 4), mode=d.get("mode", ""),
-                      **where()) for text, d in self.recognizer.transcribe(arrays)]
-
-
-class Assessor:
-    """One measure, loaded once from its resolved Source; each input is (16 kHz audio, speaker reference or None,
-    a note on the reference), scored alone."""
-
-    def __init__(self, name: str, source: Source, threads: int = 0):
-        self.measure, self.failed = None, None
-        self.threads = threads or min(os.cpu_count() or 1, 8)
-        one_blas_thread()
-        try:
-            self.measure = measures.MEASURES.get(name).load(source)
-        except Exception as e:
-            self.failed = unloadable(source, e)
-
-    def work(self, inputs: list[tuple]) -> list[Assessed]:
-        if self.failed:
-            raise self.failed
-        with ThreadPoolExecutor(self.threads) as pool:
-            return list(pool.map(self.one, inputs))
-
-    def one(self, given: tuple) -> Assessed:
-        audio, reference, note = given
-        scores = self.measure.score(audio, reference)
-        return Assessed(status="ok", values=dict(scores.values), notes=[*scores.notes, *([note] if note else [])],
-                        embedding=list(scores.embedding), **where())

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.config.options import option
+from pipeline.core.options import option
 
 
 @dataclass

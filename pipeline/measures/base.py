@@ -14,7 +14,7 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from pipeline.config.options import option
+from pipeline.core.options import option
 from pipeline.core.registry import discover, suggest
 from pipeline.core.source import Source
 from pipeline.errors import ConfigError
@@ -71,7 +71,7 @@ class Registry:
     def _discover(self) -> None:
         if not self._discovered:
             self._discovered = True
-            self._broken = discover(__package__, "speech_eval.measures")
+            self._broken = discover(__package__, "speech_eval.measures", ("base", "assessor"))
 
     def get(self, name: str) -> Declaration:
         self._discover()

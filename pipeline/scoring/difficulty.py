@@ -6,7 +6,7 @@ import numpy as np
 
 from pipeline.core.records import DifficultyBin, ScoredUtterance
 from pipeline.io.conditions import SILENCE
-from pipeline.scoring.stats import corpus_wer
+from pipeline.scoring.rates import corpus_wer
 
 LENGTH_BINS = ((1, 5), (6, 10), (11, 20), (21, None))
 

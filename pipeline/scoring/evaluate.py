@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from pipeline.config.options import option
+from pipeline.core.options import option
 from pipeline.core import tables
 from pipeline.core.records import (
     Comparison,
@@ -28,7 +28,7 @@ from pipeline.scoring import sclite
 from pipeline.scoring.align import Alignment, align_codes, by_utterance, from_codes
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.flags import flags
-from pipeline.scoring.stats import corpus_rates, spearman
+from pipeline.scoring.rates import corpus_rates, spearman
 
 
 @dataclass
@@ -165,14 +165,16 @@ def finish_row(u: dict, a: Alignment, out: Results) -> ScoredUtterance:
     return ScoredUtterance(**u)
 
 
-def evaluate(rows: list[dict], normalizer: str = "basic", n_boot: int = 1000, seed: int = 1337) -> Results:
+def evaluate(rows: list[dict], options: ScoreConfig | None = None) -> Results:
     """rows carry sentence_id, reference, hypothesis, status and optionally the other fields of a
     ScoredUtterance (voice, asr, condition, perplexity, audio_seconds, level_dbfs, …); an absent value is None.
+    `options`: the score section (normalizer, bootstrap resamples and seed); its defaults when not given.
 
     Each utterance is aligned alone; all of them go through one compiled call (pipeline/scoring/align.py).
     What is kept per utterance is its record, its error events and its alignment's text, not the alignment."""
+    options = options or ScoreConfig()
     with without_cycle_collection():
-        return _evaluate(rows, normalizer, n_boot, seed)
+        return _evaluate(rows, options.normalize, options.bootstrap, options.seed)
 
 
 def _evaluate(rows: list[dict], normalizer: str, n_boot: int, seed: int) -> Results:

@@ -12,7 +12,7 @@ import numpy as np
 from pipeline.core.records import Group, MeasureComparison, MeasureSummary, ScoredUtterance, VoiceSimilarity
 from pipeline.scoring import paired
 from pipeline.scoring.comparisons import ALPHA, CROSS_FACTOR, ONE_FACTOR, differs, label, rounded, short
-from pipeline.scoring.stats import corpus_rates, resamples, spearman
+from pipeline.scoring.rates import corpus_rates, resamples, spearman
 
 
 

@@ -24,7 +24,7 @@ from pipeline.core.records import (
     WordAttribution,
 )
 from pipeline.core.tables import Document, Table
-from pipeline.scoring import attribution, difficulty, measures, robustness, sensitivity, surprisal
+from pipeline.scoring import attribution, difficulty, failures_by_surprisal, measures, robustness, sensitivity
 from pipeline.scoring.comparisons import compare
 
 
@@ -54,9 +54,9 @@ def compute(utterances: list[ScoredUtterance], events: list[ErrorEvent], normali
                       measure_comparisons=measures.comparisons(utterances, n_boot, seed),
                       voices=measures.voices(embeddings or {}, n_boot, seed),
                       normalizers=sensitivity.effects(utterances, normalizer),
-                      difficulty=difficulty.bins(utterances, n_boot, seed) + surprisal.bins(utterances, events,
+                      difficulty=difficulty.bins(utterances, n_boot, seed) + failures_by_surprisal.bins(utterances, events,
                                                                                             n_boot, seed),
-                      surprisal=surprisal.effects(utterances, events),
+                      surprisal=failures_by_surprisal.effects(utterances, events),
                       blame=attribution.blame(utterances, events, family_of, n_boot, seed),
                       words=attribution.words(utterances, events, family_of),
                       agreement=attribution.agreement(utterances, family_of),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from pipeline.core.stage import Stage
+from pipeline.run.stage import Stage
 
 
 def _declared() -> list[Stage]:
@@ -33,3 +33,4 @@ def in_order(stages: list[Stage]) -> list[Stage]:
 
 
 ALL: list[Stage] = in_order(_declared())
+STAGES = [s.name for s in ALL]

@@ -13,13 +13,14 @@ import numpy as np
 
 from pipeline.config import paths
 from pipeline.config.run import Config
-from pipeline.core import artifacts, records, store
-from pipeline.core.items import Item, Unusable, cached_map, tally
+from pipeline.core import records, store
+from pipeline.run import artifacts
+from pipeline.exec.items import Item, Unusable, cached_map, tally
 from pipeline.core.records import Measured, Speech
 from pipeline.core.source import Source
-from pipeline.core.stage import Result, Stage
+from pipeline.run.stage import Result, Stage
 from pipeline.exec import executor
-from pipeline.exec.workers import Assessed, Assessor
+from pipeline.measures.assessor import Assessed, Assessor
 from pipeline.io import audio
 from pipeline.measures import base as measures
 
@@ -91,14 +92,14 @@ def run(cfg: Config, loaded: dict) -> Result:
     rows = [Measured(sentence_id=s.sentence_id, voice=s.voice, condition=s.condition,
                      audio_sha256=store.sha256_or_none(s.audio_path) or "", status=status[i],
                      notes=";".join(dict.fromkeys(notes[i])), values=values[i]) for i, s in enumerate(speech)]
-    out = artifacts.path("measures", cfg)
+    out, vectors, declared = artifacts.files("measures", cfg)
     records.write_csv(out, Measured, rows)
     buf = io.BytesIO()
     np.savez(buf, keys=np.array(list(embeddings), dtype=str),
              vectors=np.stack(list(embeddings.values())) if embeddings else np.zeros((0, 0), np.float32))
-    store.write_bytes(out.with_name("embeddings.npz"), buf.getvalue())
+    store.write_bytes(vectors, buf.getvalue())
     chosen = {name: measures.MEASURES.get(name) for name in sources}
-    store.write_json(out.with_name("measures.json"), {name: {"columns": d.columns, "paper": d.paper,
+    store.write_json(declared, {name: {"columns": d.columns, "paper": d.paper,
                                                              "better": dict.fromkeys(d.columns, d.better)}
                                                       for name, d in chosen.items()})
     return Result({**tally([r.status for r in rows], reused), "measures": list(sources)}, files, failed=failed)

@@ -9,9 +9,10 @@ import io
 import numpy as np
 
 from pipeline.config.run import Config
-from pipeline.core import artifacts, store
+from pipeline.core import store
+from pipeline.run import artifacts
 from pipeline.core.names import file_name, inside
-from pipeline.core.stage import Result, Stage
+from pipeline.run.stage import Result, Stage
 
 
 def run(cfg: Config, loaded: dict) -> Result:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pipeline.asr import base as asr
 from pipeline.config.run import Config
-from pipeline.core import artifacts
-from pipeline.core.stage import Result, Stage
+from pipeline.run import artifacts
+from pipeline.run.stage import Result, Stage
 from pipeline.scoring import statistics
 
 

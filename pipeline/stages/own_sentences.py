@@ -3,13 +3,15 @@ this config was trained."""
 from __future__ import annotations
 
 from pipeline.config.run import Config
-from pipeline.core.stage import Result, Stage
-from pipeline.io import sentences
+from pipeline.lm import sentences
+from pipeline.run import artifacts
+from pipeline.run.stage import Result, Stage
 
 
 def run(cfg: Config, loaded: dict) -> Result:
     texts = [(f"l{i:04d}", None, text) for i, text in enumerate(loaded["sentence_file"], 1)]
-    return Result({"sentences": sentences.write(cfg, loaded["lm"], texts)})
+    return Result({"sentences": sentences.write(*artifacts.sentence_tables(cfg), loaded["lm"], texts,
+                                                       device=cfg.device, prompt=cfg.sample.start)})
 
 
 STAGE = Stage("own_sentences", "the user's sentences, with their perplexity when an LM exists",

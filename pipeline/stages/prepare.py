@@ -6,7 +6,7 @@ import numpy as np
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import store
-from pipeline.core.stage import Result, Stage
+from pipeline.run.stage import Result, Stage
 from pipeline.io import inputs
 from pipeline.lm import corpus
 

@@ -9,19 +9,22 @@ from pathlib import Path
 
 from pipeline.config import paths
 from pipeline.config.run import Config
-from pipeline.core import artifacts, records, store
-from pipeline.core.items import Item, cached, written
+from pipeline.core import records, store
+from pipeline.run import artifacts
+from pipeline.exec.items import Item, cached, written
 from pipeline.core.records import Speech
-from pipeline.core.stage import Result, Stage
-from pipeline.io import audio, conditions, sentences
+from pipeline.run.stage import Result, Stage
+from pipeline.io import audio, conditions
+from pipeline.lm import sentences
 from pipeline.io.manifests import Recording
 
 
 def run(cfg: Config, loaded: dict) -> Result:
     recordings: list[Recording] = loaded["audio_manifest"]
     references = {r.id: r.reference for r in recordings}
-    n = sentences.write(cfg, loaded["lm"], [(uid, None, text) for uid, text in references.items()],
-                        warn_without_lm=False)
+    n = sentences.write(*artifacts.sentence_tables(cfg), loaded["lm"],
+                        [(uid, None, text) for uid, text in references.items()], device=cfg.device,
+                        prompt=cfg.sample.start, warn_without_lm=False)
     conds = [conditions.parse(c) for c in cfg.tts.conditions]
     rows = [row for r in recordings for row in speech(cfg, r, conds)]
     records.write_csv(artifacts.path("speech", cfg), Speech, rows)

@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.config.run import Config
-from pipeline.core import artifacts, store, tables
-from pipeline.core.stage import Result, Stage
+from pipeline.core import store, tables
+from pipeline.run import artifacts
+from pipeline.run.stage import Result, Stage
 from pipeline.core.versions import versions
 from pipeline.render import html
 from pipeline.scoring import evaluate, statistics

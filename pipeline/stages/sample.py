@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from pipeline.config.run import Config
-from pipeline.core import artifacts, store
-from pipeline.core.stage import Result, Stage
-from pipeline.io import sentences
+from pipeline.core import store
+from pipeline.lm import sentences
+from pipeline.run import artifacts
+from pipeline.run.stage import Result, Stage
 
 
 def run(cfg: Config, loaded: dict) -> Result:
@@ -14,10 +15,11 @@ def run(cfg: Config, loaded: dict) -> Result:
     s = cfg.sample
     model = load_model(loaded["lm"] / "ckpt.pt", cfg.device)
     samples = generate(model, s.start, s.num_samples, s.max_new_tokens, s.temperature, s.top_k, s.seed)
-    store.write_json(artifacts.path("sentences", cfg).parent / "sampled_sentences.json", samples)  # PA6a's file
+    store.write_json(artifacts.files("sentences", cfg)[1], samples)  # PA6a's file
     texts = [(f"s{k:02d}-{j:02d}", k, text) for k, sample in enumerate(samples)
              for j, text in enumerate(split_sentences(sample, s.speaker_tags, s.min_words))]
-    return Result({"sentences": sentences.write(cfg, loaded["lm"], texts)}, device=cfg.device)
+    return Result({"sentences": sentences.write(*artifacts.sentence_tables(cfg), loaded["lm"], texts,
+                                                       device=cfg.device, prompt=cfg.sample.start)}, device=cfg.device)
 
 
 STAGE = Stage("sample", "sentences cut from the LM's samples, with their perplexity",

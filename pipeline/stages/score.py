@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from pipeline.config.run import Config
-from pipeline.core import artifacts
+from pipeline.run import artifacts
 from pipeline.core.records import Sentence, Transcript
-from pipeline.core.stage import Result, Stage
+from pipeline.run.stage import Result, Stage
 from pipeline.scoring.evaluate import evaluate, write
 
 
@@ -21,7 +21,7 @@ def run(cfg: Config, loaded: dict) -> Result:
         rows.append({**asdict(t), "reference": s.text if s else "", "perplexity": s.perplexity if s else None,
                      "lm_tokens": s.lm_tokens if s else None, "word_surprisal": s.word_surprisal if s else "",
                      "measures": measured.get((t.sentence_id, t.voice, t.condition), {})})
-    results = evaluate(rows, cfg.score.normalize, cfg.score.bootstrap, cfg.score.seed)
+    results = evaluate(rows, cfg.score)
     write(results, artifacts.path("scores", cfg).parent)
     return Result({"utterances": len(results.utterances), "failed": results.failed, "groups": len(results.summary)})
 

@@ -1,7 +1,7 @@
 """synthesize: sentences → a wav per sentence × voice × condition, and the table naming them.
 
 Each clean wav is spoken once per (text, voice, its model files' sha256, voice options) and kept with a sealed record of its key and
-sha256 (pipeline/core/items.py); a condition's wav is made from the clean one with a seed of its own, and recorded the
+sha256 (pipeline/exec/items.py); a condition's wav is made from the clean one with a seed of its own, and recorded the
 same way. A killed run redoes only the items in flight; a torn or replaced wav is made again."""
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ from pathlib import Path
 
 from pipeline.config import paths
 from pipeline.config.run import Config
-from pipeline.core import artifacts, records, store
-from pipeline.core.items import Item, cached, cached_map, tally, written
+from pipeline.core import records, store
+from pipeline.run import artifacts
+from pipeline.exec.items import Item, cached, cached_map, tally, written
 from pipeline.core.records import Sentence, Speech
 from pipeline.core.source import Source
-from pipeline.core.stage import Result, Stage
+from pipeline.run.stage import Result, Stage
 from pipeline.exec import executor
-from pipeline.exec.workers import Speaker, Spoken
+from pipeline.tts.speaker import Speaker, Spoken
 from pipeline.io import audio, conditions
 from pipeline.tts import base as tts
 

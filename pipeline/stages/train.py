@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import store
-from pipeline.core.stage import Result, Stage
+from pipeline.run.stage import Result, Stage
 from pipeline.exec import device
 from pipeline.lm.checkpoint import finished
 

@@ -8,15 +8,17 @@ from dataclasses import replace
 from typing import Callable
 
 from pipeline.asr import base as asr
-from pipeline.config import options, paths
+from pipeline.config import paths
+from pipeline.core import options
 from pipeline.config.run import Config
-from pipeline.core import artifacts, records, store
-from pipeline.core.items import Item, Unusable, cached_map, tally
+from pipeline.core import records, store
+from pipeline.run import artifacts
+from pipeline.exec.items import Item, Unusable, cached_map, tally
 from pipeline.core.records import Speech, Transcript
 from pipeline.core.source import Source
-from pipeline.core.stage import Result, Stage
+from pipeline.run.stage import Result, Stage
 from pipeline.exec import executor
-from pipeline.exec.workers import Heard, Listener
+from pipeline.asr.listener import Heard, Listener
 from pipeline.io import audio
 
 

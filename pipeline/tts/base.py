@@ -11,12 +11,13 @@ from typing import Protocol
 
 import numpy as np
 
-from pipeline.config.options import option
+from pipeline.core.options import option
 from pipeline.core.registry import Registry
 from pipeline.core.source import Source
 from pipeline.io import conditions
 
-VOICES = Registry(__package__, "tts.voices", "piper:joe, flite:slt, espeak:en-us", "speech_eval.voices")
+VOICES = Registry(__package__, "tts.voices", "piper:joe, flite:slt, espeak:en-us", "speech_eval.voices",
+                  ("base", "speaker"))
 
 
 @dataclass

@@ -93,8 +93,7 @@ def cached_map(pool, worker: tuple[type[Worker], tuple], items: dict[Hashable, I
             interrupts.check()
     except KeyboardInterrupt as stop:
         kept = sum(1 for r in results.values() if r.status != "error")
-        stop.kept = f"{kept} of {len(items)} {noun} kept ({desc})"
-        raise
+        raise interrupts.interrupted(stop).where(kept=f"{kept} of {len(items)} {noun} kept ({desc})") from None
     finally:
         bar.close()
     failed = [results[i].error for i in pending if results[i].status == "error"]

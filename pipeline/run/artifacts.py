@@ -40,6 +40,11 @@ def _run(name: str) -> Callable[[Config], list[Path]]:
     return lambda cfg: [paths.run_dir(cfg) / name]
 
 
+def _rows(name: str, record: type) -> Callable[[Config], list]:
+    """The typed rows of an artifact's main file, whose name is spelled once: in the artifact's files."""
+    return lambda cfg: records.read_csv(ARTIFACTS[name].path(cfg), record)
+
+
 def _speech_files(cfg: Config) -> list[Path]:
     """The table and every wav it names: a recording replaced or damaged after the run is heard again."""
     table = paths.run_dir(cfg) / "synthesis.csv"
@@ -88,18 +93,15 @@ def _attention(cfg: Config) -> dict:
     return out
 
 
-MEASURE_FILES = ("measures.csv", "embeddings.npz", "measures.json")
-
-
 def _measures(cfg: Config) -> dict:
     """{"rows": [Measured], "embeddings": {"voice|condition|sentence_id": vector}, "declared": {measure: …}}."""
     import numpy as np
 
-    run = paths.run_dir(cfg)
-    with np.load(run / "embeddings.npz") as z:
+    table, vectors, declared = ARTIFACTS["measures"].files(cfg)
+    with np.load(vectors) as z:
         embeddings = dict(zip((str(k) for k in z["keys"]), z["vectors"]))
-    return {"rows": records.read_csv(run / "measures.csv", records.Measured), "embeddings": embeddings,
-            "declared": store.read_json(run / "measures.json")}
+    return {"rows": records.read_csv(table, records.Measured), "embeddings": embeddings,
+            "declared": store.read_json(declared)}
 
 
 def _recordings(cfg: Config) -> list[manifests.Recording]:
@@ -130,15 +132,15 @@ ARTIFACTS: dict[str, Artifact] = {
     "sentences": Artifact("the reference sentences with their perplexity",
                           lambda cfg: [paths.run_dir(cfg) / n for n in ("sentences.csv", "sampled_sentences.json",
                                                                         "reference_perplexity.csv")],
-                          load=lambda cfg: records.read_csv(paths.run_dir(cfg) / "sentences.csv", records.Sentence)),
+                          load=_rows("sentences", records.Sentence)),
     "speech": Artifact("a wav per sentence × voice × condition, and the table naming them", _speech_files,
-                       load=lambda cfg: records.read_csv(paths.run_dir(cfg) / "synthesis.csv", records.Speech)),
+                       load=_rows("speech", records.Speech)),
     "measures": Artifact("each speech row's measures (naturalness, speaker similarity), their columns' meanings, and "
-                         "voice embeddings", lambda cfg: [paths.run_dir(cfg) / n for n in MEASURE_FILES],
+                         "voice embeddings", lambda cfg: [paths.run_dir(cfg) / n for n in
+                                                          ("measures.csv", "embeddings.npz", "measures.json")],
                          load=_measures),
     "transcripts": Artifact("a hypothesis per speech row × engine", _run("transcripts.csv"),
-                            load=lambda cfg: records.read_csv(paths.run_dir(cfg) / "transcripts.csv",
-                                                              records.Transcript)),
+                            load=_rows("transcripts", records.Transcript)),
     "scores": Artifact("per-utterance alignments, error events, confusions, group figures, trn files",
                        _in_run(evaluate.FILES), load=lambda cfg: tables.load(evaluate.FILES, paths.run_dir(cfg))),
     "statistics": Artifact("paired comparisons, normalizer sensitivity, difficulty bins, word attribution, "
@@ -152,3 +154,14 @@ ARTIFACTS: dict[str, Artifact] = {
 
 def path(name: str, cfg: Config) -> Path:
     return ARTIFACTS[name].path(cfg)
+
+
+def sentence_tables(cfg: Config) -> tuple[Path, Path]:
+    """Where a source writes its sentences and, with an LM, the reference sentences' perplexity."""
+    table, _, yardstick = files("sentences", cfg)
+    return table, yardstick
+
+
+def files(name: str, cfg: Config) -> list[Path]:
+    """Every file of an artifact, its main one first, in the order its declaration lists them."""
+    return ARTIFACTS[name].files(cfg)

@@ -10,7 +10,7 @@ import numpy as np
 from pipeline.core.records import DifficultyBin, ErrorEvent, ScoredUtterance, SurprisalEffect
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring.align import by_utterance, from_events
-from pipeline.scoring.stats import corpus_wer, spearman
+from pipeline.scoring.rates import corpus_wer, spearman
 
 DECILES = 10
 

@@ -50,7 +50,7 @@ def hf_home(tmp_path, tiny_dir, monkeypatch) -> Path:
 
 
 def texts(engine: str, speech, models_dir) -> list[str]:
-    return [t for t, _ in base.load(engine, base.ASRConfig(threads=1), str(models_dir)).transcribe(speech)]
+    return [d.text for d in base.load(engine, base.ASRConfig(threads=1), str(models_dir)).transcribe(speech)]
 
 
 def test_a_size_is_found_in_the_hugging_face_cache_and_transcribes(hf_home, models_dir, piper_speech):

@@ -1,6 +1,7 @@
 """The run: which stages, whether each is up to date, the run lock and the manifest.
 
-The stages are declarations (pipeline/core/stage.py). The only place that asks where the sentences come from is
+The stages are declarations (pipeline/run/stage.py), handed in by the caller (pipeline/stages/ declares
+them; the command line passes them on). The only place that asks where the sentences come from is
 `plan`: after the source, every stage is the same whichever source ran. A stage's key is the content of the
 artifacts it reads plus the config it declares (minus what is speed only); the runner skips a stage whose key is
 unchanged and whose outputs are on disk exactly as it left them (their sha256 is recorded), so a file truncated or
@@ -18,21 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.asr import base as asr
-from pipeline.config import options, paths
+from pipeline.config import paths
+from pipeline.core import options
 from pipeline.config.run import Config
 from pipeline.core import store
-from pipeline.core.artifacts import ARTIFACTS
-from pipeline.core.stage import Stage
+from pipeline.run.artifacts import ARTIFACTS
+from pipeline.run.stage import Stage
 from pipeline.core.versions import git_commit, versions
 from pipeline.errors import ConfigError
 from pipeline.exec import device, interrupts
 from pipeline.scoring.evaluate import SCORING_REVISION
-from pipeline.stages import ALL
 
 log = logging.getLogger("pipeline")
-
-STAGES = [s.name for s in ALL]
-
 
 class RunLocked(RuntimeError):
     pass
@@ -42,12 +40,13 @@ class MissingInput(RuntimeError):
     """A stage's input does not exist: an earlier stage has not run."""
 
 
-def plan(cfg: Config) -> list[Stage]:
-    """The source this config names (the LM's corpus, a sentences file or recordings), then, in order, every
-    stage whose inputs the stages before it made and whose artifacts none of them made."""
+def plan(cfg: Config, declared: list[Stage]) -> list[Stage]:
+    """Of the declared stages (pipeline/stages/, in order), the source this config names (the LM's corpus, a
+    sentences file or recordings), then every stage whose inputs the stages before it made and whose artifacts
+    none of them made."""
     made: set[str] = set()
     chosen = []
-    for stage in ALL:
+    for stage in declared:
         if stage.runs_when is not None:
             runs = stage.runs_when(cfg)
         else:
@@ -58,10 +57,10 @@ def plan(cfg: Config) -> list[Stage]:
     return chosen
 
 
-def describe(cfg: Config) -> str:
+def describe(cfg: Config, declared: list[Stage]) -> str:
     """The plan as a reader follows it: each stage with what it reads and makes, and the config it depends on."""
     lines = []
-    for stage in plan(cfg):
+    for stage in plan(cfg, declared):
         reads = ", ".join([*stage.reads, *(f"{n} (if any)" for n in stage.optional)])
         lines.append(f"{stage.name}: {stage.doc}")
         lines.append(f"    reads  {reads}")
@@ -70,9 +69,10 @@ def describe(cfg: Config) -> str:
     return "\n".join(lines)
 
 
-def select(cfg: Config, stages: list[str] | None = None, start: str | None = None) -> list[Stage]:
+def select(cfg: Config, declared: list[Stage], stages: list[str] | None = None,
+           start: str | None = None) -> list[Stage]:
     """The stages this run executes, in order."""
-    chosen = plan(cfg)
+    chosen = plan(cfg, declared)
     names = [s.name for s in chosen]
     for name in [start] if start else stages or []:
         if name not in names:
@@ -95,8 +95,8 @@ def config_of(cfg: Config, keys: tuple[str, ...]) -> dict:
     return out
 
 
-def maker(name: str, cfg: Config) -> str:
-    return next((s.name for s in plan(cfg) if name in s.makes), "an earlier stage")
+def maker(name: str, planned: list[Stage]) -> str:
+    return next((s.name for s in planned if name in s.makes), "an earlier stage")
 
 
 def resolve_models(cfg: Config, stages: list[Stage]) -> dict[str, dict]:
@@ -105,13 +105,13 @@ def resolve_models(cfg: Config, stages: list[Stage]) -> dict[str, dict]:
     return {stage.name: stage.models(cfg) for stage in stages if stage.models}
 
 
-def stage_key(cfg: Config, stage: Stage, models: dict | None = None) -> str:
+def stage_key(cfg: Config, stage: Stage, models: dict | None = None, planned: list[Stage] = ()) -> str:
     contents = {}
     for name in stage.reads + stage.optional:
         contents[name] = ARTIFACTS[name].content(cfg)
         if contents[name] is None and name in stage.reads:
             raise MissingInput(f"stage {stage.name} needs {name} ({ARTIFACTS[name].path(cfg)}), which does not "
-                               f"exist yet; run the stages before it (e.g. --from {maker(name, cfg)}, or no "
+                               f"exist yet; run the stages before it (e.g. --from {maker(name, planned)}, or no "
                                f"--stages at all)")
     key = {"inputs": contents, "config": config_of(cfg, stage.config)}
     if models:
@@ -126,9 +126,10 @@ def outputs(cfg: Config, stage: Stage) -> dict[str, str | None]:
     return {str(p): store.sha256_or_none(p) for name in stage.makes for p in ARTIFACTS[name].files(cfg)}
 
 
-def stale(cfg: Config, stage: Stage, state_dir: Path, models: dict | None = None) -> tuple[str, str]:
+def stale(cfg: Config, stage: Stage, state_dir: Path, models: dict | None = None,
+          planned: list[Stage] = ()) -> tuple[str, str]:
     """Why the stage must run ("" when it is up to date), and its key."""
-    key = stage_key(cfg, stage, models)
+    key = stage_key(cfg, stage, models, planned)
     recorded = store.read_json_or_empty(state_dir / f"{stage.name}.json")
     if recorded.get("key") != key or recorded.get("outputs") != outputs(cfg, stage):
         return "running", key
@@ -184,8 +185,9 @@ def setup_logging(run_dir: Path) -> None:
         root.addHandler(handler)
 
 
-def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, force: bool = False) -> int:
-    """Run the selected stages; returns the exit code (1 when any utterance failed)."""
+def run(cfg: Config, declared: list[Stage], stages: list[str] | None = None, start: str | None = None,
+        force: bool = False) -> int:
+    """Run the selected stages of the declared ones; returns the exit code (1 when any utterance failed)."""
     run_dir = paths.run_dir(cfg)
     with run_lock(run_dir):
         setup_logging(run_dir)
@@ -201,10 +203,11 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
         if cfg.executor.kind == "ray":  # before any work: a cluster open to anyone is refused here
             from pipeline.exec import ray_auth
 
-            manifest["executor"] = ray_auth.check(cfg)
+            manifest["executor"] = ray_auth.check(cfg.executor)
         else:
             manifest["executor"] = {"kind": cfg.executor.kind}
-        chosen = select(cfg, stages, start)
+        chosen = select(cfg, declared, stages, start)
+        planned = plan(cfg, declared)
         models = resolve_models(cfg, chosen)
         manifest.setdefault("models", {}).update(
             {spec: source.describe(cfg.models_dir) for found in models.values() for spec, source in found.items()})
@@ -215,7 +218,7 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
         for stage in chosen:
             interrupts.check()
             name = stage.name
-            why, key = stale(cfg, stage, state_dir, models.get(name))
+            why, key = stale(cfg, stage, state_dir, models.get(name), planned)
             if not (why or force):
                 log.info("%s: up to date", name)
                 manifest["stage_status"][name] = "up to date"
@@ -226,8 +229,7 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
             try:
                 result = stage.run(cfg, load_inputs(cfg, stage, models.get(name)))
             except KeyboardInterrupt as stop:
-                stop.stage = name
-                raise
+                raise interrupts.interrupted(stop).where(stage=name) from None
             timings[name] = round(time.perf_counter() - t0, 3)
             # A rerun replaces what the stage used before; one that only reused cached items loaded no model.
             stage_files[name] = result.model_files or stage_files.get(name, {})
@@ -241,7 +243,7 @@ def run(cfg: Config, stages: list[str] | None = None, start: str | None = None, 
             store.write_json(state_dir / f"{name}.json", state)
             store.write_json(manifest_path, manifest)
             log.info("%s: done in %.1f s", name, timings[name])
-        manifest["files"] = {path: sha for name in STAGES for path, sha in stage_files.get(name, {}).items()}
+        manifest["files"] = {path: sha for stage in declared for path, sha in stage_files.get(stage.name, {}).items()}
         store.write_json(manifest_path, manifest)
         # the exit code covers every row of the run, also those scored by an earlier invocation
         return 1 if results.get("score", {}).get("failed", 0) else 0

@@ -6,28 +6,28 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from pipeline.config.run import Config
-from pipeline.core import artifacts, records
+from pipeline.core import records
 from pipeline.core.records import Sentence
 
 log = logging.getLogger(__name__)
 
 
-def write(cfg: Config, lm_dir: Path | None, texts: list[tuple[str, int | None, str]],
-          warn_without_lm: bool = True) -> int:
-    """texts: (sentence id, LM sample or None, text). Returns how many sentences were written. Without an LM, the
-    perplexity and surprisal are left empty, with a warning where the user may have expected them."""
+def write(out: Path, yardstick: Path, lm_dir: Path | None, texts: list[tuple[str, int | None, str]], *,
+          device: str, prompt: str, warn_without_lm: bool = True) -> int:
+    """texts: (sentence id, LM sample or None, text), written to `out` (sentences.csv), each scored given the
+    sampling prompt, and with an LM the reference sentences to `yardstick`. Returns how many sentences were
+    written. Without an LM, the perplexity and surprisal are left empty, with a warning where the user may have
+    expected them."""
     from pipeline.lm import tokenizer
     from pipeline.lm.perplexity import perplexity
     from pipeline.lm.sampler import REFERENCE_SENTENCES
     from pipeline.lm.surprisal import word_surprisal
     from pipeline.lm.trainer import load_model
 
-    model = load_model(lm_dir / "ckpt.pt", cfg.device) if lm_dir else None
+    model = load_model(lm_dir / "ckpt.pt", device) if lm_dir else None
     if model is None and warn_without_lm:
-        log.warning("no intact trained model for this config (%s): perplexity and surprisal are left empty",
-                    cfg.models_dir)
-    start_ids = tokenizer.encode(cfg.sample.start)
+        log.warning("no intact trained model for this config: perplexity and surprisal are left empty")
+    start_ids = tokenizer.encode(prompt)
 
     def scored(sentence_id: str, sample: int | None, text: str) -> Sentence:
         ids = tokenizer.encode(text)
@@ -36,9 +36,8 @@ def write(cfg: Config, lm_dir: Path | None, texts: list[tuple[str, int | None, s
         return Sentence(sentence_id=sentence_id, sample=sample, text=text, lm_tokens=len(ids), perplexity=ppl,
                         word_surprisal=";".join(f"{b:.4f}" for b in bits))
 
-    out = artifacts.path("sentences", cfg)
     records.write_csv(out, Sentence, [scored(*t) for t in texts])
     if model is not None:
-        records.write_csv(out.parent / "reference_perplexity.csv", Sentence,
+        records.write_csv(yardstick, Sentence,
                           [scored(name, None, text) for name, text in REFERENCE_SENTENCES.items()])
     return len(texts)

@@ -1,0 +1,45 @@
+"""The assess worker: one measure, loaded once from its resolved Source; its result per utterance is an
+`Assessed` (pipeline/exec/workers.py says what every worker shares)."""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from pipeline.core.source import Source
+from pipeline.exec.workers import Done, one_blas_thread, unloadable, where
+from pipeline.measures import base as measures
+
+
+@dataclass(kw_only=True, slots=True)
+class Assessed(Done):
+    values: dict = field(default_factory=dict)  # the measure's columns
+    notes: list = field(default_factory=list)
+    embedding: list = field(default_factory=list)  # a voice embedding, where the measure makes one
+    audio_sha256: str = ""  # of the audio measured, filled in by the stage that read it
+
+
+class Assessor:
+    """One measure, loaded once from its resolved Source; each input is (16 kHz audio, speaker reference or None,
+    a note on the reference), scored alone."""
+
+    def __init__(self, name: str, source: Source, threads: int = 0):
+        self.measure, self.failed = None, None
+        self.threads = threads or min(os.cpu_count() or 1, 8)
+        one_blas_thread()
+        try:
+            self.measure = measures.MEASURES.get(name).load(source)
+        except Exception as e:
+            self.failed = unloadable(source, e)
+
+    def work(self, inputs: list[tuple]) -> list[Assessed]:
+        if self.failed:
+            raise self.failed
+        with ThreadPoolExecutor(self.threads) as pool:
+            return list(pool.map(self.one, inputs))
+
+    def one(self, given: tuple) -> Assessed:
+        audio, reference, note = given
+        scores = self.measure.score(audio, reference)
+        return Assessed(status="ok", values=dict(scores.values), notes=[*scores.notes, *([note] if note else [])],
+                        embedding=list(scores.embedding), **where())

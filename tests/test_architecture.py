@@ -232,11 +232,18 @@ def test_records_are_checked_on_creation():
                        tts_seconds=None, status="fine", error="")
 
 
-def test_the_flag_columns_are_the_flags():
+def test_a_health_flag_is_declared_once_and_is_a_column_of_summary_csv(tmp_path):
+    from pipeline.core import store
+    from pipeline.scoring import evaluate as scoring
     from pipeline.scoring.flags import NAMES
 
-    cols = records.columns(records.GroupSummary)
-    assert cols[cols.index("flagged") + 1:cols.index("flagged") + 1 + len(NAMES)] == list(NAMES)
+    rows = [{"sentence_id": "1", "reference": "a b", "hypothesis": "", "status": "ok", "level_dbfs": -20.0}]
+    results = evaluate(rows)
+    scoring.write(results, tmp_path)
+    header = list(store.read_csv(tmp_path / "summary.csv")[0])
+    assert header[header.index("flagged") + 1:header.index("flagged") + 1 + len(NAMES)] == list(NAMES)
+    (summary,) = records.read_csv(tmp_path / "summary.csv", records.GroupSummary)
+    assert summary == results.summary[0] and summary.flag_counts["empty_hypothesis"] == 1
 
 
 def test_the_report_rebuilds_each_alignment_from_the_saved_error_events():

@@ -31,10 +31,11 @@ def utterance_id(*, sentence_id: str, voice: str = "", condition: str = "", asr:
     return "_".join(p for p in (trn_safe(system), trn_safe(sentence_id)) if p)
 
 
-def columns_of():
-    """A field that is a dict of columns, written after the fixed ones, one column per key (a measure's columns:
-    which exist depends on the measures a run selected)."""
-    return dataclasses.field(default_factory=dict, metadata={"columns": True})
+def columns_of(kind: type = float):
+    """A field that is a dict of columns of one kind, written where the field is declared, one column per key (a
+    measure's columns: which exist depends on the measures a run selected; a WER per normalizer; a count per health
+    flag), so that a new key is a new column without a new field."""
+    return dataclasses.field(default_factory=dict, metadata={"columns": kind})
 
 
 def lm_only(default=None):
@@ -192,10 +193,8 @@ class GroupSummary(_Grouped):
     spearman_rho: float | None = lm_only()  # rank correlation of perplexity and WER
     spearman_p: float | None = lm_only()
     flagged: int  # rows with any health flag
-    silent_audio: int
-    empty_hypothesis: int
-    repetition: int
-    runaway_insertions: int
+    flag_counts: dict[str, int] = columns_of(int)  # rows with each health flag, one column per flag
+    # (scoring/flags.py NAMES: silent_audio, empty_hypothesis, repetition, runaway_insertions)
     hallucination_wpm: float | None  # silence condition only: words written per minute of no speech
     micro_cer: float | None  # Σ character errors / Σ reference characters
     cer_ci95_low: float | None
@@ -238,9 +237,8 @@ class NormalizerEffect(_Grouped):
     voice: str
     asr: str
     condition: str
-    wer_none: float | None  # the same rows scored without normalization
-    wer_basic: float | None
-    wer_whisper: float | None
+    wer: dict[str, float | None] = columns_of()  # wer_<normalizer>: the same rows scored under each normalizer
+    # of scoring/normalize.py (wer_none: the words as written)
     used: str  # the normalizer of this run's WER
     normalization_share: float | None  # of the errors without normalization, the share the one used removes
 
@@ -358,19 +356,39 @@ def _lm_only(cls: type) -> dict[str, object]:
     return {f.name: f.default for f in dataclasses.fields(cls) if f.metadata.get("lm_only")}
 
 
+def as_row(record) -> dict:
+    """A record as its CSV row holds it: a columns_of field's keys in its place."""
+    spread = _spread(type(record))
+    out = {}
+    for f in dataclasses.fields(record):
+        if f.name == spread:
+            out.update(getattr(record, f.name))
+        else:
+            out[f.name] = getattr(record, f.name)
+    return out
+
+
 def write_csv(path: str | Path, cls: type, rows: Iterable) -> None:
     names, spread, optional = columns(cls), _spread(cls), _lm_only(cls)
     if optional:
         rows = list(rows)
         unused = {n for n, default in optional.items() if rows and all(getattr(r, n) == default for r in rows)}
         names = [n for n in names if n not in unused]
-    values = operator.attrgetter(*names)
     if spread is None:
+        values = operator.attrgetter(*names)
         store.write_rows(path, names, (values(r) if len(names) > 1 else (values(r),) for r in rows))
         return
     rows = list(rows)
     extra = list(dict.fromkeys(k for r in rows for k in getattr(r, spread)))
-    store.write_rows(path, names + extra, ((*values(r), *(getattr(r, spread).get(k) for k in extra)) for r in rows))
+    at = sum(1 for f in dataclasses.fields(cls)[:[f.name for f in dataclasses.fields(cls)].index(spread)]
+             if f.name in names)
+    before, after = names[:at], names[at:]
+
+    def cells(r) -> tuple:
+        spread_values = getattr(r, spread)
+        return (*(getattr(r, n) for n in before), *(spread_values.get(k) for k in extra),
+                *(getattr(r, n) for n in after))
+    store.write_rows(path, before + extra + after, (cells(r) for r in rows))
 
 
 def read_csv(path: str | Path, cls: type[R]) -> list[R]:
@@ -382,11 +400,12 @@ def read_csv(path: str | Path, cls: type[R]) -> list[R]:
         raise ValueError(f"{path}: not a {cls.__name__} table (no column {', '.join(sorted(missing))})")
     present = [n for n in names if n in header]
     extra = [k for k in (rows[0] if rows else ()) if k not in names] if spread else []
+    kind = next(f.metadata["columns"] for f in dataclasses.fields(cls) if f.name == spread) if spread else None
     out = []
     for row in rows:
         fields = {n: _parse(row[n], hints[n]) for n in present}
         if spread:
-            fields[spread] = {k: None if row[k] == "" else float(row[k]) for k in extra}
+            fields[spread] = {k: None if row[k] == "" else kind(row[k]) for k in extra}
         out.append(cls(**fields))
     return out
 

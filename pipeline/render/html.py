@@ -211,8 +211,10 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
     parts.append("<h2>Normalizer sensitivity</h2><p>Every group's WER under each normalizer, and the share of the "
                  "unnormalized errors that the normalizer of this run removes. Compare WERs only under the same "
                  "normalizer.</p>")
-    parts.append(table(stats["normalizers"], ["voice", "asr", "condition", "wer_none", "wer_basic", "wer_whisper",
-                                              "used", "normalization_share"]))
+    effects = stats["normalizers"]
+    rates = list(dict.fromkeys(k for e in effects for k in e.wer))
+    parts.append(table(effects, ["voice", "asr", "condition", *rates, "used", "normalization_share"],
+                       {k: (lambda e, k=k: html.escape(_cell(e.wer.get(k)))) for k in rates}))
     parts.append("<h2>Text difficulty</h2><p>WER by perplexity quartile of the run's sentences and by reference "
                  "length, and the share of words failed (substituted or deleted) by the decile of their surprisal "
                  "under the LM, with bootstrap 95% CIs (<a href=\"difficulty.csv\">difficulty.csv</a>).</p>")

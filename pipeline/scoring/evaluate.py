@@ -6,7 +6,7 @@ import contextlib
 import functools
 import gc
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.core.options import option
@@ -18,6 +18,7 @@ from pipeline.core.records import (
     Group,
     GroupSummary,
     ScoredUtterance,
+    as_row,
     columns,
     utterance_id,
 )
@@ -206,7 +207,7 @@ def _evaluate(rows: list[dict], normalizer: str, n_boot: int, seed: int) -> Resu
             micro_wer=_round(c.micro_wer), macro_wer=_round(c.macro_wer), ci95_low=_round(c.ci_low),
             ci95_high=_round(c.ci_high), spearman_n=rho.n, spearman_rho=_round(rho.rho),
             spearman_p=_round(rho.p, 6), flagged=sum(1 for u in members if u.flags),
-            **{f: flag_counts[f] for f in FLAGS},
+            flag_counts={f: flag_counts[f] for f in FLAGS},
             hallucination_wpm=_round(hallucination_wpm(scored), 2) if condition == SILENCE else None,
             micro_cer=_round(chars.micro_wer) if chars else None, cer_ci95_low=_round(chars.ci_low) if chars else None,
             cer_ci95_high=_round(chars.ci_high) if chars else None))
@@ -263,7 +264,7 @@ FILES = (  # what scoring writes, in the pipeline's run directory and in `score 
     Table("errors.csv", ErrorEvent, "events"),
     Table("confusions.csv", Confusion, "confusions"),
     Table("summary.csv", GroupSummary, "summary"),
-    Document("summary.json", lambda r: {"normalizer": r.normalizer, "groups": [asdict(s) for s in r.summary]}),
+    Document("summary.json", lambda r: {"normalizer": r.normalizer, "groups": [as_row(s) for s in r.summary]}),
     Document("ref.trn", lambda r: sclite.write_trn([(u.id, u.reference_normalized) for u in aligned(r)])),
     Document("hyp.trn", lambda r: sclite.write_trn([(u.id, u.hypothesis_normalized) for u in aligned(r)])),
     Document("pralign.txt", lambda r: "".join(text + "\n" for text in r.pralign)),
@@ -295,7 +296,7 @@ def summary_table(summary: list[GroupSummary], n_utterances: int, confident: lis
     if confident:
         lines.append("most confident comparisons (MAPSSWE, Holm-corrected):")
         lines += [f"  {c.verdict}" for c in confident]
-    counts = {f: sum(getattr(s, f) for s in summary) for f in FLAGS}
+    counts = {f: sum(s.flag_counts.get(f, 0) for s in summary) for f in FLAGS}
     flagged = sum(s.flagged for s in summary)
     named = ", ".join(f"{f} {n}" for f, n in counts.items() if n)
     lines.append(f"{flagged} of {n_utterances} utterances flagged" +

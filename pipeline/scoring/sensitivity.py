@@ -25,7 +25,7 @@ def effects(utterances: list[ScoredUtterance], used: str) -> list[NormalizerEffe
         wer = {n: round(e / w, 4) if w else None for n, (e, w) in by_name.items()}
         raw = by_name["none"][0]
         share = round((raw - by_name[used][0]) / raw, 4) if raw else None
-        out.append(NormalizerEffect(voice=voice, asr=engine, condition=condition, wer_none=wer["none"],
-                                    wer_basic=wer["basic"], wer_whisper=wer["whisper"], used=used,
+        out.append(NormalizerEffect(voice=voice, asr=engine, condition=condition,
+                                    wer={f"wer_{n}": rate for n, rate in wer.items()}, used=used,
                                     normalization_share=share))
     return out

@@ -118,12 +118,10 @@ def test_a_stage_key_holds_every_option_of_its_sections_but_the_speed_only_ones(
     for stage in runner.plan(cfg, ALL):
         before = runner.config_of(cfg, stage.config)
         for key, f in (leaf for k in stage.config for leaf in leaves(cfg, k)):
-            other = config.Config()
-            section, _, name = key.rpartition(".")
-            target = other
-            for part in filter(None, section.split(".")):
-                target = getattr(target, part)
-            setattr(target, name, changed(getattr(target, name)))
+            value = cfg
+            for part in key.split("."):
+                value = getattr(value, part)
+            other = options.apply(config.Config(), {key: changed(value)})
             moved = runner.config_of(other, stage.config) != before
             assert moved != bool(f.metadata.get("speed_only")), f"{stage.name}: {key}"
 
@@ -145,6 +143,17 @@ def test_every_option_is_declared_with_help_and_shows_in_help(capsys):
     # the speech options come before the LM's
     assert short.index("--voices") < short.index("--iters") and short.index("--normalize") < short.index("--iters")
     assert "one of none, basic, whisper, seed-tts-eval" in " ".join(short.split())
+
+
+def test_a_config_is_frozen_and_loading_makes_a_new_one():
+    import dataclasses
+
+    base = config.Config()
+    cfg = config.load(overrides={"tts.conditions": "clean,noise:snr=5", "device": "auto"})
+    assert cfg.tts.conditions == ["clean", "noise:snr=5"] and cfg.device in ("cpu", "cuda")
+    assert base.tts.conditions == ["clean"] and base.device == "auto"  # the defaults are untouched
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.tts.seed = 1
 
 
 def test_choices_are_matched_without_regard_to_case():

@@ -33,7 +33,7 @@ ENGINES = Registry(__package__, "asr.engines", "faster-whisper:base, openai-whis
                    ("base", "weights", "sources", "listener"))
 
 
-@dataclass
+@dataclass(frozen=True)
 class ASRConfig:
     """The `asr` config section: which engines, and the decoding options that can change a transcript (every
     field not marked speed_only is in the transcript cache key)."""

@@ -57,7 +57,7 @@ def main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     cfg = ScoreConfig()
     try:
-        apply(cfg, given(args, dests))
+        cfg = apply(cfg, given(args, dests))
         check(cfg)
         rows = pair(args.ref, args.hyp)
     except ConfigError as e:

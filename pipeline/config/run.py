@@ -39,7 +39,7 @@ def _plain_name(run: str) -> None:
                           "(not starting with a dot, at most 100), such as 'default' or 'noise-test'")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Config:
     run: str = option("default", "run name: results/<run>/ and audio/<run>/", flag="--run", check=_plain_name)
     models_dir: str = option("models", "trained LMs, prepared corpora and converted Whisper weights")
@@ -85,12 +85,12 @@ def preset(name: str) -> dict:
     return _read_toml(path, "--preset")
 
 
-def apply(cfg: Config, values: dict[str, Any]) -> None:
+def apply(cfg: Config, values: dict[str, Any]) -> Config:
     for key in values:
         head = key.partition(".")[0]
         if head in MOVED:
             raise ConfigError(f"config key {key!r}: {MOVED[head]}")
-    options.apply(cfg, values)
+    return options.apply(cfg, values)
 
 
 def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
@@ -98,21 +98,20 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
     """Defaults, then the --config file, then presets, then flags and --set."""
     cfg = Config()
     if path:
-        apply(cfg, _read_toml(Path(path), "--config"))
+        cfg = apply(cfg, _read_toml(Path(path), "--config"))
     for name in presets:
-        apply(cfg, preset(name))
-    apply(cfg, overrides or {})
-    validate(cfg)
-    return cfg
+        cfg = apply(cfg, preset(name))
+    return validate(apply(cfg, overrides or {}))
 
 
-def validate(cfg: Config) -> None:
-    """Reject values that cannot work, before any work starts: each field against its declaration, then what
-    spans fields, then the user's files."""
+def validate(cfg: Config) -> Config:
+    """The config as it runs, once values that cannot work are rejected, before any work starts: each field
+    against its declaration, then what spans fields, then the user's files."""
     options.check(cfg)
     # resolved here, so that every key and the manifest hold what runs, never "auto"
-    cfg.device = device.resolve(cfg.device)
-    cfg.train.precision = device.precision(cfg.train.precision, cfg.device, cfg.models_dir)
+    resolved = device.resolve(cfg.device)
+    cfg = dataclasses.replace(cfg, device=resolved, train=dataclasses.replace(
+        cfg.train, precision=device.precision(cfg.train.precision, resolved, cfg.models_dir)))
     if cfg.model.n_embd % cfg.model.n_head:
         raise ConfigError(f"model.n_embd = {cfg.model.n_embd} must be a multiple of model.n_head = {cfg.model.n_head}")
     if not 0 < cfg.data.val_fraction < 1:
@@ -138,6 +137,7 @@ def validate(cfg: Config) -> None:
     if not cfg.tts.voices or not cfg.asr.engines:
         raise ConfigError("tts.voices and asr.engines each need at least one entry")
     _validate_inputs(cfg)
+    return cfg
 
 
 def _refuse_beside_manifest(cfg: Config) -> None:

@@ -45,24 +45,27 @@ def coerce(key: str, value: Any, default: Any) -> Any:
         raise ConfigError(f"{key} = {value!r}: expected {type(default).__name__}") from None
 
 
-def apply(obj: Any, values: dict[str, Any], prefix: str = "") -> None:
-    """Set fields from a nested dict (TOML) or dotted keys ("train.max_iters"), checking names and types."""
+def apply(obj: Any, values: dict[str, Any], prefix: str = "") -> Any:
+    """A copy of a config section with fields set from a nested dict (TOML) or dotted keys ("train.max_iters"),
+    names and types checked; sections are frozen, so a config is never changed in place."""
     names = {f.name: f for f in fields(obj)}
+    changes: dict[str, Any] = {}
     for key, value in values.items():
         head, _, rest = key.partition(".")
         where = prefix + head
         if head not in names:
             raise ConfigError(f"unknown config key {where!r}; known: {', '.join(sorted(names))}")
-        current = getattr(obj, head)
+        current = changes.get(head, getattr(obj, head))
         if dataclasses.is_dataclass(current):
             if rest:
-                apply(current, {rest: value}, where + ".")
+                changes[head] = apply(current, {rest: value}, where + ".")
             elif isinstance(value, dict):
-                apply(current, value, where + ".")
+                changes[head] = apply(current, value, where + ".")
             else:
                 raise ConfigError(f"{where} is a section; set {where}.<field>")
         else:
-            setattr(obj, head, coerce(where, value, current))
+            changes[head] = coerce(where, value, current)
+    return dataclasses.replace(obj, **changes) if changes else obj
 
 
 def check(obj: Any, prefix: str = "") -> None:

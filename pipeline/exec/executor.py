@@ -30,7 +30,7 @@ def _ray_installed(kind: str) -> None:
         raise ConfigError(f"executor.kind = 'ray' needs Ray, an optional extra: {RAY_INSTALL}")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ExecutorConfig:
     """Where synthesis and transcription run. Never part of a cache key: a Ray run and a local one make the same
     files (tests/test_ray.py)."""

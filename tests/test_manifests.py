@@ -2,6 +2,7 @@
 them, and scored as the TSV of the same recordings is; their malformed lines; several systems in one manifest;
 conditions on recordings; the flags a manifest run refuses; seed-tts-eval's normalizer."""
 import json
+import shutil
 import string
 import subprocess
 import sys
@@ -268,9 +269,10 @@ def test_the_seed_tts_eval_macro_wer_is_the_mean_their_script_prints(tmp_path):
 
 @pytest.mark.slow
 def test_a_plugin_voice_installed_with_pip_runs_end_to_end_and_a_broken_one_is_named(tmp_path, models_dir):
-    site = tmp_path / "site"
+    site, package = tmp_path / "site", tmp_path / "speech-eval-mytts"
+    shutil.copytree(ROOT / "examples" / "speech-eval-mytts", package)  # pip builds in place: not in the checkout
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target",
-                    str(site), str(ROOT / "examples" / "speech-eval-mytts")], check=True)
+                    str(site), str(package)], check=True)
     broken = site / "broken_voice-1.0.dist-info"
     broken.mkdir()
     (broken / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-voice\nVersion: 1.0\n")

@@ -169,13 +169,10 @@ def converted(checkpoint: Path, models_dir: str | Path) -> Path:
 
     src_sha = store.file_hashes(models_dir, [checkpoint])[str(checkpoint)]
     out = Path(models_dir) / "whisper" / f"ggml-{src_sha[:16]}-r{REVISION}.bin"
-    record = out.with_suffix(".json")
-    if out.exists() and record.exists():
-        saved = store.read_json_or_empty(record)
-        if saved.get("source_sha256") == src_sha and saved.get("sha256") == store.sha256_file(out):
-            return out
+    if store.converted_is_whole(out, src_sha):
+        return out
     ckpt = torch.load(checkpoint, map_location="cpu", weights_only=True)
     state = {k: v.float().numpy() for k, v in ckpt["model_state_dict"].items()}
     store.write_bytes(out, encode(ckpt["dims"], state))
-    store.write_json(record, {"source": str(checkpoint), "source_sha256": src_sha, "sha256": store.sha256_file(out)})
+    store.record_conversion(out, checkpoint, src_sha)
     return out

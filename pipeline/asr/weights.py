@@ -201,11 +201,8 @@ def openai_checkpoint(directory: str | Path, models_dir: str | Path = "models") 
     src = Path(directory) / "model.bin"
     src_sha = store.file_hashes(models_dir, [src])[str(src)]
     out = Path(models_dir) / "whisper" / f"openai-{src_sha[:16]}.pt"
-    record = out.with_suffix(".json")
-    if out.exists() and record.exists():
-        saved = store.read_json_or_empty(record)
-        if saved.get("source_sha256") == src_sha and saved.get("sha256") == store.sha256_file(out):
-            return out
+    if store.converted_is_whole(out, src_sha):
+        return out
     dims, state = to_openai_state(read_ct2(src)[0])
     with store.atomic_path(out) as tmp, open(tmp, "wb") as f:
         sink = WriteErrors(f)
@@ -215,5 +212,5 @@ def openai_checkpoint(directory: str | Path, models_dir: str | Path = "models") 
             if sink.error is None:
                 raise
             raise OSError(sink.error.errno, sink.error.strerror, str(out)) from None
-    store.write_json(record, {"source": str(src), "source_sha256": src_sha, "sha256": store.sha256_file(out)})
+    store.record_conversion(out, src, src_sha)
     return out

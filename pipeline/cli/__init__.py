@@ -8,8 +8,8 @@ import os
 import signal
 import sys
 
-from pipeline.core import options
 from pipeline.config import run as config_mod
+from pipeline.core import options
 from pipeline.errors import WRITE_ERRORS, ConfigError, InputError
 from pipeline.exec import interrupts
 

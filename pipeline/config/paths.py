@@ -4,10 +4,10 @@ from __future__ import annotations
 from importlib.metadata import version
 from pathlib import Path
 
-from pipeline.core.options import identity
 from pipeline.config.run import Config
 from pipeline.core import store
 from pipeline.core.names import file_name, inside
+from pipeline.core.options import identity
 
 CORPUS_FORMAT = 1  # bump when corpus.markdown_to_text changes its output
 

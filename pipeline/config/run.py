@@ -10,9 +10,8 @@ from typing import Any
 import tomllib
 
 from pipeline.asr.base import ASRConfig
-from pipeline.core import options
+from pipeline.core import names, options
 from pipeline.core.options import option
-from pipeline.core import names
 from pipeline.errors import ConfigError
 from pipeline.exec import device
 from pipeline.exec.executor import ExecutorConfig

@@ -167,3 +167,18 @@ def file_hashes(models_dir: str | Path, files: list[str | Path]) -> dict[str, st
     if changed:
         write_json(cache_path, cache)
     return out
+
+
+def converted_is_whole(out: Path, source_sha: str) -> bool:
+    """Whether a file converted from a source (weights in another format) is there, was made from a source with
+    this sha256, and still has the sha256 recorded beside it when it was written (`record_conversion`)."""
+    record = out.with_suffix(".json")
+    if not (out.exists() and record.exists()):
+        return False
+    saved = read_json_or_empty(record)
+    return saved.get("source_sha256") == source_sha and saved.get("sha256") == sha256_file(out)
+
+
+def record_conversion(out: Path, source: Path, source_sha: str) -> None:
+    write_json(out.with_suffix(".json"), {"source": str(source), "source_sha256": source_sha,
+                                          "sha256": sha256_file(out)})

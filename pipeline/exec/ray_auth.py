@@ -16,8 +16,8 @@ import subprocess
 import sys
 import tempfile
 
-from pipeline.exec.executor import ExecutorConfig
 from pipeline.errors import ConfigError
+from pipeline.exec.executor import ExecutorConfig
 
 PROBE_TIMEOUT_S = 20  # a GCS that is not there is retried for a minute by Ray's own client
 TOKEN_VARS = ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")

@@ -10,8 +10,7 @@ from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store, tables
 from pipeline.core.names import inside
-from pipeline.io import manifests
-from pipeline.io import inputs
+from pipeline.io import inputs, manifests
 from pipeline.scoring import evaluate, statistics
 
 

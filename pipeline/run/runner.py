@@ -20,14 +20,13 @@ from typing import Any
 
 from pipeline.asr import base as asr
 from pipeline.config import paths
-from pipeline.core import options
 from pipeline.config.run import Config
-from pipeline.core import store
-from pipeline.run.artifacts import ARTIFACTS
-from pipeline.run.stage import Stage
+from pipeline.core import options, store
 from pipeline.core.versions import git_commit, versions
 from pipeline.errors import ConfigError
 from pipeline.exec import device, interrupts
+from pipeline.run.artifacts import ARTIFACTS
+from pipeline.run.stage import Stage
 from pipeline.scoring.evaluate import SCORING_REVISION
 
 log = logging.getLogger("pipeline")

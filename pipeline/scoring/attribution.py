@@ -9,8 +9,8 @@ from typing import Callable
 from pipeline.core.records import Blame, EngineAgreement, ErrorEvent, ScoredUtterance, WordAttribution
 from pipeline.io.conditions import CLEAN, SILENCE
 from pipeline.scoring.align import by_utterance
-from pipeline.scoring.rates import corpus_rates
 from pipeline.scoring.failures_by_surprisal import outcomes
+from pipeline.scoring.rates import corpus_rates
 
 
 def _each_own_family(engine: str) -> str:

@@ -14,15 +14,15 @@ import numpy as np
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store
-from pipeline.run import artifacts
-from pipeline.exec.items import Item, Unusable, cached_map, tally
 from pipeline.core.records import Measured, Speech
 from pipeline.core.source import Source
-from pipeline.run.stage import Result, Stage
 from pipeline.exec import executor
-from pipeline.measures.assessor import Assessed, Assessor
+from pipeline.exec.items import Item, Unusable, cached_map, tally
 from pipeline.io import audio
 from pipeline.measures import base as measures
+from pipeline.measures.assessor import Assessed, Assessor
+from pipeline.run import artifacts
+from pipeline.run.stage import Result, Stage
 
 
 def models(cfg: Config) -> dict[str, Source]:

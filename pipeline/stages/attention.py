@@ -10,8 +10,8 @@ import numpy as np
 
 from pipeline.config.run import Config
 from pipeline.core import store
-from pipeline.run import artifacts
 from pipeline.core.names import file_name, inside
+from pipeline.run import artifacts
 from pipeline.run.stage import Result, Stage
 
 

@@ -6,9 +6,9 @@ import numpy as np
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import store
-from pipeline.run.stage import Result, Stage
 from pipeline.io import inputs
 from pipeline.lm import corpus
+from pipeline.run.stage import Result, Stage
 
 
 def run(cfg: Config, loaded: dict) -> Result:

@@ -10,13 +10,13 @@ from pathlib import Path
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store
-from pipeline.run import artifacts
-from pipeline.exec.items import Item, cached, written
 from pipeline.core.records import Speech
-from pipeline.run.stage import Result, Stage
+from pipeline.exec.items import Item, cached, written
 from pipeline.io import audio, conditions
-from pipeline.lm import sentences
 from pipeline.io.manifests import Recording
+from pipeline.lm import sentences
+from pipeline.run import artifacts
+from pipeline.run.stage import Result, Stage
 
 
 def run(cfg: Config, loaded: dict) -> Result:

@@ -14,10 +14,10 @@ import numpy as np
 
 from pipeline.config.run import Config
 from pipeline.core import store, tables
-from pipeline.run import artifacts
-from pipeline.run.stage import Result, Stage
 from pipeline.core.versions import versions
 from pipeline.render import html
+from pipeline.run import artifacts
+from pipeline.run.stage import Result, Stage
 from pipeline.scoring import evaluate, statistics
 from pipeline.scoring.comparisons import most_confident
 from pipeline.scoring.evaluate import summary_table

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from pipeline.config.run import Config
-from pipeline.run import artifacts
 from pipeline.core.records import Sentence, Transcript
+from pipeline.run import artifacts
 from pipeline.run.stage import Result, Stage
 from pipeline.scoring.evaluate import evaluate, write
 

@@ -11,15 +11,15 @@ from pathlib import Path
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store
-from pipeline.run import artifacts
-from pipeline.exec.items import Item, cached, cached_map, tally, written
 from pipeline.core.records import Sentence, Speech
 from pipeline.core.source import Source
-from pipeline.run.stage import Result, Stage
 from pipeline.exec import executor
-from pipeline.tts.speaker import Speaker, Spoken
+from pipeline.exec.items import Item, cached, cached_map, tally, written
 from pipeline.io import audio, conditions
+from pipeline.run import artifacts
+from pipeline.run.stage import Result, Stage
 from pipeline.tts import base as tts
+from pipeline.tts.speaker import Speaker, Spoken
 
 
 def models(cfg: Config) -> dict[str, Source]:

@@ -8,9 +8,9 @@ from dataclasses import asdict
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import store
-from pipeline.run.stage import Result, Stage
 from pipeline.exec import device
 from pipeline.lm.checkpoint import finished
+from pipeline.run.stage import Result, Stage
 
 log = logging.getLogger(__name__)
 

@@ -8,18 +8,17 @@ from dataclasses import replace
 from typing import Callable
 
 from pipeline.asr import base as asr
+from pipeline.asr.listener import Heard, Listener
 from pipeline.config import paths
-from pipeline.core import options
 from pipeline.config.run import Config
-from pipeline.core import records, store
-from pipeline.run import artifacts
-from pipeline.exec.items import Item, Unusable, cached_map, tally
+from pipeline.core import options, records, store
 from pipeline.core.records import Speech, Transcript
 from pipeline.core.source import Source
-from pipeline.run.stage import Result, Stage
 from pipeline.exec import executor
-from pipeline.asr.listener import Heard, Listener
+from pipeline.exec.items import Item, Unusable, cached_map, tally
 from pipeline.io import audio
+from pipeline.run import artifacts
+from pipeline.run.stage import Result, Stage
 
 
 def decoding(cfg: Config):

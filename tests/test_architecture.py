@@ -324,8 +324,10 @@ def test_an_artifacts_files_are_declared_once(tmp_path):
     from pipeline.core import tables
     from pipeline.scoring import evaluate as scoring
 
-    written = scoring.write(evaluate([{"sentence_id": "1", "reference": "a b", "hypothesis": "a c"}]), tmp_path)
+    results = evaluate([{"sentence_id": "1", "reference": "a b", "hypothesis": "a c"}])
+    written = scoring.write(results, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(tables.names(scoring.FILES)) == \
         sorted(p.name for p in written)
-    loaded = tables.load(scoring.FILES, tmp_path)
-    assert [e.type for e in loaded["events"]] == ["substitution"] and loaded["summary"][0].errors == 1
+    loaded = tables.load(scoring.FILES, tmp_path, scoring.Results)
+    assert [e.type for e in loaded.events] == ["substitution"] and loaded.summary[0].errors == 1
+    assert loaded.normalizer == "basic" and loaded.summary == results.summary

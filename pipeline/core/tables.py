@@ -24,6 +24,7 @@ class Table:
 class Document:
     name: str
     render: Callable[[Any], str | dict]  # text, or data written as JSON
+    read: Callable[[Any], dict] | None = None  # the results object's fields it gives back, from its text or data
 
 
 File = Table | Document
@@ -51,10 +52,17 @@ def write(files: tuple[File, ...], results: Any, out_dir: str | Path, skip_empty
     return written
 
 
-def load(files: tuple[File, ...], out_dir: str | Path) -> dict[str, list]:
-    """Every table's rows, by field name; a table not written (no rows) has none."""
-    return {f.field: records.read_csv(Path(out_dir) / f.name, f.record) if (Path(out_dir) / f.name).exists() else []
-            for f in files if isinstance(f, Table)}
+def load(files: tuple[File, ...], out_dir: str | Path, into: type) -> Any:
+    """The results object the files were written from, typed: each table's rows (none for a table not written,
+    which had none) and what each readable document gives back."""
+    out, fields = Path(out_dir), {}
+    for f in files:
+        path = out / f.name
+        if isinstance(f, Table):
+            fields[f.field] = records.read_csv(path, f.record) if path.exists() else []
+        elif f.read is not None:
+            fields.update(f.read(store.read_json(path) if path.suffix == ".json" else path.read_text()))
+    return into(**fields)
 
 
 def names(files: tuple[File, ...]) -> list[str]:

@@ -10,7 +10,9 @@ from urllib.parse import quote
 
 from pipeline.core.records import Comparison
 from pipeline.scoring.align import by_utterance, from_events
+from pipeline.scoring.evaluate import Results
 from pipeline.scoring.flags import NAMES as FLAGS
+from pipeline.scoring.statistics import Statistics
 
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
@@ -190,10 +192,10 @@ def factor_tables(comparisons: list[Comparison]) -> str:
     return "\n".join(out)
 
 
-def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
+def statistics(stats: Statistics, figures: dict[str, bytes | None]) -> str:
     """The comparisons, the normalizer table, text difficulty, the hardest words and the breakdown SNR."""
     parts = ["<h2>Comparisons</h2>"]
-    comparisons = stats["comparisons"]
+    comparisons = stats.comparisons
     if comparisons:
         one = sum(c.holm_family == "one-factor" for c in comparisons)
         parts.append(f"<p>Each question is a pair of groups that differ in one factor: {one} of the "
@@ -211,7 +213,7 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
     parts.append("<h2>Normalizer sensitivity</h2><p>Every group's WER under each normalizer, and the share of the "
                  "unnormalized errors that the normalizer of this run removes. Compare WERs only under the same "
                  "normalizer.</p>")
-    effects = stats["normalizers"]
+    effects = stats.normalizers
     rates = list(dict.fromkeys(k for e in effects for k in e.wer))
     parts.append(table(effects, ["voice", "asr", "condition", *rates, "used", "normalization_share"],
                        {k: (lambda e, k=k: html.escape(_cell(e.wer.get(k)))) for k in rates}))
@@ -219,17 +221,17 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
                  "length, and the share of words failed (substituted or deleted) by the decile of their surprisal "
                  "under the LM, with bootstrap 95% CIs (<a href=\"difficulty.csv\">difficulty.csv</a>).</p>")
     parts.append(_img(figures.get("difficulty"), "WER by text difficulty"))
-    if stats.get("surprisal"):
+    if stats.surprisal:
         parts.append("<h3>Does the ASR fail where the LM was surprised?</h3><p>A word's surprisal is −log₂ p of its "
                      "tokens under the LM that wrote the sentences, given the sentence so far. Spearman ρ: the rank "
                      "correlation of a word's surprisal and its failure; positive when surprising words fail more "
                      '(<a href="surprisal.csv">surprisal.csv</a>).</p>')
-        parts.append(table(stats["surprisal"], ["voice", "asr", "condition", "words", "failures",
+        parts.append(table(stats.surprisal, ["voice", "asr", "condition", "words", "failures",
                                                 "mean_surprisal_failed", "mean_surprisal_right", "spearman_rho",
                                                 "spearman_p"],
                            heads={"mean_surprisal_failed": "bits, failed", "mean_surprisal_right": "bits, right",
                                   "spearman_rho": "ρ", "spearman_p": "p"}))
-    words = stats["words"]
+    words = stats.words
     families = max((w.families_heard for w in words), default=0)
     parts.append("<h2>Hardest words</h2><p>Reference words by failure rate (substituted or deleted), and whom "
                  "they point at. Engines are grouped by the model they run (every Whisper engine is one family): "
@@ -238,12 +240,12 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
                  "at that ASR. " + ("Only one ASR family ran, so text and ASR cannot be told apart: add "
                                     "<code>pocketsphinx:en-us</code> to <code>--asr</code>. " if families < 2 else "")
                  + 'All of them: <a href="words.csv">words.csv</a>.</p>')
-    if stats.get("blame"):
+    if stats.blame:
         parts.append("<h3>Voice, text or ASR?</h3><p>Of the reference words every ASR family heard (a sentence's "
                      "word in one voice and condition), the share failed by every family (the voice or the text) "
                      "and by one family alone (that ASR), with bootstrap 95% CIs over sentences "
                      '(<a href="blame.csv">blame.csv</a>).</p>')
-        parts.append(table(stats["blame"], ["voice", "condition", "points_at", "words", "failures", "share"],
+        parts.append(table(stats.blame, ["voice", "condition", "points_at", "words", "failures", "share"],
                            {"share": lambda b: html.escape(_interval(b.rate, b.ci95_low, b.ci95_high))},
                            {"points_at": "points at", "share": "share of words [95% CI]"}))
     parts.append(table(words[:25], ["word", "occurrences", "failures", "failure_rate", "voices", "engines",
@@ -257,16 +259,16 @@ def statistics(stats: dict, figures: dict[str, bytes | None]) -> str:
                        {"failure_rate": "failure rate", "voices": "voices failed", "engines": "engines failed",
                         "families": "ASR families failed", "mean_surprisal": "surprisal (bits)",
                         "points_at": "points at"}))
-    if stats["agreement"]:
+    if stats.agreement:
         parts.append("<p>Engine agreement: the share of sentences whose normalized hypotheses all engines wrote "
                      "alike; across families: the share where every model family wrote one hypothesis in common "
                      "(engines of one family share its blind spots, so only this says the audio was clear).</p>")
-        parts.append(table(stats["agreement"], ["voice", "condition", "engines", "utterances", "agreement",
+        parts.append(table(stats.agreement, ["voice", "condition", "engines", "utterances", "agreement",
                                                 "families", "family_agreement"]))
-    if stats["breakdown"]:
+    if stats.breakdown:
         parts.append("<h2>Robustness</h2><p>Breakdown SNR: where WER first reaches twice the clean WER (at least "
                      "0.02), interpolated on the measured curve, with a bootstrap 95% CI over sentences.</p>")
-        parts.append(table(stats["breakdown"], ["voice", "asr", "clean_wer", "threshold", "breakdown_snr",
+        parts.append(table(stats.breakdown, ["voice", "asr", "clean_wer", "threshold", "breakdown_snr",
                                                 "ci95_low", "ci95_high", "curve"]))
         parts.append(_img(figures.get("snr"), "WER vs SNR"))
     return "\n".join(parts)
@@ -310,10 +312,10 @@ def voices_matrix(voices: list) -> str:
     return "".join(parts)
 
 
-def measures_section(stats: dict, figures: dict[str, bytes | None], declared: dict) -> str:
+def measures_section(stats: Statistics, figures: dict[str, bytes | None], declared: dict) -> str:
     """The measures beside WER: each column's figures per group, the comparisons between groups, the voices'
     similarity, and a plot of the distributions. Every declared column appears here with no code of its own."""
-    summary = stats.get("measure_summary") or []
+    summary = stats.measure_summary
     if not summary:
         return ""
     meanings = "".join(f"<li><code>{html.escape(c)}</code>: {html.escape(m)}</li>"
@@ -329,7 +331,7 @@ def measures_section(stats: dict, figures: dict[str, bytes | None], declared: di
              table(summary, ["measure", "voice", "asr", "condition", "n", "mean", "p5", "median", "p95", "rho"],
                    cells, heads),
              _img(figures.get("measures"), "measures")]
-    comparisons = [c for c in stats.get("measure_comparisons") or [] if c.holm_family == "one-factor"]
+    comparisons = [c for c in stats.measure_comparisons if c.holm_family == "one-factor"]
     if comparisons:
         parts.append("<p>Groups that heard different audio on the same sentences: Δ = B − A with a paired-bootstrap "
                      "95% CI, Wilcoxon signed-rank p, Holm-corrected per measure over the one-factor pairs "
@@ -337,10 +339,10 @@ def measures_section(stats: dict, figures: dict[str, bytes | None], declared: di
         parts.append(table(comparisons, ["measure", "a", "b", "sentences", "delta", "wilcoxon_p_holm", "verdict"],
                            {"delta": lambda c: html.escape(_interval(c.delta, c.delta_ci95_low, c.delta_ci95_high))},
                            {"delta": "Δ [95% CI]", "wilcoxon_p_holm": "p (Holm)"}))
-    if stats.get("voices"):
+    if stats.voices:
         parts.append("<p>Speaker similarity between voices (Resemblyzer): the mean cosine over utterances of "
                      "different sentences; the diagonal is each voice's consistency. Hover a cell for its CI.</p>")
-        parts.append(voices_matrix(stats["voices"]))
+        parts.append(voices_matrix(stats.voices))
     return "".join(parts)
 
 
@@ -369,13 +371,13 @@ def attention_section(attention: dict | None) -> str:
 LM_ONLY = ("model", "data", "train", "sample")  # config sections that only a run with a trained LM uses
 
 
-def render(title: str, scores: dict, stats: dict | None, figures: dict[str, bytes | None], config: dict,
+def render(title: str, scores: Results, stats: Statistics | None, figures: dict[str, bytes | None], config: dict,
            versions: dict, links: dict[str, str], page_dir: Path, attention: dict | None = None,
            measures: dict | None = None, audio: dict[str, tuple[str, str]] | None = None) -> str:
     """`measures`: each measure's declaration as measures.json holds it (its columns and their meanings).
     `audio`: path → (key, base64 FLAC) for the audio the page carries itself. A run without an LM (recordings
     scored as they are) shows no perplexity and no LM config."""
-    summary, utterances, events = scores["summary"], scores["utterances"], scores["events"]
+    summary, utterances, events = scores.summary, scores.utterances, scores.events
     with_lm = any(u.perplexity is not None for u in utterances)
     if not with_lm:
         config = {k: v for k, v in config.items() if k not in LM_ONLY}

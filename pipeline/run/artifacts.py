@@ -141,10 +141,11 @@ ARTIFACTS: dict[str, Artifact] = {
     "transcripts": Artifact("a hypothesis per speech row × engine", _run("transcripts.csv"),
                             load=_rows("transcripts", records.Transcript)),
     "scores": Artifact("per-utterance alignments, error events, confusions, group figures, trn files",
-                       _in_run(evaluate.FILES), load=lambda cfg: tables.load(evaluate.FILES, paths.run_dir(cfg))),
+                       _in_run(evaluate.FILES), load=lambda cfg: tables.load(evaluate.FILES, paths.run_dir(cfg), evaluate.Results)),
     "statistics": Artifact("paired comparisons, normalizer sensitivity, difficulty bins, word attribution, "
                            "engine agreement, breakdown SNR", _in_run(statistics.FILES),
-                           load=lambda cfg: tables.load(statistics.FILES, paths.run_dir(cfg))),
+                           load=lambda cfg: tables.load(statistics.FILES, paths.run_dir(cfg),
+                                                        statistics.Statistics)),
     "attention": Artifact("each sentence's attention weights per layer and head", _attention_files,
                           load=_attention),
     "report": Artifact("report.html", _run("report.html")),

@@ -65,7 +65,8 @@ def compute(utterances: list[ScoredUtterance], events: list[ErrorEvent], normali
 
 FILES = (  # the JSON first: it is always written, and an artifact is there when its first file is
     Document("comparisons.json", lambda s: {"normalizer": s.normalizer, "bootstrap": s.bootstrap,
-                                            "pairs": [asdict(c) for c in s.comparisons]}),
+                                            "pairs": [asdict(c) for c in s.comparisons]},
+             read=lambda data: {"normalizer": data["normalizer"], "bootstrap": data["bootstrap"]}),
     Table("comparisons.csv", Comparison, "comparisons"),
     Table("normalizers.csv", NormalizerEffect, "normalizers"),
     Table("difficulty.csv", DifficultyBin, "difficulty"),

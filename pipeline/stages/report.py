@@ -30,11 +30,11 @@ def run(cfg: Config, loaded: dict) -> Result:
     from pipeline.render import plots  # matplotlib: only when a report is drawn
 
     scores, stats, out = loaded["scores"], loaded["statistics"], artifacts.path("report", cfg)
-    figures = {"groups": plots.wer_heatmaps(scores["summary"]),
-               "perplexity": plots.wer_vs_perplexity(scores["utterances"]),
-               "difficulty": plots.difficulty(stats["difficulty"]),
-               "snr": plots.wer_vs_snr(scores["summary"], stats["breakdown"]),
-               "measures": plots.measure_distributions(scores["utterances"])}
+    figures = {"groups": plots.wer_heatmaps(scores.summary),
+               "perplexity": plots.wer_vs_perplexity(scores.utterances),
+               "difficulty": plots.difficulty(stats.difficulty),
+               "snr": plots.wer_vs_snr(scores.summary, stats.breakdown),
+               "measures": plots.measure_distributions(scores.utterances)}
     links = {name: name for name in (*tables.names(evaluate.FILES), *tables.names(statistics.FILES),
                                      "manifest.json") if (out.parent / name).exists()}
     if loaded["lm"] is not None:  # the model that scored the perplexities
@@ -44,14 +44,14 @@ def run(cfg: Config, loaded: dict) -> Result:
     declared = (loaded["measures"] or {}).get("declared", {})
     if declared:
         links["measures.csv"] = "measures.csv"
-    carried = embedded_audio(scores["utterances"])
+    carried = embedded_audio(scores.utterances)
     page = html.render(f"Speech evaluation: run {cfg.run}", scores, stats, figures, asdict(cfg), versions(), links,
                        out.parent, loaded["attention"], declared, carried)
     store.write_text(out, page)
     if carried is None:
         log.warning("the report links its audio instead of carrying it (more than %d MB as FLAC): keep it in %s, "
                     "beside the audio folder", EMBED_LIMIT >> 20, out.parent)
-    print(summary_table(scores["summary"], len(scores["utterances"]), most_confident(stats["comparisons"]),
+    print(summary_table(scores.summary, len(scores.utterances), most_confident(stats.comparisons),
                         macro_first=cfg.score.headline == "macro"))
     print(f"report: {out}")
     return Result({"report": str(out)})

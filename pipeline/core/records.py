@@ -9,6 +9,7 @@ import functools
 import operator
 import typing
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Iterable, TypeVar
 
@@ -51,6 +52,26 @@ class _Grouped:
     @property
     def group(self) -> Group:
         return self.voice, self.asr, self.condition
+
+
+class Op(str, Enum):
+    """An edit operation of an alignment, spelled once: its letter (sclite's pralign, the ops of an Alignment) and
+    its word (`errors.csv`'s type: substitution, deletion, insertion)."""
+    HIT = "H"
+    SUBSTITUTION = "S"
+    DELETION = "D"
+    INSERTION = "I"
+
+    @property
+    def word(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def named(cls, word: str) -> Op:
+        return cls[word.upper()]
+
+
+ERRORS = tuple(op.word for op in Op if op is not Op.HIT)
 
 
 def _one_of(value: str, allowed: tuple[str, ...], what: str) -> None:
@@ -162,7 +183,7 @@ class ErrorEvent:
     surprisal: float | None = lm_only()  # the reference word's surprisal (bits); None for an insertion
 
     def __post_init__(self):
-        _one_of(self.type, ("substitution", "deletion", "insertion"), "type")
+        _one_of(self.type, ERRORS, "type")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from pipeline.core.records import Comparison
+from pipeline.core.records import Comparison, Op
 from pipeline.scoring.align import by_utterance, from_events
 from pipeline.scoring.evaluate import Results
 from pipeline.scoring.flags import NAMES as FLAGS
@@ -64,13 +64,13 @@ def coloured(ops: list[tuple[str, str | None, str | None]]) -> tuple[str, str]:
     """Reference and hypothesis as HTML with substitutions, deletions and insertions marked."""
     r_out, h_out = [], []
     for op, r, h in ops:
-        if op == "H":
+        if op == Op.HIT:
             r_out.append(html.escape(r))
             h_out.append(html.escape(h))
-        elif op == "S":
+        elif op == Op.SUBSTITUTION:
             r_out.append(f'<span class="S">{html.escape(r)}</span>')
             h_out.append(f'<span class="S">{html.escape(h)}</span>')
-        elif op == "D":
+        elif op == Op.DELETION:
             r_out.append(f'<span class="D">{html.escape(r)}</span>')
         else:
             h_out.append(f'<span class="I">{html.escape(h)}</span>')

@@ -17,14 +17,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pipeline.core.records import Op
+
 SUB, INS, DEL = 4, 3, 3
 DIAG, UP, LEFT = 0, 1, 2  # back-pointers: hit or substitution, deletion, insertion
-Ops = list[tuple[str, str | None, str | None]]  # (H/S/D/I, reference word, hypothesis word)
+Ops = list[tuple[Op, str | None, str | None]]  # (edit operation, reference word, hypothesis word)
 
 
 @dataclass
 class Alignment:
-    """One utterance's alignment: ops is a list of (op, ref word or None, hyp word or None), op in H/S/D/I."""
+    """One utterance's alignment: ops is a list of (Op, ref word or None, hyp word or None)."""
     ref_words: int
     hits: int = 0
     substitutions: int = 0
@@ -42,8 +44,8 @@ class Alignment:
         return self.errors / self.ref_words if self.ref_words else None
 
 
-HIT, SUBSTITUTION, DELETION, INSERTION = range(4)  # op codes
-OP_NAMES = "HSDI"
+HIT, SUBSTITUTION, DELETION, INSERTION = range(4)  # op codes of the compiled aligner
+OPS = (Op.HIT, Op.SUBSTITUTION, Op.DELETION, Op.INSERTION)  # by code
 
 
 def _codes(ref: np.ndarray, r_off: np.ndarray, hyp: np.ndarray, h_off: np.ndarray,
@@ -126,13 +128,13 @@ def from_codes(ref: list[str], hyp: list[str], codes: list[int]) -> Alignment:
     for c in codes:
         counts[c] += 1
         if c == HIT or c == SUBSTITUTION:
-            ops.append((OP_NAMES[c], ref[i], hyp[j]))
+            ops.append((OPS[c], ref[i], hyp[j]))
             i, j = i + 1, j + 1
         elif c == DELETION:
-            ops.append(("D", ref[i], None))
+            ops.append((Op.DELETION, ref[i], None))
             i += 1
         else:
-            ops.append(("I", None, hyp[j]))
+            ops.append((Op.INSERTION, None, hyp[j]))
             j += 1
     return Alignment(len(ref), *counts, ops=ops)
 
@@ -160,15 +162,9 @@ def from_events(ref: str, hyp: str, events: list) -> Ops:
     ref_words, hyp_words = iter(ref.split()), iter(hyp.split())
     at = {e.position: e for e in events}
     ops: Ops = []
-    total = len(ref.split()) + sum(1 for e in events if e.type == "insertion")
+    total = len(ref.split()) + sum(1 for e in events if e.type == Op.INSERTION.word)
     for pos in range(total):
-        e = at.get(pos)
-        if e is None:
-            ops.append(("H", next(ref_words), next(hyp_words)))
-        elif e.type == "substitution":
-            ops.append(("S", next(ref_words), next(hyp_words)))
-        elif e.type == "deletion":
-            ops.append(("D", next(ref_words), None))
-        else:
-            ops.append(("I", None, next(hyp_words)))
+        op = Op.named(at[pos].type) if pos in at else Op.HIT
+        ops.append((op, next(ref_words) if op != Op.INSERTION else None,
+                    next(hyp_words) if op != Op.DELETION else None))
     return ops

@@ -17,6 +17,7 @@ from pipeline.core.records import (
     ErrorEvent,
     Group,
     GroupSummary,
+    Op,
     ScoredUtterance,
     as_row,
     columns,
@@ -46,7 +47,6 @@ class ScoreConfig:
 # normalizer, how a rate is pooled): compare-runs refuses to set runs of different revisions side by side. Not
 # bumped for changes that leave scores as they were, so an upgrade does not stop comparisons with older runs.
 SCORING_REVISION = 1
-TYPE_NAMES = {"S": "substitution", "D": "deletion", "I": "insertion"}
 COLUMNS = columns(ScoredUtterance)
 CHUNK = 10_000  # utterances aligned per compiled call: their words and op codes are all that is held at once
 
@@ -157,11 +157,11 @@ def finish_row(u: dict, a: Alignment, out: Results) -> ScoredUtterance:
     surprisal = [float(b) for b in u["word_surprisal"].split(";")] if u["word_surprisal"] else None
     at = -1  # the reference word an op is at
     for pos, (op, r, h) in enumerate(a.ops):
-        at += op != "I"
-        if op != "H":
-            out.events.append(ErrorEvent(id=u["id"], type=TYPE_NAMES[op], reference_word=r or "",
+        at += op != Op.INSERTION
+        if op != Op.HIT:
+            out.events.append(ErrorEvent(id=u["id"], type=op.word, reference_word=r or "",
                                          hypothesis_word=h or "", position=pos,
-                                         surprisal=surprisal[at] if surprisal and op != "I" else None))
+                                         surprisal=surprisal[at] if surprisal and op != Op.INSERTION else None))
     out.pralign.append(sclite.pralign(u["id"], a))
     return ScoredUtterance(**u)
 
@@ -212,7 +212,7 @@ def _evaluate(rows: list[dict], normalizer: str, n_boot: int, seed: int) -> Resu
             micro_cer=_round(chars.micro_wer) if chars else None, cer_ci95_low=_round(chars.ci_low) if chars else None,
             cer_ci95_high=_round(chars.ci_high) if chars else None))
         pairs = Counter((e.reference_word, e.hypothesis_word) for u in scored for e in events.get(u.id, ())
-                        if e.type == "substitution")
+                        if e.type == Op.SUBSTITUTION.word)
         out.confusions += [Confusion(voice=voice, asr=engine, condition=condition, reference_word=r,
                                      hypothesis_word=h, count=count)
                            for (r, h), count in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))]
@@ -245,9 +245,9 @@ def dtl(results: Results, top: int = 20) -> str:
         lines.append(f"== voice {s.voice or '-'} | asr {s.asr or '-'} | condition {s.condition or '-'}: "
                      f"micro WER {_cell(s.micro_wer)}, macro WER {_cell(s.macro_wer)}, {s.errors} errors / "
                      f"{s.ref_words} words")
-        for title, kind, word in (("CONFUSION PAIRS", "substitution", None),
-                                  ("DELETIONS", "deletion", "reference_word"),
-                                  ("INSERTIONS", "insertion", "hypothesis_word")):
+        for title, kind, word in (("CONFUSION PAIRS", Op.SUBSTITUTION.word, None),
+                                  ("DELETIONS", Op.DELETION.word, "reference_word"),
+                                  ("INSERTIONS", Op.INSERTION.word, "hypothesis_word")):
             if word is None:
                 counts = Counter(f"{e.reference_word} ==> {e.hypothesis_word}" for e in events if e.type == kind)
             else:

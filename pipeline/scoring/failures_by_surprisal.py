@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.core.records import DifficultyBin, ErrorEvent, ScoredUtterance, SurprisalEffect
+from pipeline.core.records import DifficultyBin, ErrorEvent, Op, ScoredUtterance, SurprisalEffect
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring.align import by_utterance, from_events
 from pipeline.scoring.rates import corpus_wer, spearman
@@ -21,7 +21,7 @@ def outcomes(u: ScoredUtterance, events: list[ErrorEvent]) -> list[tuple[str, bo
     out, at = [], 0
     for op, ref, _ in from_events(u.reference_normalized, u.hypothesis_normalized, events):
         if ref is not None:
-            out.append((ref, op in ("S", "D"), bits[at] if bits else None))
+            out.append((ref, op in (Op.SUBSTITUTION, Op.DELETION), bits[at] if bits else None))
             at += 1
     return out
 

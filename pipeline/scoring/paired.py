@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.core.records import Op
 from pipeline.scoring.align import Ops
 
 BOUNDARY_WORDS = 2  # sc_stats' "Minimum Number of Correct Boundary words"
@@ -36,10 +37,10 @@ def _by_reference_word(ops: Ops) -> tuple[list[bool], list[int]]:
     """Whether each reference word was recognized, and the insertions before each word (and after the last)."""
     correct, inserted = [], [0]
     for op, _, _ in ops:
-        if op == "I":
+        if op == Op.INSERTION:
             inserted[-1] += 1
         else:
-            correct.append(op == "H")
+            correct.append(op == Op.HIT)
             inserted.append(0)
     return correct, inserted
 

@@ -1,7 +1,7 @@
 """NIST sclite's formats: `trn` transcripts and pralign-style alignment text."""
 from __future__ import annotations
 
-from pipeline.core.records import trn_safe
+from pipeline.core.records import Op, trn_safe
 from pipeline.scoring.align import Alignment
 
 
@@ -29,17 +29,17 @@ def pralign(uid: str, a: Alignment) -> str:
     """sclite pralign style: REF/HYP with errors upper-cased, *** for gaps, and an S/D/I line."""
     ref, hyp, evals = [], [], []
     for op, r, h in a.ops:
-        if op == "H":  # most words: as they are, nothing below them
+        if op == Op.HIT:  # most words: as they are, nothing below them
             ref.append(r)
             hyp.append(h)
             evals.append(" " * len(r))
             continue
-        r_txt = "*" * max(len(h or ""), 3) if r is None else (r if op == "H" else r.upper())
-        h_txt = "*" * max(len(r or ""), 3) if h is None else (h if op == "H" else h.upper())
+        r_txt = "*" * max(len(h or ""), 3) if r is None else (r if op == Op.HIT else r.upper())
+        h_txt = "*" * max(len(r or ""), 3) if h is None else (h if op == Op.HIT else h.upper())
         width = max(len(r_txt), len(h_txt))
         ref.append(r_txt.ljust(width))
         hyp.append(h_txt.ljust(width))
-        evals.append(("" if op == "H" else op).ljust(width))
+        evals.append(("" if op == Op.HIT else Op(op).value).ljust(width))
     wer = "n/a" if a.wer is None else f"{100 * a.wer:.1f}%"
     return (f"id: ({uid})\n"
             f"Scores: (#C #S #D #I) {a.hits} {a.substitutions} {a.deletions} {a.insertions}  WER {wer}\n"

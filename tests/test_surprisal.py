@@ -46,14 +46,14 @@ def test_odd_spacing_and_non_ascii_words_keep_every_token():
 
 def row(sentence, asr, reference, hypothesis, bits, voice="v:1"):
     return {"sentence_id": sentence, "voice": voice, "asr": asr, "condition": "clean", "reference": reference,
-            "hypothesis": hypothesis, "status": "ok", "word_surprisal": ";".join(map(str, bits))}
+            "hypothesis": hypothesis, "status": "ok", "word_surprisal": bits}
 
 
 def test_each_error_and_word_carries_its_reference_words_surprisal():
     rows = [row("s1", "e:1", "Now is the winter.", "now is a winter of", [1.5, 2.0, 3.25, 9.0]),
             row("s2", "e:1", "The winter, gone!", "the gone", [0.5, 8.0, 4.0])]
     r = evaluate(rows, ScoreConfig(bootstrap=0))
-    assert [u.word_surprisal for u in r.utterances] == ["1.5;2.0;3.25;9.0", "0.5;8.0;4.0"]
+    assert [u.word_surprisal for u in r.utterances] == [[1.5, 2.0, 3.25, 9.0], [0.5, 8.0, 4.0]]
     assert [(e.type, e.reference_word, e.surprisal) for e in r.events] == [
         ("substitution", "the", 3.25), ("insertion", "", None), ("deletion", "winter", 8.0)]
     words = {w.word: w for w in attribution.words(r.utterances, r.events)}
@@ -61,7 +61,7 @@ def test_each_error_and_word_carries_its_reference_words_surprisal():
     assert words["winter"].mean_surprisal == pytest.approx((9.0 + 8.0) / 2)
     # whisper's normalizer rewrites across words ("2 pounds" → "£2"): that sentence is left without surprisal
     # rather than given misplaced values; the basic normalizer keeps one word per word
-    for normalizer, expected in (("whisper", ""), ("basic", "1;2;3;4")):
+    for normalizer, expected in (("whisper", []), ("basic", [1, 2, 3, 4])):
         u, = evaluate([row("s3", "e:1", "It cost 2 pounds", "it cost two pounds", [1, 2, 3, 4])],
                       ScoreConfig(normalize=normalizer, bootstrap=0)).utterances
         assert u.word_surprisal == expected, normalizer

@@ -45,6 +45,12 @@ def lm_only(default=None):
     return dataclasses.field(default=default, metadata={"lm_only": True})
 
 
+def joined(kind: type = str, form: str = "{}", lm: bool = False):
+    """A list, held as a list until the CSV writer joins it into one `;`-separated cell (each item written as
+    `form` gives it) and read back as a list of `kind`; `lm`: only a trained LM fills it (lm_only)."""
+    return dataclasses.field(default_factory=list, metadata={"joined": (kind, form), "lm_only": lm})
+
+
 class _Grouped:
     """A record of one (voice, asr, condition) group, or of one of its utterances."""
     __slots__ = ()
@@ -86,8 +92,8 @@ class Sentence:
     text: str  # the reference, as written
     lm_tokens: int  # GPT-2 tokens in the text
     perplexity: float | None = lm_only()  # the LM's perplexity of the text, given the sampling prompt
-    word_surprisal: str = lm_only("")  # each word of text.split(): its tokens' −log₂ p summed (bits), given the
-    # prompt and the text before it, ;-separated (lm/surprisal.py)
+    word_surprisal: list[float] = joined(float, "{:.4f}", lm=True)  # each word of text.split(): its tokens'
+    # −log₂ p summed (bits, 4 decimals), given the prompt and the text before it (lm/surprisal.py)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,14 +162,14 @@ class ScoredUtterance(_Grouped):
     asr_seconds: float | None
     status: str  # ok, skipped, error, or empty_reference (left out of corpus WER)
     error: str
-    flags: str  # ;-separated health flags (scoring/flags.py)
+    flags: list[str] = joined()  # health flags (scoring/flags.py)
     level_dbfs: float | None
     audio_sha256: str
     ref_chars: int | None  # characters in the normalized reference, spaces included
     char_errors: int | None  # character edit distance to the normalized hypothesis (jiwer)
     cer: float | None  # char_errors / ref_chars
-    word_surprisal: str = lm_only("")  # each normalized reference word's surprisal (bits, ;-separated): that of
-    # the written word it came from (a word the normalizer splits gives each part the whole)
+    word_surprisal: list[float] = joined(float, "{:.4f}", lm=True)  # each normalized reference word's surprisal
+    # (bits): that of the written word it came from (a word the normalizer splits gives each part the whole)
     measures: dict[str, float | None] = columns_of()  # each measure's columns (dnsmos_ovrl, speaker_sim, …):
     # their meanings are in the measure's file (pipeline/measures/) and in measures.json
 
@@ -374,7 +380,17 @@ def columns(cls: type) -> list[str]:
 
 @functools.cache
 def _lm_only(cls: type) -> dict[str, object]:
-    return {f.name: f.default for f in dataclasses.fields(cls) if f.metadata.get("lm_only")}
+    return {f.name: f.default_factory() if f.default is dataclasses.MISSING else f.default
+            for f in dataclasses.fields(cls) if f.metadata.get("lm_only")}
+
+
+@functools.cache
+def _joined(cls: type) -> dict[str, tuple[type, str]]:
+    return {f.name: f.metadata["joined"] for f in dataclasses.fields(cls) if f.metadata.get("joined")}
+
+
+def _cell(value, join: tuple[type, str] | None):
+    return ";".join(join[1].format(x) for x in value) if join else value
 
 
 def as_row(record) -> dict:
@@ -395,9 +411,13 @@ def write_csv(path: str | Path, cls: type, rows: Iterable) -> None:
         rows = list(rows)
         unused = {n for n, default in optional.items() if rows and all(getattr(r, n) == default for r in rows)}
         names = [n for n in names if n not in unused]
-    if spread is None:
+    lists = _joined(cls)
+    if spread is None and not lists:
         values = operator.attrgetter(*names)
         store.write_rows(path, names, (values(r) if len(names) > 1 else (values(r),) for r in rows))
+        return
+    if spread is None:
+        store.write_rows(path, names, (tuple(_cell(getattr(r, n), lists.get(n)) for n in names) for r in rows))
         return
     rows = list(rows)
     extra = list(dict.fromkeys(k for r in rows for k in getattr(r, spread)))
@@ -407,8 +427,8 @@ def write_csv(path: str | Path, cls: type, rows: Iterable) -> None:
 
     def cells(r) -> tuple:
         spread_values = getattr(r, spread)
-        return (*(getattr(r, n) for n in before), *(spread_values.get(k) for k in extra),
-                *(getattr(r, n) for n in after))
+        return (*(_cell(getattr(r, n), lists.get(n)) for n in before), *(spread_values.get(k) for k in extra),
+                *(_cell(getattr(r, n), lists.get(n)) for n in after))
     store.write_rows(path, before + extra + after, (cells(r) for r in rows))
 
 
@@ -422,13 +442,18 @@ def read_csv(path: str | Path, cls: type[R]) -> list[R]:
     present = [n for n in names if n in header]
     extra = [k for k in (rows[0] if rows else ()) if k not in names] if spread else []
     kind = next(f.metadata["columns"] for f in dataclasses.fields(cls) if f.name == spread) if spread else None
+    lists = _joined(cls)
     out = []
     for row in rows:
-        fields = {n: _parse(row[n], hints[n]) for n in present}
+        fields = {n: _split(row[n], lists[n][0]) if n in lists else _parse(row[n], hints[n]) for n in present}
         if spread:
             fields[spread] = {k: None if row[k] == "" else kind(row[k]) for k in extra}
         out.append(cls(**fields))
     return out
+
+
+def _split(text: str, kind: type) -> list:
+    return [kind(x) for x in text.split(";")] if text else []
 
 
 def _parse(text: str, hint) -> object:

@@ -34,7 +34,7 @@ def write(out: Path, yardstick: Path, lm_dir: Path | None, texts: list[tuple[str
         ppl = round(perplexity(model, ids, context=start_ids), 4) if model is not None and ids else None
         bits = word_surprisal(model, text, start_ids) if model is not None else []
         return Sentence(sentence_id=sentence_id, sample=sample, text=text, lm_tokens=len(ids), perplexity=ppl,
-                        word_surprisal=";".join(f"{b:.4f}" for b in bits))
+                        word_surprisal=[float(f"{b:.4f}") for b in bits])
 
     records.write_csv(out, Sentence, [scored(*t) for t in texts])
     if model is not None:

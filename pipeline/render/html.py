@@ -398,12 +398,12 @@ def render(title: str, scores: Results, stats: Statistics | None, figures: dict[
         click = ' onclick="drawAttention(this.dataset.sentence)"' if u.sentence_id in drawable else ""
         body.append(
             f'<tr id="u-{html.escape(u.id)}" data-errors="{0 if u.errors == 0 else 1}" '
-            f'data-flags="{html.escape(u.flags)}" data-sentence="{html.escape(u.sentence_id)}"{click}>'
+            f'data-flags="{html.escape(";".join(u.flags))}" data-sentence="{html.escape(u.sentence_id)}"{click}>'
             f'<td>{html.escape(u.id)}</td>'
             f'<td>{html.escape(u.voice)}</td><td>{html.escape(u.asr)}</td><td>{html.escape(u.condition)}</td>'
             f'<td>{audio}</td><td>{ref}</td><td>{hyp}</td><td data-v="{wer}">{wer}</td>'
             + (f'<td data-v="{ppl}">{ppl}</td>' if with_lm else "") + f'<td>{html.escape(u.status)}</td>'
-            f'<td class="bad">{html.escape(u.flags.replace(";", " "))}</td>'
+            f'<td class="bad">{html.escape(" ".join(u.flags))}</td>'
             + "".join(_td(u.measures.get(c)) for c in measure_columns) + "</tr>")
     link_html = " · ".join(f'<a href="{html.escape(href)}">{html.escape(name)}</a>' for name, href in links.items())
     cols = ["id", "voice", "asr", "condition", "audio", "reference", "hypothesis", "WER",

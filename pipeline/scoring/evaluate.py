@@ -113,31 +113,31 @@ def begin_row(row: dict, transform) -> dict:
         u[c] = u[c] or ""
     u.update(id=utterance_id(sentence_id=row["sentence_id"], voice=row.get("voice") or "",
                               condition=row.get("condition") or "", asr=row.get("asr") or ""), status=row.get("status") or "ok", reference_normalized="",
-             hypothesis_normalized="", flags="")
+             hypothesis_normalized="", flags=[])
     u["measures"] = row.get("measures") or {}
     if u["condition"] == SILENCE:
         u["reference"] = ""
     if u["status"] == "ok":
         u["reference_normalized"] = transform(u["reference"])
         u["hypothesis_normalized"] = transform(u["hypothesis"])
-    u["word_surprisal"] = normalized_surprisal(u["reference"], u["word_surprisal"] or "", u["reference_normalized"],
+    u["word_surprisal"] = normalized_surprisal(u["reference"], u["word_surprisal"] or [], u["reference_normalized"],
                                                transform)
     return u
 
 
-def normalized_surprisal(reference: str, written: str, normalized: str, transform) -> str:
-    """Each normalized word's surprisal, from that of the written words (`;`-separated bits, one per word of
-    reference.split()): a written word normalized alone must give the words it gives in context, else "" (a
+def normalized_surprisal(reference: str, bits: list[float], normalized: str, transform) -> list[float]:
+    """Each normalized word's surprisal, from that of the written words (bits, one per word of
+    reference.split()): a written word normalized alone must give the words it gives in context, else none (a
     normalizer that rewrites across words, such as whisper's numbers, leaves that sentence without surprisal)."""
-    bits, words = written.split(";") if written else [], reference.split()
+    words = reference.split()
     if not bits or len(bits) != len(words) or not normalized:
-        return ""
+        return []
     out, parts = [], []
     for word, b in zip(words, bits):
         pieces = transform(word).split()
         parts += pieces
         out += [b] * len(pieces)
-    return ";".join(out) if parts == normalized.split() else ""
+    return out if parts == normalized.split() else []
 
 
 def finish_row(u: dict, a: Alignment, out: Results) -> ScoredUtterance:
@@ -145,8 +145,7 @@ def finish_row(u: dict, a: Alignment, out: Results) -> ScoredUtterance:
     speech_expected = u["condition"] != SILENCE
     u.update(ref_words=a.ref_words, hits=a.hits, substitutions=a.substitutions, deletions=a.deletions,
              insertions=a.insertions, errors=a.errors, wer=_round(a.wer))
-    u["flags"] = ";".join(flags(u["reference_normalized"], u["hypothesis_normalized"], u["level_dbfs"],
-                                speech_expected))
+    u["flags"] = flags(u["reference_normalized"], u["hypothesis_normalized"], u["level_dbfs"], speech_expected)
     # an empty reference still counts what was written (insertions), but has no rate, as for WER
     u["ref_chars"] = len(u["reference_normalized"])
     u["char_errors"] = char_errors(u["reference_normalized"], u["hypothesis_normalized"])
@@ -154,7 +153,7 @@ def finish_row(u: dict, a: Alignment, out: Results) -> ScoredUtterance:
     if a.ref_words == 0 and speech_expected:  # no rate exists; flagged and kept out of the corpus figures
         u["status"] = "empty_reference"
         u["error"] = "reference is empty after normalization; left out of corpus WER"
-    surprisal = [float(b) for b in u["word_surprisal"].split(";")] if u["word_surprisal"] else None
+    surprisal = u["word_surprisal"] or None
     at = -1  # the reference word an op is at
     for pos, (op, r, h) in enumerate(a.ops):
         at += op != Op.INSERTION
@@ -200,7 +199,7 @@ def _evaluate(rows: list[dict], normalizer: str, n_boot: int, seed: int) -> Resu
         chars = rest[0] if rest else None
         rated = [u for u in scored if u.wer is not None]
         rho = spearman([u.perplexity for u in rated], [u.wer for u in rated])
-        flag_counts = Counter(f for u in members for f in u.flags.split(";") if f)
+        flag_counts = Counter(f for u in members for f in u.flags)
         out.summary.append(GroupSummary(
             voice=voice, asr=engine, condition=condition, normalizer=normalizer, n_utterances=c.n_utterances,
             n_excluded=len(members) - len(scored), ref_words=c.ref_words, errors=c.errors,

@@ -17,7 +17,7 @@ DECILES = 10
 
 def outcomes(u: ScoredUtterance, events: list[ErrorEvent]) -> list[tuple[str, bool, float | None]]:
     """Each normalized reference word of an aligned utterance: (word, failed, surprisal or None)."""
-    bits = [float(b) for b in u.word_surprisal.split(";")] if u.word_surprisal else None
+    bits = u.word_surprisal or None
     out, at = [], 0
     for op, ref, _ in from_events(u.reference_normalized, u.hypothesis_normalized, events):
         if ref is not None:
@@ -33,7 +33,7 @@ def _scored(utterances: list[ScoredUtterance]) -> list[ScoredUtterance]:
 def edges(utterances: list[ScoredUtterance]) -> list[float] | None:
     """Decile edges of the surprisal of the run's words, each sentence counted once."""
     per_sentence = {u.sentence_id: u.word_surprisal for u in utterances}
-    values = [float(b) for text in per_sentence.values() for b in text.split(";")]
+    values = [b for bits in per_sentence.values() for b in bits]
     if len(values) < DECILES:
         return None
     return [float(x) for x in np.quantile(values, np.linspace(0, 1, DECILES + 1))]

@@ -19,7 +19,7 @@ def run(cfg: Config, loaded: dict) -> Result:
     for t in transcripts:
         s = sentences.get(t.sentence_id)
         rows.append({**asdict(t), "reference": s.text if s else "", "perplexity": s.perplexity if s else None,
-                     "lm_tokens": s.lm_tokens if s else None, "word_surprisal": s.word_surprisal if s else "",
+                     "lm_tokens": s.lm_tokens if s else None, "word_surprisal": s.word_surprisal if s else [],
                      "measures": measured.get((t.sentence_id, t.voice, t.condition), {})})
     results = evaluate(rows, cfg.score)
     write(results, artifacts.path("scores", cfg).parent)

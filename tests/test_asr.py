@@ -251,23 +251,22 @@ def test_a_compute_type_this_cpu_cannot_run_says_which_it_can(models_dir):
 def test_an_engines_changed_arithmetic_joins_its_transcripts_keys_and_only_there():
     """bf16 openai-whisper decodes attend as whisper's explicit path does since that replaced SDPA's kernel (and
     the encoder's softmax runs in place since then), and faster-whisper's features are made with numpy's BLAS on
-    one thread since its thread count showed in transcripts: their transcripts are keyed apart from the earlier
-    ones, while every other engine's and type's keys stay valid."""
+    one thread since its thread count showed in transcripts: their revisions are in their transcripts' keys, and
+    every other engine and type has none."""
     from dataclasses import replace
 
-    from pipeline.core import options
+    from pipeline.asr.base import ENGINES, backend_settings
     from pipeline.config.run import Config
-    from pipeline.core import store
+    from pipeline.core import options, store
     from pipeline.stages.transcribe import transcript_keys
-
-    def earlier_key(cfg: Config, engine: str) -> str:  # the key as it was made before engines had revisions
-        decoding = {**{k: v for k, v in options.identity(cfg.asr).items() if k != "engines"}, "device": cfg.device,
-                    "compute_type": cfg.asr.compute_type}
-        return store.key_of(["ab12", engine, ["cd34"], decoding])
 
     for engine in ("openai-whisper:tiny.en", "faster-whisper:tiny.en"):
         for compute_type in ("int8", "float32", "bfloat16"):
             cfg = Config()
             cfg = replace(cfg, asr=replace(cfg.asr, compute_type=compute_type))
-            changed = engine.startswith("faster-whisper") or compute_type == "bfloat16"
-            assert (transcript_keys(cfg, engine, ["cd34"])("ab12") != earlier_key(cfg, engine)) == changed
+            revision = ENGINES.arithmetic(engine, cfg.asr)
+            assert bool(revision) == (engine.startswith("faster-whisper") or compute_type == "bfloat16")
+            decoding = {**{k: v for k, v in options.identity(cfg.asr).items() if k != "engines"},
+                        "device": cfg.device, "compute_type": compute_type, "ctranslate2": backend_settings()}
+            assert transcript_keys(cfg, engine, ["cd34"])("ab12") == store.key_of(["ab12", engine, ["cd34"],
+                                                                                   decoding, revision])

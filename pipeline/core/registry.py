@@ -61,8 +61,7 @@ class Registry:
         `model_family` names the model behind the backend, where several backends run one model and so share its
         blind spots (faster-whisper and openai-whisper both run Whisper); by default, the backend's own family.
         `arithmetic(options)` names a revision of the backend's own computation under those options, where a
-        change of this code changed what it outputs; "" (the default) for none, so that keys made before it stay
-        valid."""
+        change of this code changed what it outputs; "" (the default) for none."""
         self._families[family] = (loader, check or (lambda name: None), names)
         self._model_families[family] = model_family or family
         if arithmetic:

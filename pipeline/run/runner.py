@@ -112,12 +112,9 @@ def stage_key(cfg: Config, stage: Stage, models: dict | None = None, planned: li
             raise MissingInput(f"stage {stage.name} needs {name} ({ARTIFACTS[name].path(cfg)}), which does not "
                                f"exist yet; run the stages before it (e.g. --from {maker(name, planned)}, or no "
                                f"--stages at all)")
-    key = {"inputs": contents, "config": config_of(cfg, stage.config)}
-    if models:
-        key["models"] = {spec: source.content(cfg.models_dir) for spec, source in models.items()}
-    beyond = stage.environment(cfg) if stage.environment else {}
-    if beyond:  # only when set: keys made without any stay valid
-        key["environment"] = beyond
+    key = {"inputs": contents, "config": config_of(cfg, stage.config),
+           "models": {spec: source.content(cfg.models_dir) for spec, source in (models or {}).items()},
+           "environment": stage.environment(cfg) if stage.environment else {}}
     return store.key_of(key)
 
 

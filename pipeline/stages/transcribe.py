@@ -50,14 +50,11 @@ def models(cfg: Config) -> dict[str, Source]:
 
 def transcript_keys(cfg: Config, engine: str, model: list[str]) -> Callable[[str], str]:
     """The key of `engine`'s transcript of the audio with a given sha256, `model` being its files' hashes."""
-    # the device, the compute type it runs and CTranslate2's kernel settings change results: they are in every
-    # transcript's key (the settings only when some are given, so that keys made before them stay valid)
+    # the device, the compute type it runs, CTranslate2's kernel settings and the revision of the engine's own
+    # arithmetic change results: they are in every transcript's key
     decode_key = {**{k: v for k, v in options.identity(cfg.asr).items() if k != "engines"}, "device": cfg.device,
-                  "compute_type": asr.compute_type(cfg.asr, cfg.device)}
-    if asr.backend_settings():
-        decode_key["ctranslate2"] = asr.backend_settings()
-    revision = asr.ENGINES.arithmetic(engine, cfg.asr)  # "" unless the engine's own arithmetic changed
-    fields = [engine, model, decode_key] + ([revision] if revision else [])
+                  "compute_type": asr.compute_type(cfg.asr, cfg.device), "ctranslate2": asr.backend_settings()}
+    fields = [engine, model, decode_key, asr.ENGINES.arithmetic(engine, cfg.asr)]
     return lambda sha: store.key_of([sha, *fields])
 
 

@@ -202,11 +202,12 @@ def main() -> int:
                                                     - report["train_ratio"]["loss_last50_plain"]) <= 0.03
 
     from pipeline.lm import tokenizer
+    from pipeline.lm.config import SampleConfig
     from pipeline.lm.perplexity import perplexity
     from pipeline.lm.sampler import generate
 
     model.eval()
-    samples = generate(model, "\n", 2, 40, 0.7, 200, 1337)
+    samples = generate(model, SampleConfig(num_samples=2, max_new_tokens=40))
     report["samples"] = samples
     report["perplexity"] = [perplexity(model, tokenizer.encode(s)) for s in samples]
 

@@ -6,6 +6,7 @@ import re
 import torch
 
 from pipeline.lm import tokenizer
+from pipeline.lm.config import SampleConfig
 from pipeline.lm.model import GPT
 
 SPEAKER_TAG = re.compile(r"^\s*([A-Z][A-Za-z'.-]*(?: [A-Za-z'.-]+){0,3}):\s*$")
@@ -23,16 +24,16 @@ REFERENCE_SENTENCES = {
 }
 
 
-def generate(model: GPT, start: str, num_samples: int, max_new_tokens: int, temperature: float,
-             top_k: int | None, seed: int) -> list[str]:
-    """PA6a's sampling loop: each sample continues `start` for max_new_tokens tokens."""
+def generate(model: GPT, options: SampleConfig) -> list[str]:
+    """PA6a's sampling loop: each sample continues the prompt (`options.start`) for max_new_tokens tokens."""
     device = model.head.weight.device
-    gen = torch.Generator(device=device).manual_seed(seed)
-    start_ids = tokenizer.encode(start)
+    gen = torch.Generator(device=device).manual_seed(options.seed)
+    start_ids = tokenizer.encode(options.start)
     samples = []
-    for _ in range(num_samples):
+    for _ in range(options.num_samples):
         idx = torch.tensor([start_ids], dtype=torch.long, device=device)
-        out = model.generate(idx, max_new_tokens, temperature=temperature, top_k=top_k, generator=gen)
+        out = model.generate(idx, options.max_new_tokens, temperature=options.temperature, top_k=options.top_k,
+                             generator=gen)
         samples.append(tokenizer.decode(out[0, len(start_ids):].tolist()))
     return samples
 

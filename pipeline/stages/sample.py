@@ -14,7 +14,7 @@ def run(cfg: Config, loaded: dict) -> Result:
 
     s = cfg.sample
     model = load_model(loaded["lm"] / "ckpt.pt", cfg.device)
-    samples = generate(model, s.start, s.num_samples, s.max_new_tokens, s.temperature, s.top_k, s.seed)
+    samples = generate(model, s)
     store.write_json(artifacts.files("sentences", cfg)[1], samples)  # PA6a's file
     texts = [(f"s{k:02d}-{j:02d}", k, text) for k, sample in enumerate(samples)
              for j, text in enumerate(split_sentences(sample, s.speaker_tags, s.min_words))]

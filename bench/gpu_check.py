@@ -1,4 +1,4 @@
-"""The GPU check (issue: use a GPU when there is one): one script, at most about 5 minutes on one GPU.
+"""The GPU check: one script, at most about 5 minutes on one GPU.
 
     scripts/gpu_wheels                                   # here, once: the pure-Python wheels the GPU machine lacks
     python bench/gpu_check.py [--iters 200]              # there (the device tool: carry bench/wheels)

@@ -16,7 +16,7 @@ from pipeline.config import run as config
 from pipeline.core import options, records
 from pipeline.errors import ConfigError
 from pipeline.run import runner
-from pipeline.scoring.align import align_text, from_events
+from pipeline.scoring.align import align_text
 from pipeline.scoring.evaluate import ScoreConfig, evaluate
 from pipeline.stages import ALL
 from pipeline.tts.base import VOICES
@@ -250,7 +250,7 @@ def test_a_health_flag_is_declared_once_and_is_a_column_of_summary_csv(tmp_path)
     from pipeline.scoring import evaluate as scoring
     from pipeline.scoring.flags import NAMES
 
-    rows = [{"sentence_id": "1", "reference": "a b", "hypothesis": "", "status": "ok", "level_dbfs": -20.0}]
+    rows = [records.Pair(sentence_id="1", reference="a b", hypothesis="", level_dbfs=-20.0)]
     results = evaluate(rows)
     scoring.write(results, tmp_path)
     header = list(store.read_csv(tmp_path / "summary.csv")[0])
@@ -259,16 +259,22 @@ def test_a_health_flag_is_declared_once_and_is_a_column_of_summary_csv(tmp_path)
     assert summary == results.summary[0] and summary.flag_counts["empty_hypothesis"] == 1
 
 
-def test_the_report_rebuilds_each_alignment_from_the_saved_error_events():
+def test_each_alignment_is_kept_as_scoring_found_it_and_read_back_from_the_files(tmp_path):
+    from pipeline.core import tables
+    from pipeline.scoring import evaluate as scoring
+
     rng = random.Random(5)
     words = "the king and queen of a far land went home".split()
-    rows = [{"sentence_id": str(i), "reference": " ".join(rng.choices(words, k=rng.randint(0, 8))),
-             "hypothesis": " ".join(rng.choices(words, k=rng.randint(0, 8))), "status": "ok"} for i in range(300)]
+    rows = [records.Pair(sentence_id=str(i), reference=" ".join(rng.choices(words, k=rng.randint(0, 8))),
+                         hypothesis=" ".join(rng.choices(words, k=rng.randint(0, 8)))) for i in range(300)]
     r = evaluate(rows, ScoreConfig(normalize="none", bootstrap=0))
-    for u in r.utterances:
-        events = [e for e in r.events if e.id == u.id]
-        assert from_events(u.reference_normalized, u.hypothesis_normalized, events) == \
-            align_text(u.reference_normalized, u.hypothesis_normalized).ops
+    scoring.write(r, tmp_path)
+    loaded = tables.load(scoring.FILES, tmp_path, scoring.Results)
+    for u, back in zip(r.utterances, loaded.utterances, strict=True):
+        found = align_text(u.reference_normalized, u.hypothesis_normalized)
+        assert r.alignment(u) == loaded.alignment(back) == found
+        assert (found.hits, found.substitutions, found.deletions, found.insertions) == \
+            (u.hits, u.substitutions, u.deletions, u.insertions)
 
 
 def test_a_worker_returns_typed_results_and_a_cached_record_reads_back_as_the_same_type(tmp_path):
@@ -299,8 +305,26 @@ def test_records_are_built_by_keyword_and_name_their_utterance_and_group():
                            status="ok", error="", audio_sha256="", level_dbfs=None)
     assert t.id == "piper-joe-noise-snr10-faster-whisper-base_l0001"
     assert t.group == ("piper:joe", "faster-whisper:base", "noise:snr=10")
-    u, = evaluate([{**{f: getattr(t, f) for f in records.columns(records.Transcript)}, "reference": "a text"}]).utterances
+    u, = evaluate([records.Pair.heard(t, None, {})]).utterances
     assert (u.id, u.group) == (t.id, t.group)  # scoring names it as the transcript did
+
+
+def test_an_utterance_has_one_id_in_the_csvs_the_trn_files_and_pralign(tmp_path):
+    from pipeline.core import store
+    from pipeline.scoring import evaluate as scoring
+    from pipeline.scoring import sclite
+
+    pairs = [records.Pair(sentence_id="s_0 1", voice="piper:joe", asr="faster-whisper:base", condition="noise:snr=10",
+                          reference="a b", hypothesis="a c"),
+             records.Pair(sentence_id="l0002", reference="the king", hypothesis="the king")]
+    scoring.write(evaluate(pairs), tmp_path)
+    ids = [r["id"] for r in store.read_csv(tmp_path / "utterances.csv")]
+    assert ids == ["piper-joe-noise-snr10-faster-whisper-base_s-0-1", "l0002"]
+    for name in ("ref.trn", "hyp.trn"):
+        assert [uid for uid, _ in sclite.read_trn((tmp_path / name).read_text())] == ids
+    assert {r["id"] for r in store.read_csv(tmp_path / "errors.csv")} == {ids[0]}
+    assert [line[5:-1] for line in (tmp_path / "pralign.txt").read_text().splitlines()
+            if line.startswith("id: ")] == ids
 
 
 def test_the_stage_order_comes_from_what_stages_read_and_make():
@@ -328,7 +352,7 @@ def test_an_artifacts_files_are_declared_once(tmp_path):
     from pipeline.core import tables
     from pipeline.scoring import evaluate as scoring
 
-    results = evaluate([{"sentence_id": "1", "reference": "a b", "hypothesis": "a c"}])
+    results = evaluate([records.Pair(sentence_id="1", reference="a b", hypothesis="a c")])
     written = scoring.write(results, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(tables.names(scoring.FILES)) == \
         sorted(p.name for p in written)

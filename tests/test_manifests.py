@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from pipeline.core import store
+from pipeline.core import records, store
 from pipeline.errors import ConfigError, InputError
 from pipeline.io import manifests
 from tests.helpers import ROOT, TINY, cli
@@ -259,8 +259,8 @@ def test_the_seed_tts_eval_macro_wer_is_the_mean_their_script_prints(tmp_path):
 
     pairs = [("Hello, World!", "hello word"), ("It's a well-known fact.", "its a well known fact"),
              ("“Quoted” text — here", "quoted text here")]
-    rows = [{"sentence_id": f"u{i}", "voice": "", "asr": "x", "condition": "clean", "reference": r, "hypothesis": h,
-             "status": "ok"} for i, (r, h) in enumerate(pairs)]
+    rows = [records.Pair(sentence_id=f"u{i}", asr="x", condition="clean", reference=r, hypothesis=h)
+            for i, (r, h) in enumerate(pairs)]
     results = evaluate.evaluate(rows, evaluate.ScoreConfig(normalize="seed-tts-eval", bootstrap=0))
     theirs = np.mean([jiwer.wer(" ".join(seed_tts_eval_reference(r)), " ".join(seed_tts_eval_reference(h)))
                       for r, h in pairs])

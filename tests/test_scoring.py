@@ -5,6 +5,7 @@ import subprocess
 import jiwer
 import pytest
 
+from pipeline.core.records import Pair
 from pipeline.scoring import sclite
 from pipeline.scoring.align import align_text
 from pipeline.scoring.evaluate import ScoreConfig, evaluate
@@ -106,8 +107,8 @@ def test_normalizers():
 
 
 def test_empty_reference_is_flagged_and_kept_out_of_the_corpus_figure():
-    rows = [{"sentence_id": "a", "reference": "the king", "hypothesis": "the thing", "status": "ok"},
-            {"sentence_id": "b", "reference": "...", "hypothesis": "uh", "status": "ok"}]
+    rows = [Pair(sentence_id="a", reference="the king", hypothesis="the thing"),
+            Pair(sentence_id="b", reference="...", hypothesis="uh")]
     r = evaluate(rows, ScoreConfig(normalize="basic", bootstrap=0))
     assert r.utterances[1].status == "empty_reference" and r.utterances[1].wer is None
     assert r.summary[0].micro_wer == 0.5 and r.summary[0].n_excluded == 1

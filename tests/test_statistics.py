@@ -3,6 +3,7 @@ import random
 
 import pytest
 
+from pipeline.core.records import Pair
 from pipeline.scoring import attribution, difficulty, robustness, sensitivity
 from pipeline.scoring.comparisons import compare, correct, most_confident
 from pipeline.scoring.evaluate import ScoreConfig, evaluate
@@ -11,8 +12,8 @@ WORDS = "now is the winter of our discontent made glorious summer".split()  # 10
 
 
 def row(sentence, voice, asr, condition, reference, hypothesis, perplexity=None):
-    return {"sentence_id": sentence, "voice": voice, "asr": asr, "condition": condition, "reference": reference,
-            "hypothesis": hypothesis, "status": "ok", "perplexity": perplexity}
+    return Pair(sentence_id=sentence, voice=voice, asr=asr, condition=condition, reference=reference,
+                hypothesis=hypothesis, perplexity=perplexity)
 
 
 def sentences(n=12):
@@ -29,7 +30,7 @@ def test_two_identical_systems_differ_by_nothing():
     rows = [row(s, v, "asr:x", "clean", text, with_errors(text, i % 3)) for v in ("a:1", "b:2")
             for i, (s, text) in enumerate(sentences())]
     r = evaluate(rows, ScoreConfig(bootstrap=200))
-    (c,) = compare(r.utterances, r.events, 200)
+    (c,) = compare(r, 200)
     assert (c.delta_wer, c.delta_ci95_low, c.delta_ci95_high, c.delta_cer) == (0.0, 0.0, 0.0, 0.0)
     assert c.mapsswe_p == c.sign_p == c.wilcoxon_p == c.mapsswe_p_holm == 1.0
     assert c.verdict.startswith("asr:x, clean: no significant difference between a:1 and b:2")
@@ -41,7 +42,7 @@ def test_one_extra_error_per_sentence_is_a_known_delta():
         rows.append(row(s, "a:1", "asr:x", "clean", text, with_errors(text, i % 2)))
         rows.append(row(s, "b:2", "asr:x", "clean", text, with_errors(text, i % 2 + 1)))
     r = evaluate(rows, ScoreConfig(bootstrap=200))
-    (c,) = compare(r.utterances, r.events, 500)
+    (c,) = compare(r, 500)
     assert c.delta_wer == pytest.approx(12 / 120) and c.sentences == 12
     assert c.delta_ci95_low == c.delta_ci95_high == pytest.approx(0.1)  # every sentence moves by the same 0.1
     assert (c.sign_b_worse, c.sign_b_better, c.sign_ties) == (12, 0, 0)
@@ -75,7 +76,7 @@ def test_holm_corrects_over_every_pair_and_the_summary_prefers_one_factor_pairs(
             rows.append(row(s, v, "asr:x", "clean", text, with_errors(text, (i % 2) * k)))
         rows.append(row(s, "a:1", "asr:y", "noise:snr=5", text, with_errors(text, 3)))
     r = evaluate(rows, ScoreConfig(bootstrap=0))
-    pairs = compare(r.utterances, r.events, 0)
+    pairs = compare(r, 0)
     assert len(pairs) == 6 and sum(c.holm_family == "one-factor" for c in pairs) == 3
     for c in pairs:
         assert c.mapsswe_p_holm >= c.mapsswe_p and c.sign_p_holm >= c.sign_p
@@ -175,7 +176,7 @@ def test_a_word_failing_in_every_voice_points_at_the_text_one_voice_at_the_voice
             row("s2", "a:1", "e:1", "clean", "a queen waits", "a queen waits"),
             row("s2", "b:2", "e:1", "clean", "a queen waits", "a green waits")]
     r = evaluate(rows, ScoreConfig(bootstrap=0))
-    words = {w.word: w for w in attribution.words(r.utterances, r.events)}
+    words = {w.word: w for w in attribution.words(r)}
     assert set(words) == {"king", "queen"}
     assert words["king"].points_at == "one ASR family: text or ASR" and words["king"].failure_rate == 1.0
     assert words["queen"].points_at == "voice b:2" and words["queen"].failure_rate == 0.5
@@ -194,7 +195,7 @@ def test_two_model_families_tell_the_text_the_voice_and_the_asr_apart():
         ("b:2", "ps:en"): "the thing rides to a queen at dawn with joy",
     }
     r = evaluate([row("s1", v, e, "clean", ref, h) for (v, e), h in hyps.items()], ScoreConfig(bootstrap=0))
-    words = {w.word: w for w in attribution.words(r.utterances, r.events, family)}
+    words = {w.word: w for w in attribution.words(r, family)}
     assert words["king"].points_at == "text"  # both families, in every voice
     assert words["queen"].points_at == "ASR sphinx"  # one family, where the other heard it right
     assert words["dawn"].points_at == "ASR whisper"  # both Whisper engines: still one family
@@ -203,7 +204,7 @@ def test_two_model_families_tell_the_text_the_voice_and_the_asr_apart():
     assert (words["dawn"].engines_failed, words["dawn"].families_failed) == (2, 1)
     r = evaluate([row("s1", v, e, "clean", ref, h.replace("rides", "hides") if v == "b:2" else h)
                   for (v, e), h in hyps.items()], ScoreConfig(bootstrap=0))
-    words = {w.word: w for w in attribution.words(r.utterances, r.events, family)}
+    words = {w.word: w for w in attribution.words(r, family)}
     assert words["rides"].points_at == "voice b:2"  # every family fails it, in one voice of two
     assert attribution.verdict({"a:1": {"whisper", "sphinx"}}, {"a:1": {"whisper", "sphinx"}}) == "voice or text"
     (a, b) = attribution.agreement(r.utterances, family)
@@ -214,7 +215,7 @@ def test_two_model_families_tell_the_text_the_voice_and_the_asr_apart():
     # noise that defeats every engine does not make the verdict: it comes from the clean audio
     noisy = [row("s1", v, e, "noise:snr=0", ref, "") for (v, e) in hyps]
     r = evaluate([row("s1", v, e, "clean", ref, h) for (v, e), h in hyps.items()] + noisy, ScoreConfig(bootstrap=0))
-    words = {w.word: w for w in attribution.words(r.utterances, r.events, family)}
+    words = {w.word: w for w in attribution.words(r, family)}
     assert words["queen"].points_at == "ASR sphinx" and words["queen"].failures == 1 + 5  # counts: every condition
 
 
@@ -227,12 +228,12 @@ def test_blame_is_the_share_of_words_each_way_with_a_bootstrap_interval():
         rows.append(row(f"s{i}", "a:1", "ps:en", "clean", ref, "the thing rides to a queen" if i % 2 else
                         "the thing hides to the queen"))
     r = evaluate(rows, ScoreConfig(bootstrap=0))
-    blame = {b.points_at: b for b in attribution.blame(r.utterances, r.events, family, n_boot=200)}
+    blame = {b.points_at: b for b in attribution.blame(r, family, n_boot=200)}
     assert set(blame) == {"voice or text", "ASR whisper", "ASR sphinx"}
     assert (blame["voice or text"].words, blame["voice or text"].failures, blame["voice or text"].rate) == (60, 10, 0.1667)
     assert blame["voice or text"].ci95_low == blame["voice or text"].ci95_high == pytest.approx(1 / 6, abs=1e-4)
     assert (blame["ASR sphinx"].failures, blame["ASR whisper"].failures) == (10, 0)
-    assert attribution.blame(r.utterances, r.events, lambda e: "one") == []  # one family: no verdict to give
+    assert attribution.blame(r, lambda e: "one") == []  # one family: no verdict to give
 
 
 def test_engine_agreement_is_the_share_of_identical_hypotheses():
@@ -255,4 +256,4 @@ def test_breakdown_snr_is_interpolated_where_wer_doubles():
     (b,) = robustness.breakdowns(r.utterances, 200)
     assert (b.clean_wer, b.threshold, b.breakdown_snr) == (0.1, 0.2, 15.0)
     assert b.ci95_low == b.ci95_high == 15.0  # every sentence alike: no spread
-    assert b.curve == "20:0.1000;10:0.3000"
+    assert b.curve == [(20, 0.1), (10, 0.3)]

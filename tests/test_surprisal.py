@@ -5,6 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from pipeline.core.records import Pair
 from pipeline.lm import tokenizer
 from pipeline.lm.model import GPT, GPT2_VOCAB, GPTConfig
 from pipeline.lm.perplexity import sequence_nll
@@ -45,8 +46,8 @@ def test_odd_spacing_and_non_ascii_words_keep_every_token():
 
 
 def row(sentence, asr, reference, hypothesis, bits, voice="v:1"):
-    return {"sentence_id": sentence, "voice": voice, "asr": asr, "condition": "clean", "reference": reference,
-            "hypothesis": hypothesis, "status": "ok", "word_surprisal": bits}
+    return Pair(sentence_id=sentence, voice=voice, asr=asr, condition="clean", reference=reference,
+                hypothesis=hypothesis, word_surprisal=tuple(bits))
 
 
 def test_each_error_and_word_carries_its_reference_words_surprisal():
@@ -56,7 +57,7 @@ def test_each_error_and_word_carries_its_reference_words_surprisal():
     assert [u.word_surprisal for u in r.utterances] == [[1.5, 2.0, 3.25, 9.0], [0.5, 8.0, 4.0]]
     assert [(e.type, e.reference_word, e.surprisal) for e in r.events] == [
         ("substitution", "the", 3.25), ("insertion", "", None), ("deletion", "winter", 8.0)]
-    words = {w.word: w for w in attribution.words(r.utterances, r.events)}
+    words = {w.word: w for w in attribution.words(r)}
     assert words["the"].mean_surprisal == pytest.approx((3.25 + 0.5) / 2)  # failed once, heard right once
     assert words["winter"].mean_surprisal == pytest.approx((9.0 + 8.0) / 2)
     # whisper's normalizer rewrites across words ("2 pounds" → "£2"): that sentence is left without surprisal
@@ -76,12 +77,12 @@ def test_failure_rate_by_surprisal_decile_and_its_rank_correlation():
         heard = [w if b <= 60 else "x" for w, b in zip(words, bits)]
         rows.append(row(f"s{s}", "e:1", " ".join(words), " ".join(heard), bits))
     r = evaluate(rows, ScoreConfig(bootstrap=0))
-    deciles = failures_by_surprisal.bins(r.utterances, r.events, n_boot=200)
+    deciles = failures_by_surprisal.bins(r, n_boot=200)
     assert [d.bin.split()[0] for d in deciles] == [f"D{k}" for k in range(1, 11)]
     assert [d.n_words for d in deciles] == [10] * 10
     assert [d.micro_wer for d in deciles] == [0.0] * 6 + [1.0] * 4  # words 61-100 are deciles 7-10
     assert deciles[0].ci95_low == deciles[0].ci95_high == 0.0
-    (effect,) = failures_by_surprisal.effects(r.utterances, r.events)
+    (effect,) = failures_by_surprisal.effects(r)
     assert (effect.words, effect.failures) == (100, 40)
     assert effect.mean_surprisal_failed == pytest.approx(80.5) and effect.mean_surprisal_right == pytest.approx(30.5)
     # ρ of ranks 1..100 against 60 zeros then 40 ones, by hand: the point-biserial correlation of the ranks

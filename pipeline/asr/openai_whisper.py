@@ -161,9 +161,9 @@ def encoder_attention(attention) -> None:
     attention.qkv_attention = qkv_attention
 
 
-# bf16 decodes attend as whisper's explicit path does, where they used to run SDPA's kernel: the decoder since its
-# attention was made explicit (the same arithmetic now runs in TorchScript, _bf16_decoder.py, to the bit), the
-# encoder, a head at a time with its softmax in place, since encoder_attention
+# What a bf16 decode computes, in its transcripts' cache key: attention as whisper's explicit path does it (the
+# decoder's in TorchScript, _bf16_decoder.py, to the bit), the encoder's a head at a time with its softmax in
+# place. A change to that arithmetic changes this text, so no transcript of the other arithmetic is reused.
 BF16_ARITHMETIC = "bf16: explicit attention, the encoder's softmax in place"
 
 base.ENGINES.register("openai-whisper", OpenAIWhisper, model_family="whisper",

@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from pipeline.core.options import add_flags, apply, check, given
+from pipeline.core.records import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.io.inputs import read_text
 from pipeline.scoring import sclite
@@ -21,7 +22,7 @@ def read_lines(path: str, flag: str) -> tuple[list[tuple[str, str]], bool]:
     return [(f"line{n:05d}", line.strip()) for n, line in enumerate(text.splitlines(), 1)], False
 
 
-def pair(ref_path: str, hyp_path: str) -> list[dict]:
+def read_pairs(ref_path: str, hyp_path: str) -> list[Pair]:
     refs, ref_trn = read_lines(ref_path, "--ref")
     hyps, hyp_trn = read_lines(hyp_path, "--hyp")
     if ref_trn != hyp_trn:
@@ -36,13 +37,11 @@ def pair(ref_path: str, hyp_path: str) -> list[dict]:
         if missing or extra:
             raise InputError(f"ids do not match: {len(missing)} only in {ref_path} (e.g. {missing[:3]}), "
                              f"{len(extra)} only in {hyp_path} (e.g. {extra[:3]})")
-        return [{"sentence_id": uid, "reference": text, "hypothesis": hyp_ids[uid], "status": "ok"}
-                for uid, text in refs]
+        return [Pair(sentence_id=uid, reference=text, hypothesis=hyp_ids[uid]) for uid, text in refs]
     if len(refs) != len(hyps):
         raise InputError(f"--ref {ref_path} has {len(refs)} lines but --hyp {hyp_path} has {len(hyps)}; they pair "
                          "line by line, empty lines included (or use trn files with ids)")
-    return [{"sentence_id": uid, "reference": r, "hypothesis": h, "status": "ok"}
-            for (uid, r), (_, h) in zip(refs, hyps)]
+    return [Pair(sentence_id=uid, reference=r, hypothesis=h) for (uid, r), (_, h) in zip(refs, hyps)]
 
 
 def main(argv: list[str]) -> int:
@@ -59,11 +58,11 @@ def main(argv: list[str]) -> int:
     try:
         cfg = apply(cfg, given(args, dests))
         check(cfg)
-        rows = pair(args.ref, args.hyp)
+        pairs = read_pairs(args.ref, args.hyp)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    results = evaluate(rows, cfg)
+    results = evaluate(pairs, cfg)
     try:
         write(results, args.out)
     except OSError as e:

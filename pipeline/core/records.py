@@ -11,7 +11,7 @@ import typing
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Iterable, TypeVar
+from typing import Callable, Iterable, TypeVar
 
 from pipeline.core import store
 
@@ -21,13 +21,15 @@ SPOKEN = ("ok", "skipped", "error")  # skipped: nothing a voice could say; error
 
 
 def trn_safe(text: str) -> str:
-    """sclite reads an id as speaker_utterance (`-i spu_id`): no underscore or space inside either part."""
+    """A part of an id: a space would end a trn id, and an underscore inside a part would hide where the system
+    ends and the sentence begins. (sclite's `-i spu_id` takes the speaker as the id up to its first hyphen, else
+    its first underscore.)"""
     return text.replace("_", "-").replace(" ", "-")
 
 
 def utterance_id(*, sentence_id: str, voice: str = "", condition: str = "", asr: str = "") -> str:
-    """An utterance's one name, in every CSV and trn file: <voice>-<condition>-<asr>_<sentence_id>, empty parts
-    left out (`piper-joe-clean-faster-whisper-base_s0-1`)."""
+    """An utterance's one name, the same in every CSV, trn and pralign file and in the report's anchors:
+    <voice>-<condition>-<asr>_<sentence_id>, empty parts left out (`piper-joe-clean-faster-whisper-base_s0-1`)."""
     system = "-".join(p for p in (voice, condition, asr) if p).replace(":", "-").replace("=", "")
     return "_".join(p for p in (trn_safe(system), trn_safe(sentence_id)) if p)
 
@@ -45,9 +47,9 @@ def lm_only(default=None):
     return dataclasses.field(default=default, metadata={"lm_only": True})
 
 
-def joined(kind: type = str, form: str = "{}", lm: bool = False):
+def joined(kind: Callable[[str], object] = str, form: str = "{}", lm: bool = False):
     """A list, held as a list until the CSV writer joins it into one `;`-separated cell (each item written as
-    `form` gives it) and read back as a list of `kind`; `lm`: only a trained LM fills it (lm_only)."""
+    `form` gives it) and read back item by item with `kind`; `lm`: only a trained LM fills it (lm_only)."""
     return dataclasses.field(default_factory=list, metadata={"joined": (kind, form), "lm_only": lm})
 
 
@@ -134,6 +136,43 @@ class Transcript(_Grouped):
     @property
     def id(self) -> str:
         return utterance_id(sentence_id=self.sentence_id, voice=self.voice, condition=self.condition, asr=self.asr)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pair(_Grouped):
+    """What scoring reads: a reference and the hypothesis an engine wrote for it, with what is known of its audio
+    and text. Only sentence_id, reference and hypothesis are needed (`run_pipeline.py score` knows no more)."""
+    sentence_id: str
+    reference: str
+    hypothesis: str
+    voice: str = ""
+    asr: str = ""
+    condition: str = ""
+    status: str = "ok"
+    error: str = ""
+    audio_path: str = ""
+    audio_seconds: float | None = None
+    tts_seconds: float | None = None
+    asr_seconds: float | None = None
+    level_dbfs: float | None = None
+    audio_sha256: str = ""
+    perplexity: float | None = None
+    lm_tokens: int | None = None
+    word_surprisal: tuple[float, ...] = ()  # one per word of reference.split(), as Sentence.word_surprisal
+    measures: dict[str, float | None] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        _one_of(self.status, SPOKEN, "status")
+
+    @classmethod
+    def heard(cls, t: Transcript, s: Sentence | None, measures: dict[str, float | None]) -> Pair:
+        """A transcript beside its sentence (None: a sentence the run no longer has, scored against nothing)."""
+        return cls(sentence_id=t.sentence_id, reference=s.text if s else "", hypothesis=t.hypothesis, voice=t.voice,
+                   asr=t.asr, condition=t.condition, status=t.status, error=t.error, audio_path=t.audio_path,
+                   audio_seconds=t.audio_seconds, tts_seconds=t.tts_seconds, asr_seconds=t.asr_seconds,
+                   level_dbfs=t.level_dbfs, audio_sha256=t.audio_sha256, perplexity=s.perplexity if s else None,
+                   lm_tokens=s.lm_tokens if s else None, word_surprisal=tuple(s.word_surprisal) if s else (),
+                   measures=measures)
 
 
 @dataclass(slots=True, kw_only=True)  # not frozen: 100,000 of them are made at once, and a frozen init costs a call per field
@@ -343,6 +382,20 @@ class SurprisalEffect(_Grouped):
     spearman_p: float | None
 
 
+class SnrWer(typing.NamedTuple):
+    """A measured point of a WER-vs-SNR curve, written `snr:wer` (`10:0.3000`)."""
+    snr: float  # dB
+    wer: float
+
+    def __format__(self, spec: str) -> str:
+        return f"{self.snr:g}:{self.wer:.4f}"
+
+    @classmethod
+    def parse(cls, text: str) -> SnrWer:
+        snr, wer = text.split(":")
+        return cls(float(snr), float(wer))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Breakdown:
     voice: str
@@ -352,7 +405,7 @@ class Breakdown:
     breakdown_snr: float | None  # SNR (dB) where WER first reaches the threshold, interpolated; None: never
     ci95_low: float | None  # bootstrap over sentences
     ci95_high: float | None
-    curve: str  # snr:wer;… as measured
+    curve: list[SnrWer] = joined(SnrWer.parse)  # the WER at each SNR measured, in the order of the conditions
 
 
 @functools.cache
@@ -385,11 +438,11 @@ def _lm_only(cls: type) -> dict[str, object]:
 
 
 @functools.cache
-def _joined(cls: type) -> dict[str, tuple[type, str]]:
+def _joined(cls: type) -> dict[str, tuple[Callable[[str], object], str]]:
     return {f.name: f.metadata["joined"] for f in dataclasses.fields(cls) if f.metadata.get("joined")}
 
 
-def _cell(value, join: tuple[type, str] | None):
+def _cell(value, join: tuple[Callable[[str], object], str] | None):
     return ";".join(join[1].format(x) for x in value) if join else value
 
 
@@ -452,7 +505,7 @@ def read_csv(path: str | Path, cls: type[R]) -> list[R]:
     return out
 
 
-def _split(text: str, kind: type) -> list:
+def _split(text: str, kind: Callable[[str], object]) -> list:
     return [kind(x) for x in text.split(";")] if text else []
 
 

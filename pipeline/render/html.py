@@ -5,12 +5,14 @@ import base64
 import html
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 from urllib.parse import quote
 
-from pipeline.core.records import Comparison, Op
-from pipeline.scoring.align import by_utterance, from_events
-from pipeline.scoring.evaluate import Results
+from pipeline.core.records import Comparison, Op, ScoredUtterance
+from pipeline.scoring.align import Ops
+from pipeline.scoring.evaluate import Results, ScoreConfig
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.statistics import Statistics
 
@@ -60,7 +62,7 @@ def _img(png: bytes | None, alt: str) -> str:
     return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
-def coloured(ops: list[tuple[str, str | None, str | None]]) -> tuple[str, str]:
+def coloured(ops: Ops) -> tuple[str, str]:
     """Reference and hypothesis as HTML with substitutions, deletions and insertions marked."""
     r_out, h_out = [], []
     for op, r, h in ops:
@@ -86,21 +88,34 @@ def _cell(x) -> str:
     return str(x)
 
 
-def _td(x) -> str:
+class Cell(str):
+    """A cell's whole `<td>`, for a `table()` column whose cell sorts by a value of its own."""
+
+
+def _td(x) -> Cell:
     """A cell that sorts by its full value."""
     if isinstance(x, float):
-        return f'<td data-v="{x!r}">{html.escape(_cell(x))}</td>'
-    return f"<td>{html.escape(_cell(x))}</td>"
+        return Cell(f'<td data-v="{x!r}">{html.escape(_cell(x))}</td>')
+    return Cell(f"<td>{html.escape(_cell(x))}</td>")
 
 
-def table(rows: list, columns: list[str], cells: dict | None = None, heads: dict | None = None) -> str:
-    """An HTML table of records; `cells` maps a column to a function that renders that cell's HTML, `heads` a
-    column to its header."""
+def table(rows: list, columns: list[str], cells: dict | None = None, heads: dict | None = None,
+          row: Callable[[object], str] | None = None, name: str = "") -> str:
+    """An HTML table of records; `cells` maps a column to a function that renders that cell (its HTML, or a value
+    rendered as the other cells are), `heads` a column to its header, `row` a record to its row's attributes;
+    `name`: the table's id."""
     cells, heads = cells or {}, heads or {}
-    body = "".join("<tr>" + "".join(
-        f"<td>{cells[c](r)}</td>" if c in cells else _td(getattr(r, c)) for c in columns) + "</tr>" for r in rows)
+
+    def td(r, c) -> str:
+        if c not in cells:
+            return _td(getattr(r, c))
+        value = cells[c](r)
+        return value if isinstance(value, Cell) else f"<td>{value}</td>"
+
+    body = "".join(f"<tr{row(r) if row else ''}>" + "".join(td(r, c) for c in columns) + "</tr>" for r in rows)
     head = "".join(f"<th onclick=sortBy(this)>{html.escape(heads.get(c, c))}</th>" for c in columns)
-    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    named = f' id="{name}"' if name else ""
+    return f'<div class="wide"><table{named}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _interval(value: float | None, low: float | None, high: float | None) -> str:
@@ -269,7 +284,9 @@ def statistics(stats: Statistics, figures: dict[str, bytes | None]) -> str:
         parts.append("<h2>Robustness</h2><p>Breakdown SNR: where WER first reaches twice the clean WER (at least "
                      "0.02), interpolated on the measured curve, with a bootstrap 95% CI over sentences.</p>")
         parts.append(table(stats.breakdown, ["voice", "asr", "clean_wer", "threshold", "breakdown_snr",
-                                                "ci95_low", "ci95_high", "curve"]))
+                                                "ci95_low", "ci95_high", "curve"],
+                           {"curve": lambda b: html.escape(", ".join(f"{p.snr:g} dB: {p.wer:.3g}" for p in b.curve))},
+                           {"curve": "WER by SNR"}))
         parts.append(_img(figures.get("snr"), "WER vs SNR"))
     return "\n".join(parts)
 
@@ -371,58 +388,73 @@ def attention_section(attention: dict | None) -> str:
 LM_ONLY = ("model", "data", "train", "sample")  # config sections that only a run with a trained LM uses
 
 
-def render(title: str, scores: Results, stats: Statistics | None, figures: dict[str, bytes | None], config: dict,
-           versions: dict, links: dict[str, str], page_dir: Path, attention: dict | None = None,
-           measures: dict | None = None, audio: dict[str, tuple[str, str]] | None = None) -> str:
-    """`measures`: each measure's declaration as measures.json holds it (its columns and their meanings).
-    `audio`: path → (key, base64 FLAC) for the audio the page carries itself. A run without an LM (recordings
-    scored as they are) shows no perplexity and no LM config."""
-    summary, utterances, events = scores.summary, scores.utterances, scores.events
-    with_lm = any(u.perplexity is not None for u in utterances)
-    if not with_lm:
-        config = {k: v for k, v in config.items() if k not in LM_ONLY}
-    embedded = {path: key for path, (key, _) in (audio or {}).items()}
-    audio_data = json.dumps({key: data for key, data in (audio or {}).values()}).replace("</", "<\\/")
+@dataclass(frozen=True)
+class Page:
+    """Everything a report shows."""
+    title: str
+    scores: Results
+    stats: Statistics | None
+    score: ScoreConfig  # how the scores were made: the normalizer and the headline WER
+    config: dict  # the whole run's config, printed at the end
+    versions: dict
+    links: dict[str, str]  # name → href of the run's files
+    folder: Path  # where the page is written: audio it does not carry is linked relative to it
+    figures: dict[str, bytes | None] = field(default_factory=dict)  # PNGs by name
+    attention: dict | None = None  # sentence_id → (tokens, weights)
+    measures: dict = field(default_factory=dict)  # each measure's declaration as measures.json holds it
+    audio: dict[str, tuple[str, str]] | None = None  # path → (key, base64 FLAC): the audio the page carries
+
+
+def sentences_table(page: Page, with_lm: bool) -> str:
+    """Every utterance with its audio, its alignment coloured, its figures and flags, sortable and filterable."""
+    utterances = page.scores.utterances
+    embedded = {path: key for path, (key, _) in (page.audio or {}).items()}
     measure_columns = list(dict.fromkeys(c for u in utterances for c in u.measures))
-    drawable = set(list(attention or {})[:ATTENTION_SHOWN])
-    events_of = by_utterance(events)
-    body = []
+    drawable = set(list(page.attention or {})[:ATTENTION_SHOWN])
+    texts = {}
     for u in utterances:
-        audio = player(u.audio_path, page_dir, embedded)
         if u.status in ("ok", "empty_reference"):
-            ref, hyp = coloured(from_events(u.reference_normalized, u.hypothesis_normalized,
-                                            events_of.get(u.id, [])))
+            texts[u.id] = coloured(page.scores.alignment(u).ops)
         else:
-            ref, hyp = html.escape(u.reference), f'<span class="bad">{html.escape(u.error)}</span>'
-        wer, ppl = _cell(u.wer), _cell(u.perplexity)
+            texts[u.id] = html.escape(u.reference), f'<span class="bad">{html.escape(u.error)}</span>'
+
+    def attributes(u: ScoredUtterance) -> str:
         click = ' onclick="drawAttention(this.dataset.sentence)"' if u.sentence_id in drawable else ""
-        body.append(
-            f'<tr id="u-{html.escape(u.id)}" data-errors="{0 if u.errors == 0 else 1}" '
-            f'data-flags="{html.escape(";".join(u.flags))}" data-sentence="{html.escape(u.sentence_id)}"{click}>'
-            f'<td>{html.escape(u.id)}</td>'
-            f'<td>{html.escape(u.voice)}</td><td>{html.escape(u.asr)}</td><td>{html.escape(u.condition)}</td>'
-            f'<td>{audio}</td><td>{ref}</td><td>{hyp}</td><td data-v="{wer}">{wer}</td>'
-            + (f'<td data-v="{ppl}">{ppl}</td>' if with_lm else "") + f'<td>{html.escape(u.status)}</td>'
-            f'<td class="bad">{html.escape(" ".join(u.flags))}</td>'
-            + "".join(_td(u.measures.get(c)) for c in measure_columns) + "</tr>")
-    link_html = " · ".join(f'<a href="{html.escape(href)}">{html.escape(name)}</a>' for name, href in links.items())
-    cols = ["id", "voice", "asr", "condition", "audio", "reference", "hypothesis", "WER",
-            *(["perplexity"] if with_lm else []), "status", "flags", *measure_columns]
-    score = config.get("score", {})
+        return (f' id="u-{html.escape(u.id)}" data-errors="{0 if u.errors == 0 else 1}" '
+                f'data-flags="{html.escape(";".join(u.flags))}" data-sentence="{html.escape(u.sentence_id)}"{click}')
+
+    columns = ["id", "voice", "asr", "condition", "audio", "reference", "hypothesis", "wer",
+               *(["perplexity"] if with_lm else []), "status", "flags", *measure_columns]
+    cells = {"audio": lambda u: player(u.audio_path, page.folder, embedded),
+             "reference": lambda u: texts[u.id][0], "hypothesis": lambda u: texts[u.id][1],
+             "flags": lambda u: f'<span class="bad">{html.escape(" ".join(u.flags))}</span>',
+             **{c: (lambda u, c=c: _td(u.measures.get(c))) for c in measure_columns}}
+    return table(utterances, columns, cells, {"wer": "WER"}, row=attributes, name="utts")
+
+
+def render(page: Page) -> str:
+    """The page. A run without an LM (recordings scored as they are) shows no perplexity and no LM config."""
+    scores, stats, figures, score = page.scores, page.stats, page.figures, page.score
+    with_lm = any(u.perplexity is not None for u in scores.utterances)
+    config = page.config if with_lm else {k: v for k, v in page.config.items() if k not in LM_ONLY}
+    audio_data = json.dumps({key: data for key, data in (page.audio or {}).values()}).replace("</", "<\\/")
+    link_html = " · ".join(f'<a href="{html.escape(href)}">{html.escape(name)}</a>'
+                           for name, href in page.links.items())
     flag_options = "".join(f'<option value="{f}">{f}</option>' for f in FLAGS)
+    attention = page.attention
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(page.title)}</title>
 <link rel="icon" href="data:,"><style>{STYLE}</style></head><body>
-<h1>{html.escape(title)}</h1>
+<h1>{html.escape(page.title)}</h1>
 <p>Files: {link_html}</p>
 <h2>Corpus figures</h2>
 <p>micro WER = Σ errors / Σ reference words (as sclite); macro WER = mean of per-sentence WER (as seed-tts-eval).
 CI: bootstrap 95% over sentences.{" Spearman: perplexity vs WER." if with_lm else ""} Normalizer:
-<code>{html.escape(score.get("normalize", ""))}</code>.{AUDIO_NOTE if audio else ""}</p>
-{corpus_table(summary, with_lm, score.get("headline") == "macro")}
+<code>{html.escape(score.normalize)}</code>.{AUDIO_NOTE if page.audio else ""}</p>
+{corpus_table(scores.summary, with_lm, score.headline == "macro")}
 <div class="plots">{"".join(_img(figures.get(name), name) for name in ("groups", "perplexity", "loss"))}</div>
 {statistics(stats, figures) if stats else ""}
-{measures_section(stats, figures, measures or {}) if stats else ""}
+{measures_section(stats, figures, page.measures) if stats else ""}
 {attention_section(attention)}
 <h2>Sentences</h2>
 <p><label><input type="checkbox" id="only-errors" onchange="filterRows()"> only sentences with
@@ -430,11 +462,10 @@ errors</label> · <label>flags <select id="only-flag" onchange="filterRows()"><o
 <option value="any">any flag</option>{flag_options}</select></label> · click a header to sort ·
 <span class="S">substitution</span> <span class="D">deletion</span>
 <span class="I">insertion</span></p>
-<table id="utts"><thead><tr>{"".join(f'<th onclick="sortBy(this)">{c}</th>' for c in cols)}</tr></thead>
-<tbody>{"".join(body)}</tbody></table>
+{sentences_table(page, with_lm)}
 <h2>Config and versions</h2>
-<pre>{html.escape(json.dumps({"config": config, "versions": versions}, indent=2))}</pre>
-{f'<script type="application/json" id="audio-data">{audio_data}</script>' if audio else ""}
+<pre>{html.escape(json.dumps({"config": config, "versions": page.versions}, indent=2))}</pre>
+{f'<script type="application/json" id="audio-data">{audio_data}</script>' if page.audio else ""}
 <script>{SCRIPT}{f"drawAttention({json.dumps(next(iter(attention)))});" if attention else ""}</script>
 </body></html>
 """

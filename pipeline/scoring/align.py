@@ -156,15 +156,17 @@ def by_utterance(events: list) -> dict[str, list]:
     return out
 
 
-def from_events(ref: str, hyp: str, events: list) -> Ops:
-    """An alignment's ops rebuilt from the error events scoring saved (ErrorEvent: type, words and position in
-    the ops) and the normalized texts: every position without an event is a hit."""
+def from_events(ref: str, hyp: str, events: list) -> Alignment:
+    """An utterance's alignment as scoring found it, from the error events it saved (ErrorEvent: type, words and
+    position in the ops) and the normalized texts: every position without an event is a hit."""
     ref_words, hyp_words = iter(ref.split()), iter(hyp.split())
     at = {e.position: e for e in events}
+    n = len(ref.split())
     ops: Ops = []
-    total = len(ref.split()) + sum(1 for e in events if e.type == Op.INSERTION.word)
-    for pos in range(total):
+    counts = dict.fromkeys(Op, 0)
+    for pos in range(n + sum(1 for e in events if e.type == Op.INSERTION.word)):
         op = Op.named(at[pos].type) if pos in at else Op.HIT
+        counts[op] += 1
         ops.append((op, next(ref_words) if op != Op.INSERTION else None,
                     next(hyp_words) if op != Op.DELETION else None))
-    return ops
+    return Alignment(n, counts[Op.HIT], counts[Op.SUBSTITUTION], counts[Op.DELETION], counts[Op.INSERTION], ops)

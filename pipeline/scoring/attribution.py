@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from pipeline.core.records import Blame, EngineAgreement, ErrorEvent, ScoredUtterance, WordAttribution
+from pipeline.core.records import Blame, EngineAgreement, ScoredUtterance, WordAttribution
 from pipeline.io.conditions import CLEAN, SILENCE
-from pipeline.scoring.align import by_utterance
+from pipeline.scoring.evaluate import Results
 from pipeline.scoring.failures_by_surprisal import outcomes
 from pipeline.scoring.rates import corpus_rates
 
@@ -42,19 +42,17 @@ def verdict(heard: dict[str, set[str]], failed: dict[str, set[str]]) -> str:
     return f"ASR {next(iter(failing))}" if len(failing) == 1 else "ASR"
 
 
-def words(utterances: list[ScoredUtterance], events: list[ErrorEvent],
-          family_of: Callable[[str], str] = _each_own_family) -> list[WordAttribution]:
+def words(scores: Results, family_of: Callable[[str], str] = _each_own_family) -> list[WordAttribution]:
     """Every reference word that failed at least once, hardest first (failure rate, then failures).
     `family_of(engine)` names the model family an engine runs (asr.base.ENGINES.model_family). The counts cover
     every condition; the verdict is drawn from the clean audio where the word was heard clean, since noise makes
     every engine fail and would point at the text."""
-    by_id = by_utterance(events)
     seen: dict[str, dict] = {}
-    for u in utterances:
+    for u in scores.utterances:
         if u.status != "ok" or u.condition == SILENCE:
             continue
         family = family_of(u.asr)
-        for ref, failed, bits in outcomes(u, by_id.get(u.id, [])):
+        for ref, failed, bits in outcomes(u, scores.alignment(u)):
             w = seen.setdefault(ref, {"n": 0, "failed": [], "engines": set(), "engines_failed": set(), "heard": {},
                                       "failed_by": {}, "bits": [], "clean": ({}, {})})
             w["n"] += 1
@@ -118,21 +116,19 @@ def agreement(utterances: list[ScoredUtterance],
     return out
 
 
-def blame(utterances: list[ScoredUtterance], events: list[ErrorEvent], family_of: Callable[[str], str],
-          n_boot: int = 1000, seed: int = 1337) -> list[Blame]:
+def blame(scores: Results, family_of: Callable[[str], str], n_boot: int = 1000, seed: int = 1337) -> list[Blame]:
     """Per voice × condition, where two or more model families heard the same sentences: each reference word
     position is failed by every family (the voice or the text), by one family only (that ASR), or by none; the
     share of each, with a bootstrap CI over sentences. A family fails a word when any of its engines does."""
-    by_id = by_utterance(events)
     heard: dict[tuple[str, str], dict[str, dict[str, list[bool]]]] = {}  # (voice, condition) → sentence → family
-    for u in utterances:
+    for u in scores.utterances:
         if u.status != "ok" or u.condition == SILENCE:
             continue
-        failed = [f for _, f, _ in outcomes(u, by_id.get(u.id, []))]
+        failed = [f for _, f, _ in outcomes(u, scores.alignment(u))]
         family = heard.setdefault((u.voice, u.condition), {}).setdefault(u.sentence_id, {})
         prior = family.get(family_of(u.asr))
         family[family_of(u.asr)] = failed if prior is None else [a or b for a, b in zip(prior, failed)]
-    families = sorted({family_of(u.asr) for u in utterances})
+    families = sorted({family_of(u.asr) for u in scores.utterances})
     if len(families) < 2:
         return []
     out = []

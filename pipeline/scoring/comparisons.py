@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from pipeline.core.records import Comparison, ErrorEvent, Group, ScoredUtterance
+from pipeline.core.records import Comparison, Group, ScoredUtterance
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
-from pipeline.scoring.align import by_utterance, from_events
+from pipeline.scoring.evaluate import Results
 
 ALPHA = 0.05
 
@@ -74,15 +74,13 @@ def verdict(a: Group, b: Group, delta: float | None, low: float | None, high: fl
     return f"{context}no significant difference between {name_a} and {name_b}, {figures}"
 
 
-def compare(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot: int = 1000,
-            seed: int = 1337) -> list[Comparison]:
-    by_id = by_utterance(events)
+def compare(scores: Results, n_boot: int = 1000, seed: int = 1337) -> list[Comparison]:
     groups: dict[Group, dict[str, ScoredUtterance]] = {}
-    ops = {}  # each utterance's alignment, rebuilt once: it takes part in a pair with every other group
-    for u in utterances:
+    alignments = {}  # each utterance's, rebuilt once: it takes part in a pair with every other group
+    for u in scores.utterances:
         if u.status == "ok" and u.condition != SILENCE:
             groups.setdefault(u.group, {})[u.sentence_id] = u
-            ops[u.id] = from_events(u.reference_normalized, u.hypothesis_normalized, by_id.get(u.id, []))
+            alignments[u.id] = scores.alignment(u)
     rows = []
     for a, b in combinations(groups, 2):
         shared = [s for s in groups[a] if s in groups[b]]
@@ -92,7 +90,7 @@ def compare(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot:
         words = [u.ref_words for u in ua]
         ea, eb = [u.errors for u in ua], [u.errors for u in ub]
         delta, low, high = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
-        m = paired.mapsswe([(ops[x.id], ops[y.id]) for x, y in zip(ua, ub)])
+        m = paired.mapsswe([(alignments[x.id].ops, alignments[y.id].ops) for x, y in zip(ua, ub)])
         pa, pb = [100 * u.wer for u in ua], [100 * u.wer for u in ub]
         s, w = paired.sign_test(pb, pa), paired.wilcoxon(pb, pa)
         chars = sum(u.ref_chars or 0 for u in ua)

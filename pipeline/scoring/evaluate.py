@@ -18,16 +18,16 @@ from pipeline.core.records import (
     Group,
     GroupSummary,
     Op,
+    Pair,
     ScoredUtterance,
     as_row,
-    columns,
     utterance_id,
 )
 from pipeline.core.tables import Document, Table
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
-from pipeline.scoring.align import Alignment, align_codes, by_utterance, from_codes
+from pipeline.scoring.align import Alignment, align_codes, by_utterance, from_codes, from_events
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.flags import flags
 from pipeline.scoring.rates import corpus_rates, spearman
@@ -47,7 +47,6 @@ class ScoreConfig:
 # normalizer, how a rate is pooled): compare-runs refuses to set runs of different revisions side by side. Not
 # bumped for changes that leave scores as they were, so an upgrade does not stop comparisons with older runs.
 SCORING_REVISION = 1
-COLUMNS = columns(ScoredUtterance)
 CHUNK = 10_000  # utterances aligned per compiled call: their words and op codes are all that is held at once
 
 
@@ -64,6 +63,11 @@ class Results:
     def events_by_id(self) -> dict[str, list[ErrorEvent]]:
         """Each utterance's error events; read once all are in."""
         return by_utterance(self.events)
+
+    def alignment(self, u: ScoredUtterance) -> Alignment:
+        """An aligned utterance's alignment, as scoring found it. What is kept of it is its error events (errors.csv)
+        beside the normalized texts: every position without an event is a hit."""
+        return from_events(u.reference_normalized, u.hypothesis_normalized, self.events_by_id.get(u.id, []))
 
     @property
     def failed(self) -> int:
@@ -101,31 +105,28 @@ def without_cycle_collection():
             gc.enable()
 
 
-def begin_row(row: dict, transform) -> dict:
-    """An utterance's fields before alignment: normalized texts for the rows that reached an engine.
+def begin(p: Pair, transform) -> ScoredUtterance:
+    """An utterance before alignment: its texts normalized when it reached an engine.
 
     Rows of the silence condition are scored against an empty reference: nothing was said, so every word
     heard is an insertion; they have no WER and give their group's hallucination rate instead."""
-    u = dict.fromkeys(COLUMNS)
-    u.update((k, v) for k, v in row.items() if k in u)
-    for c in ("sentence_id", "voice", "asr", "condition", "reference", "hypothesis", "audio_path", "error",
-              "audio_sha256"):
-        u[c] = u[c] or ""
-    u.update(id=utterance_id(sentence_id=row["sentence_id"], voice=row.get("voice") or "",
-                              condition=row.get("condition") or "", asr=row.get("asr") or ""), status=row.get("status") or "ok", reference_normalized="",
-             hypothesis_normalized="", flags=[])
-    u["measures"] = row.get("measures") or {}
-    if u["condition"] == SILENCE:
-        u["reference"] = ""
-    if u["status"] == "ok":
-        u["reference_normalized"] = transform(u["reference"])
-        u["hypothesis_normalized"] = transform(u["hypothesis"])
-    u["word_surprisal"] = normalized_surprisal(u["reference"], u["word_surprisal"] or [], u["reference_normalized"],
-                                               transform)
-    return u
+    reference = "" if p.condition == SILENCE else p.reference
+    heard = p.status == "ok"
+    reference_normalized = transform(reference) if heard else ""
+    return ScoredUtterance(
+        id=utterance_id(sentence_id=p.sentence_id, voice=p.voice, condition=p.condition, asr=p.asr),
+        sentence_id=p.sentence_id, voice=p.voice, asr=p.asr, condition=p.condition, reference=reference,
+        hypothesis=p.hypothesis, reference_normalized=reference_normalized,
+        hypothesis_normalized=transform(p.hypothesis) if heard else "", ref_words=None, hits=None,
+        substitutions=None, deletions=None, insertions=None, errors=None, wer=None, perplexity=p.perplexity,
+        lm_tokens=p.lm_tokens, audio_path=p.audio_path, audio_seconds=p.audio_seconds, tts_seconds=p.tts_seconds,
+        asr_seconds=p.asr_seconds, status=p.status, error=p.error, flags=[], level_dbfs=p.level_dbfs,
+        audio_sha256=p.audio_sha256, ref_chars=None, char_errors=None, cer=None,
+        word_surprisal=normalized_surprisal(reference, p.word_surprisal, reference_normalized, transform),
+        measures=dict(p.measures))
 
 
-def normalized_surprisal(reference: str, bits: list[float], normalized: str, transform) -> list[float]:
+def normalized_surprisal(reference: str, bits: tuple[float, ...], normalized: str, transform) -> list[float]:
     """Each normalized word's surprisal, from that of the written words (bits, one per word of
     reference.split()): a written word normalized alone must give the words it gives in context, else none (a
     normalizer that rewrites across words, such as whisper's numbers, leaves that sentence without surprisal)."""
@@ -140,54 +141,51 @@ def normalized_surprisal(reference: str, bits: list[float], normalized: str, tra
     return out if parts == normalized.split() else []
 
 
-def finish_row(u: dict, a: Alignment, out: Results) -> ScoredUtterance:
+def finish(u: ScoredUtterance, a: Alignment, out: Results) -> ScoredUtterance:
     """An aligned utterance counted and flagged; its error events and alignment text go to `out`."""
-    speech_expected = u["condition"] != SILENCE
-    u.update(ref_words=a.ref_words, hits=a.hits, substitutions=a.substitutions, deletions=a.deletions,
-             insertions=a.insertions, errors=a.errors, wer=_round(a.wer))
-    u["flags"] = flags(u["reference_normalized"], u["hypothesis_normalized"], u["level_dbfs"], speech_expected)
+    speech_expected = u.condition != SILENCE
+    u.ref_words, u.hits, u.substitutions, u.deletions = a.ref_words, a.hits, a.substitutions, a.deletions
+    u.insertions, u.errors, u.wer = a.insertions, a.errors, _round(a.wer)
+    u.flags = flags(u.reference_normalized, u.hypothesis_normalized, u.level_dbfs, speech_expected)
     # an empty reference still counts what was written (insertions), but has no rate, as for WER
-    u["ref_chars"] = len(u["reference_normalized"])
-    u["char_errors"] = char_errors(u["reference_normalized"], u["hypothesis_normalized"])
-    u["cer"] = _round(u["char_errors"] / u["ref_chars"]) if u["ref_chars"] else None
+    u.ref_chars = len(u.reference_normalized)
+    u.char_errors = char_errors(u.reference_normalized, u.hypothesis_normalized)
+    u.cer = _round(u.char_errors / u.ref_chars) if u.ref_chars else None
     if a.ref_words == 0 and speech_expected:  # no rate exists; flagged and kept out of the corpus figures
-        u["status"] = "empty_reference"
-        u["error"] = "reference is empty after normalization; left out of corpus WER"
-    surprisal = u["word_surprisal"] or None
+        u.status = "empty_reference"
+        u.error = "reference is empty after normalization; left out of corpus WER"
+    surprisal = u.word_surprisal or None
     at = -1  # the reference word an op is at
     for pos, (op, r, h) in enumerate(a.ops):
         at += op != Op.INSERTION
         if op != Op.HIT:
-            out.events.append(ErrorEvent(id=u["id"], type=op.word, reference_word=r or "",
-                                         hypothesis_word=h or "", position=pos,
+            out.events.append(ErrorEvent(id=u.id, type=op.word, reference_word=r or "", hypothesis_word=h or "",
+                                         position=pos,
                                          surprisal=surprisal[at] if surprisal and op != Op.INSERTION else None))
-    out.pralign.append(sclite.pralign(u["id"], a))
-    return ScoredUtterance(**u)
+    out.pralign.append(sclite.pralign(u.id, a))
+    return u
 
 
-def evaluate(rows: list[dict], options: ScoreConfig | None = None) -> Results:
-    """rows carry sentence_id, reference, hypothesis, status and optionally the other fields of a
-    ScoredUtterance (voice, asr, condition, perplexity, audio_seconds, level_dbfs, …); an absent value is None.
-    `options`: the score section (normalizer, bootstrap resamples and seed); its defaults when not given.
+def evaluate(pairs: list[Pair], options: ScoreConfig | None = None) -> Results:
+    """Every pair scored, and the figures of each voice × engine × condition group. `options`: the score section
+    (normalizer, bootstrap resamples and seed); its defaults when not given.
 
     Each utterance is aligned alone; all of them go through one compiled call (pipeline/scoring/align.py).
     What is kept per utterance is its record, its error events and its alignment's text, not the alignment."""
     options = options or ScoreConfig()
     with without_cycle_collection():
-        return _evaluate(rows, options.normalize, options.bootstrap, options.seed)
+        return _evaluate(pairs, options.normalize, options.bootstrap, options.seed)
 
 
-def _evaluate(rows: list[dict], normalizer: str, n_boot: int, seed: int) -> Results:
+def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int) -> Results:
     transform = norm.get(normalizer)
     out = Results(normalizer)
-    for start in range(0, len(rows), CHUNK):
-        begun = [begin_row(row, transform) for row in rows[start:start + CHUNK]]
-        words = [(u["reference_normalized"].split(), u["hypothesis_normalized"].split())
-                 for u in begun if u["status"] == "ok"]
+    for start in range(0, len(pairs), CHUNK):
+        begun = [begin(p, transform) for p in pairs[start:start + CHUNK]]
+        words = [(u.reference_normalized.split(), u.hypothesis_normalized.split()) for u in begun if u.status == "ok"]
         codes = align_codes([r for r, _ in words], [h for _, h in words])
         alignments = (from_codes(r, h, c) for (r, h), c in zip(words, codes))  # one at a time
-        out.utterances += [finish_row(u, next(alignments), out) if u["status"] == "ok" else ScoredUtterance(**u)
-                           for u in begun]
+        out.utterances += [finish(u, next(alignments), out) if u.status == "ok" else u for u in begun]
     events = out.events_by_id
     for group, members in groups(out).items():
         voice, engine, condition = group

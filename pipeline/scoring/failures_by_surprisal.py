@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.core.records import DifficultyBin, ErrorEvent, Op, ScoredUtterance, SurprisalEffect
+from pipeline.core.records import DifficultyBin, Op, ScoredUtterance, SurprisalEffect
 from pipeline.io.conditions import SILENCE
-from pipeline.scoring.align import by_utterance, from_events
+from pipeline.scoring.align import Alignment
+from pipeline.scoring.evaluate import Results
 from pipeline.scoring.rates import corpus_wer, spearman
 
 DECILES = 10
 
 
-def outcomes(u: ScoredUtterance, events: list[ErrorEvent]) -> list[tuple[str, bool, float | None]]:
+def outcomes(u: ScoredUtterance, alignment: Alignment) -> list[tuple[str, bool, float | None]]:
     """Each normalized reference word of an aligned utterance: (word, failed, surprisal or None)."""
     bits = u.word_surprisal or None
     out, at = [], 0
-    for op, ref, _ in from_events(u.reference_normalized, u.hypothesis_normalized, events):
+    for op, ref, _ in alignment.ops:
         if ref is not None:
             out.append((ref, op in (Op.SUBSTITUTION, Op.DELETION), bits[at] if bits else None))
             at += 1
@@ -43,18 +44,16 @@ def decile(bits: float, cuts: list[float]) -> int:
     return min(DECILES - 1, int(np.searchsorted(cuts[1:DECILES], bits, side="right")))
 
 
-def bins(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot: int = 1000,
-         seed: int = 1337) -> list[DifficultyBin]:
+def bins(scores: Results, n_boot: int = 1000, seed: int = 1337) -> list[DifficultyBin]:
     """difficulty.csv rows `by = surprisal`: per group and decile, the failure rate of the words in it."""
-    scored = _scored(utterances)
+    scored = _scored(scores.utterances)
     cuts = edges(scored)
     if cuts is None:
         return []
     labels = [f"D{d + 1} ({cuts[d]:.3g}-{cuts[d + 1]:.3g} bits)" for d in range(DECILES)]
-    by_id = by_utterance(events)
     counts: dict[tuple, dict[str, list[int]]] = {}  # (group, decile) → utterance → [failures, words]
     for u in scored:
-        for _, failed, bits in outcomes(u, by_id.get(u.id, [])):
+        for _, failed, bits in outcomes(u, scores.alignment(u)):
             cell = counts.setdefault((u.group, decile(bits, cuts)), {}).setdefault(u.id, [0, 0])
             cell[0] += failed
             cell[1] += 1
@@ -73,12 +72,11 @@ def bins(utterances: list[ScoredUtterance], events: list[ErrorEvent], n_boot: in
     return out
 
 
-def effects(utterances: list[ScoredUtterance], events: list[ErrorEvent]) -> list[SurprisalEffect]:
+def effects(scores: Results) -> list[SurprisalEffect]:
     """surprisal.csv: per group, the Spearman ρ between each word's surprisal and its failure (1) or not (0)."""
-    by_id = by_utterance(events)
     words: dict[tuple, list[tuple[bool, float]]] = {}
-    for u in _scored(utterances):
-        words.setdefault(u.group, []).extend((f, b) for _, f, b in outcomes(u, by_id.get(u.id, [])))
+    for u in _scored(scores.utterances):
+        words.setdefault(u.group, []).extend((f, b) for _, f, b in outcomes(u, scores.alignment(u)))
     out = []
     for (voice, engine, condition), pairs in words.items():
         failed = [b for f, b in pairs if f]

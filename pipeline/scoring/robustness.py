@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.core.records import Breakdown, ScoredUtterance
+from pipeline.core.records import Breakdown, ScoredUtterance, SnrWer
 
 MIN_THRESHOLD = 0.02
 
@@ -64,7 +64,7 @@ def breakdowns(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int 
                      if b is not None]
             if len(found) >= n_boot / 2:  # an interval only where most resamples break down at all
                 low, high = (float(x) for x in np.percentile(found, [2.5, 97.5]))
-        curve = ";".join(f"{snr_of(c):g}:{errors[i + 1].sum() / words.sum():.4f}" for i, c in enumerate(snrs))
+        curve = [SnrWer(snr_of(c), round(float(errors[i + 1].sum() / words.sum()), 4)) for i, c in enumerate(snrs)]
         out.append(Breakdown(voice=voice, asr=engine, clean_wer=None if clean is None else round(clean, 4),
                              threshold=None if clean is None else round(max(2 * clean, MIN_THRESHOLD), 4),
                              breakdown_snr=None if point is None else round(point, 2),

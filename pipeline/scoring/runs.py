@@ -22,8 +22,9 @@ from pipeline.core.records import ErrorEvent, RunComparison, ScoredUtterance
 from pipeline.errors import InputError
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
-from pipeline.scoring.align import by_utterance, from_events
+from pipeline.scoring.align import Alignment
 from pipeline.scoring.comparisons import rounded
+from pipeline.scoring.evaluate import Results
 
 ALPHA = 0.05
 MARGINS = {"wer": 0.01, "cer": 0.01}  # absolute; any measure column: MEASURE_MARGIN unless --margin says
@@ -36,9 +37,12 @@ class Run:
     name: str
     folder: Path
     manifest: dict
-    utterances: list[ScoredUtterance]
-    events: dict[str, list[ErrorEvent]]
+    scores: Results  # its utterances and error events
     measures: dict  # measures.json: each measure's columns and which way is better
+
+    @property
+    def utterances(self) -> list[ScoredUtterance]:
+        return self.scores.utterances
 
     @property
     def engines(self) -> list[str]:
@@ -65,12 +69,13 @@ def load(given: str, results_dir: str = "results") -> Run:
                          f"{'scoring_revision' if 'models' in manifest else 'models'}); rescore it with this "
                          "version: run the command that made it again with `--from score --force`")
     try:
-        utterances = records.read_csv(folder / "utterances.csv", ScoredUtterance)
-        events = by_utterance(records.read_csv(folder / "errors.csv", ErrorEvent))
+        scores = Results(normalizer=manifest.get("config", {}).get("score", {}).get("normalize", ""),
+                         utterances=records.read_csv(folder / "utterances.csv", ScoredUtterance),
+                         events=records.read_csv(folder / "errors.csv", ErrorEvent))
     except (ValueError, KeyError) as e:
         raise InputError(f"{given}: {e}; rescore it with this version (`--from score --force`)") from None
     measures = store.read_json_or_empty(folder / "measures.json")
-    return Run(folder.name, folder, manifest, utterances, events, measures)
+    return Run(folder.name, folder, manifest, scores, measures)
 
 
 def evaluator(run: Run, engines: list[str]) -> dict[str, object]:
@@ -127,8 +132,22 @@ def pair_groups(a: Run, b: Run, voices: dict[str, str]) -> Pairing:
 
 
 
+@dataclass(frozen=True, kw_only=True)
+class Change:
+    """One sentence scored in both runs: how each heard it."""
+    group: str  # engine | condition
+    a: ScoredUtterance
+    b: ScoredUtterance
+    alignment_a: Alignment
+    alignment_b: Alignment
+
+    @property
+    def delta_wer(self) -> float:
+        return (self.b.wer or 0) - (self.a.wer or 0)
+
+
 def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 1000, seed: int = 1337,
-            margins: dict[str, float] | None = None) -> tuple[list[RunComparison], Pairing, list[dict]]:
+            margins: dict[str, float] | None = None) -> tuple[list[RunComparison], Pairing, list[Change]]:
     """The comparisons, the pairing with what could not be paired, and each shared sentence's change (for the
     listening page)."""
     margins = {**MARGINS, **(margins or {})}
@@ -167,9 +186,7 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
             if both:
                 rows.append(_paired_values({**base, "sentences": len(both)}, column, [p for p, _ in both],
                                            [q for _, q in both], n_boot, seed))
-        changes += [{"group": label, "sentence_id": x.sentence_id, "a": x, "b": y,
-                     "ops_a": from_events(x.reference_normalized, x.hypothesis_normalized, a.events.get(x.id, [])),
-                     "ops_b": from_events(y.reference_normalized, y.hypothesis_normalized, b.events.get(y.id, []))}
+        changes += [Change(group=label, a=x, b=y, alignment_a=a.scores.alignment(x), alignment_b=b.scores.alignment(y))
                     for x, y in shared]
     for row, p in zip(rows, paired.holm([r["p"] for r in rows])):
         row["p_holm"] = float(f"{p:.4g}")
@@ -187,7 +204,7 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
         row["margin"] = margin
         row["verdict"] = verdict(row, significant, worse_by)
         out.append(RunComparison(**row))
-    changes.sort(key=lambda c: -((c["b"].wer or 0) - (c["a"].wer or 0)))
+    changes.sort(key=lambda c: -c.delta_wer)
     return out, pairing, changes
 
 
@@ -209,9 +226,7 @@ def _wer(a: Run, b: Run, shared: list, base: dict, n_boot: int, seed: int) -> di
     words = [x.ref_words for x, _ in shared]
     ea, eb = [x.errors for x, _ in shared], [y.errors for _, y in shared]
     delta, low, high = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
-    ops = [(from_events(x.reference_normalized, x.hypothesis_normalized, a.events.get(x.id, [])),
-            from_events(y.reference_normalized, y.hypothesis_normalized, b.events.get(y.id, []))) for x, y in shared]
-    m = paired.mapsswe(ops)
+    m = paired.mapsswe([(a.scores.alignment(x).ops, b.scores.alignment(y).ops) for x, y in shared])
     pa, pb = [100 * x.wer for x, _ in shared], [100 * y.wer for _, y in shared]
     s, w = paired.sign_test(pb, pa), paired.wilcoxon(pb, pa)
     return dict(base, metric="wer", a=rounded(sum(ea) / sum(words)), b=rounded(sum(eb) / sum(words)),

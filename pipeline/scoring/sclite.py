@@ -1,13 +1,13 @@
 """NIST sclite's formats: `trn` transcripts and pralign-style alignment text."""
 from __future__ import annotations
 
-from pipeline.core.records import Op, trn_safe
+from pipeline.core.records import Op
 from pipeline.scoring.align import Alignment
 
 
 def write_trn(lines: list[tuple[str, str]]) -> str:
-    """`text (id)` lines from (id, text) pairs."""
-    return "".join(f"{text} ({trn_safe(uid)})\n" for uid, text in lines)
+    """`text (id)` lines from (id, text) pairs; an id is written as the CSVs hold it (records.utterance_id)."""
+    return "".join(f"{text} ({uid})\n" for uid, text in lines)
 
 
 def read_trn(text: str) -> list[tuple[str, str]] | None:

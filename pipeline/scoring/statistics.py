@@ -14,11 +14,9 @@ from pipeline.core.records import (
     Comparison,
     DifficultyBin,
     EngineAgreement,
-    ErrorEvent,
     MeasureComparison,
     MeasureSummary,
     NormalizerEffect,
-    ScoredUtterance,
     SurprisalEffect,
     VoiceSimilarity,
     WordAttribution,
@@ -26,6 +24,7 @@ from pipeline.core.records import (
 from pipeline.core.tables import Document, Table
 from pipeline.scoring import attribution, difficulty, failures_by_surprisal, measures, robustness, sensitivity
 from pipeline.scoring.comparisons import compare
+from pipeline.scoring.evaluate import Results
 
 
 @dataclass(kw_only=True)
@@ -45,20 +44,21 @@ class Statistics:
     voices: list[VoiceSimilarity]
 
 
-def compute(utterances: list[ScoredUtterance], events: list[ErrorEvent], normalizer: str, n_boot: int,
-            seed: int, family_of: Callable[[str], str], embeddings: dict | None = None) -> Statistics:
+def compute(scores: Results, n_boot: int, seed: int, family_of: Callable[[str], str],
+            embeddings: dict | None = None) -> Statistics:
     """`family_of(engine)`: the model family an engine runs (asr.base.ENGINES.model_family); `embeddings`: the
     voice embeddings of the measures, "voice|condition|sentence_id" → vector."""
-    return Statistics(normalizer=normalizer, bootstrap=n_boot, comparisons=compare(utterances, events, n_boot, seed),
+    utterances = scores.utterances
+    return Statistics(normalizer=scores.normalizer, bootstrap=n_boot, comparisons=compare(scores, n_boot, seed),
                       measure_summary=measures.summaries(utterances, n_boot, seed),
                       measure_comparisons=measures.comparisons(utterances, n_boot, seed),
                       voices=measures.voices(embeddings or {}, n_boot, seed),
-                      normalizers=sensitivity.effects(utterances, normalizer),
-                      difficulty=difficulty.bins(utterances, n_boot, seed) + failures_by_surprisal.bins(utterances, events,
-                                                                                            n_boot, seed),
-                      surprisal=failures_by_surprisal.effects(utterances, events),
-                      blame=attribution.blame(utterances, events, family_of, n_boot, seed),
-                      words=attribution.words(utterances, events, family_of),
+                      normalizers=sensitivity.effects(utterances, scores.normalizer),
+                      difficulty=difficulty.bins(utterances, n_boot, seed) + failures_by_surprisal.bins(scores, n_boot,
+                                                                                                        seed),
+                      surprisal=failures_by_surprisal.effects(scores),
+                      blame=attribution.blame(scores, family_of, n_boot, seed),
+                      words=attribution.words(scores, family_of),
                       agreement=attribution.agreement(utterances, family_of),
                       breakdown=robustness.breakdowns(utterances, n_boot, seed))
 

@@ -45,8 +45,10 @@ def run(cfg: Config, loaded: dict) -> Result:
     if declared:
         links["measures.csv"] = "measures.csv"
     carried = embedded_audio(scores.utterances)
-    page = html.render(f"Speech evaluation: run {cfg.run}", scores, stats, figures, asdict(cfg), versions(), links,
-                       out.parent, loaded["attention"], declared, carried)
+    page = html.render(html.Page(title=f"Speech evaluation: run {cfg.run}", scores=scores, stats=stats,
+                                 score=cfg.score, config=asdict(cfg), versions=versions(), links=links,
+                                 folder=out.parent, figures=figures, attention=loaded["attention"], measures=declared,
+                                 audio=carried))
     store.write_text(out, page)
     if carried is None:
         log.warning("the report links its audio instead of carrying it (more than %d MB as FLAC): keep it in %s, "

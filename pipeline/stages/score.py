@@ -2,10 +2,8 @@
 summary.csv/json, trn files."""
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from pipeline.config.run import Config
-from pipeline.core.records import Sentence, Transcript
+from pipeline.core.records import Pair, Sentence, Transcript
 from pipeline.run import artifacts
 from pipeline.run.stage import Result, Stage
 from pipeline.scoring.evaluate import evaluate, write
@@ -15,13 +13,9 @@ def run(cfg: Config, loaded: dict) -> Result:
     sentences: dict[str, Sentence] = {s.sentence_id: s for s in loaded["sentences"]}
     transcripts: list[Transcript] = loaded["transcripts"]
     measured = {(m.sentence_id, m.voice, m.condition): m.values for m in (loaded["measures"] or {}).get("rows", ())}
-    rows = []
-    for t in transcripts:
-        s = sentences.get(t.sentence_id)
-        rows.append({**asdict(t), "reference": s.text if s else "", "perplexity": s.perplexity if s else None,
-                     "lm_tokens": s.lm_tokens if s else None, "word_surprisal": s.word_surprisal if s else [],
-                     "measures": measured.get((t.sentence_id, t.voice, t.condition), {})})
-    results = evaluate(rows, cfg.score)
+    pairs = [Pair.heard(t, sentences.get(t.sentence_id), measured.get((t.sentence_id, t.voice, t.condition), {}))
+             for t in transcripts]
+    results = evaluate(pairs, cfg.score)
     write(results, artifacts.path("scores", cfg).parent)
     return Result({"utterances": len(results.utterances), "failed": results.failed, "groups": len(results.summary)})
 

@@ -3,6 +3,7 @@ that must equal the clean run; and a full disk that stops the run with exit 4 an
 import io
 import os
 import resource
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -36,11 +37,23 @@ def corrupt(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+ARGS = [*SMALL_LM, *TINY, "--conditions", "clean,noise:snr=10"]
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory) -> Path:
+    """A finished run with its own models/, so that the checkpoint damaged here is no other test's. Each test
+    damages a copy: a run folder moved elsewhere is up to date there."""
+    cwd = tmp_path_factory.mktemp("clean")
+    cli(cwd, *ARGS, models=cwd / "models")
+    return cwd
+
+
 @pytest.mark.parametrize("damage", [truncate, corrupt], ids=["truncated", "corrupted"])
-def test_every_kind_of_damaged_file_is_redone_and_the_rerun_equals_a_clean_run(tmp_path, damage):
-    models = tmp_path / "models"  # its own, so that the checkpoint damaged here is no other test's
-    args = [*SMALL_LM, *TINY, "--conditions", "clean,noise:snr=10", "--set", f"models_dir={models}"]
-    cli(tmp_path, *args, models=models)
+def test_every_kind_of_damaged_file_is_redone_and_the_rerun_equals_a_clean_run(tmp_path, clean_run, damage):
+    shutil.copytree(clean_run, tmp_path, dirs_exist_ok=True)
+    models = tmp_path / "models"
+    args = [*ARGS, "--set", f"models_dir={models}"]
     clean = snapshot(tmp_path)
     audio, run = tmp_path / "audio" / "default", tmp_path / "results" / "default"
     victims = {

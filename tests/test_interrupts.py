@@ -35,7 +35,8 @@ def ctrl_c_as_from_a_terminal():
 def start(cwd: Path, models: Path, extra: list[str]) -> subprocess.Popen:
     (cwd / "s.txt").write_text("\n".join(LINES) + "\n")
     argv = [sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", "--sentences", "s.txt",
-            "--asr", "faster-whisper:tiny.en", "--set", "asr.threads=1", "--set", "asr.batch_size=1", *extra]
+            "--asr", "faster-whisper:tiny.en", "--set", "asr.threads=1", "--set", "asr.batch_size=1", "--measures",
+            "none", *extra]
     return subprocess.Popen(argv, cwd=cwd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                             env={**os.environ, "TQDM_DISABLE": "1"})
 

@@ -14,6 +14,9 @@ pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pyt
 
 ENGINES = ["faster-whisper:tiny.en", "faster-whisper-trim:tiny.en", "openai-whisper:tiny.en", "whisper-cpp:tiny.en",
            "pocketsphinx:en-us"]
+# Every engine's batches are checked in process (test_batch_size_order_and_threads_do_not_change_a_transcript); the
+# pipeline hands its batches to every engine alike, so two engines of two families check that.
+PIPELINE_ENGINES = ["faster-whisper:tiny.en", "pocketsphinx:en-us"]
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +40,8 @@ def test_batch_size_order_and_threads_do_not_change_a_transcript(models_dir, spe
     one = base.load(engine, base.ASRConfig(threads=1), str(models_dir))
     alone = [texts(one, [a])[0] for a in speech]
     assert sum(bool(t) for t in alone) >= 6  # real transcripts, not empty strings agreeing with each other
-    for size in (4, 32):
-        assert sum((texts(one, speech[k:k + size]) for k in range(0, len(speech), size)), []) == alone
-    order = list(range(len(speech)))
+    assert sum((texts(one, speech[k:k + 4]) for k in range(0, len(speech), 4)), []) == alone
+    order = list(range(len(speech)))  # then all seven at once, shuffled
     random.Random(7).shuffle(order)
     shuffled = texts(one, [speech[i] for i in order])
     assert [shuffled[order.index(i)] for i in range(len(speech))] == alone
@@ -77,13 +79,13 @@ def hypotheses(run) -> dict[tuple, str]:
 def test_the_pipelines_batch_size_changes_no_hypothesis(tmp_path, models_dir, speech):
     manifest = write_manifest(tmp_path, speech, [(f"u{i}", i, SENTENCES[min(i, 5)]) for i in range(len(speech))])
     runs = {}
-    for size in (1, 4, 32):
-        cli(tmp_path, "--audio-manifest", manifest, "--asr", ",".join(ENGINES), "--run", f"b{size}",
+    for size in (1, 4):  # alone, and in batches of four: one full, then one of three
+        cli(tmp_path, "--audio-manifest", manifest, "--asr", ",".join(PIPELINE_ENGINES), "--run", f"b{size}",
             "--set", f"asr.batch_size={size}", models=models_dir)
         runs[size] = tmp_path / "results" / f"b{size}"
-    assert len(hypotheses(runs[1])) == len(ENGINES) * len(speech)
-    assert hypotheses(runs[1]) == hypotheses(runs[4]) == hypotheses(runs[32])
-    assert (runs[1] / "hyp.trn").read_bytes() == (runs[32] / "hyp.trn").read_bytes()
+    assert len(hypotheses(runs[1])) == len(PIPELINE_ENGINES) * len(speech)
+    assert hypotheses(runs[1]) == hypotheses(runs[4])
+    assert (runs[1] / "hyp.trn").read_bytes() == (runs[4] / "hyp.trn").read_bytes()
 
 
 def test_silence_between_two_recordings_is_not_scored_as_speech(tmp_path, models_dir, speech):

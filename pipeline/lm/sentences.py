@@ -19,25 +19,32 @@ def write(out: Path, yardstick: Path, lm_dir: Path | None, texts: list[tuple[str
     written. Without an LM, the perplexity and surprisal are left empty, with a warning where the user may have
     expected them."""
     from pipeline.lm import tokenizer
-    from pipeline.lm.perplexity import perplexity
-    from pipeline.lm.sampler import REFERENCE_SENTENCES
-    from pipeline.lm.surprisal import word_surprisal
-    from pipeline.lm.trainer import load_model
 
-    model = load_model(lm_dir / "ckpt.pt", device) if lm_dir else None
+    model = None
+    if lm_dir:  # torch is imported only to score: a run of recordings without an LM starts 3 s sooner
+        from pipeline.lm.trainer import load_model
+
+        model = load_model(lm_dir / "ckpt.pt", device)
     if model is None and warn_without_lm:
         log.warning("no intact trained model for this config: perplexity and surprisal are left empty")
     start_ids = tokenizer.encode(prompt)
 
     def scored(sentence_id: str, sample: int | None, text: str) -> Sentence:
         ids = tokenizer.encode(text)
-        ppl = round(perplexity(model, ids, context=start_ids), 4) if model is not None and ids else None
-        bits = word_surprisal(model, text, start_ids) if model is not None else []
+        if model is None:
+            return Sentence(sentence_id=sentence_id, sample=sample, text=text, lm_tokens=len(ids), perplexity=None)
+        from pipeline.lm.perplexity import perplexity
+        from pipeline.lm.surprisal import word_surprisal
+
+        ppl = round(perplexity(model, ids, context=start_ids), 4) if ids else None
+        bits = word_surprisal(model, text, start_ids)
         return Sentence(sentence_id=sentence_id, sample=sample, text=text, lm_tokens=len(ids), perplexity=ppl,
                         word_surprisal=[float(f"{b:.4f}") for b in bits])
 
     records.write_csv(out, Sentence, [scored(*t) for t in texts])
     if model is not None:
+        from pipeline.lm.sampler import REFERENCE_SENTENCES
+
         records.write_csv(yardstick, Sentence,
                           [scored(name, None, text) for name, text in REFERENCE_SENTENCES.items()])
     return len(texts)

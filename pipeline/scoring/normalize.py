@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from pathlib import Path
 from typing import Callable
 
 Transform = Callable[[str], str]
@@ -48,9 +49,24 @@ def compose(*transforms: Transform) -> Transform:
 
 
 def _whisper() -> Transform:
-    from whisper.normalizers import EnglishTextNormalizer
+    return compose(_whisper_normalizers().EnglishTextNormalizer(), collapse_spaces)
 
-    return compose(EnglishTextNormalizer(), collapse_spaces)
+
+def _whisper_normalizers():
+    """openai-whisper's normalizers package, the same files, loaded under a name of its own: importing it as
+    `whisper.normalizers` runs `whisper/__init__.py`, which imports torch (1.3 s) that scoring never uses."""
+    import importlib.util
+    import sys
+
+    name = "_openai_whisper_normalizers"
+    if name not in sys.modules:
+        folder = Path(importlib.util.find_spec("whisper").origin).parent / "normalizers"
+        spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
+                                                      submodule_search_locations=[str(folder)])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def _seed_tts_eval() -> Transform:

@@ -171,7 +171,8 @@ def evaluate(pairs: list[Pair], options: ScoreConfig | None = None) -> Results:
     (normalizer, bootstrap resamples and seed); its defaults when not given.
 
     Each utterance is aligned alone; all of them go through one compiled call (pipeline/scoring/align.py).
-    What is kept per utterance is its record, its error events and its alignment's text, not the alignment."""
+    What is kept per utterance is its record, its error events and its alignment's text: its alignment is read
+    back from its events when asked for (Results.alignment), so 100,000 of them are never held at once."""
     options = options or ScoreConfig()
     with without_cycle_collection():
         return _evaluate(pairs, options.normalize, options.bootstrap, options.seed)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pipeline.core import records, store
 from pipeline.core.names import file_name
-from pipeline.core.records import RunComparison
+from pipeline.core.records import RunComparison, Unmatched
 from pipeline.errors import ConfigError, InputError
 
 
@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
     out = Path(args.out) if args.out else Path(args.results_dir) / f"compare-{file_name(a.name)}-vs-{file_name(b.name)}"
     records.write_csv(out / "run_comparison.csv", RunComparison, rows)
     store.write_json(out / "run_comparison.json", runs.as_json(a, b, rows, pairing))
-    store.write_csv(out / "unmatched.csv", pairing.unmatched, ["sentence_id", "group", "reason"])
+    records.write_csv(out / "unmatched.csv", Unmatched, pairing.unmatched)
     store.write_text(out / "ab.html", ab.render(a.name, b.name, rows, changes, pairing.unmatched, out))
     for r in rows:
         print(r.verdict)

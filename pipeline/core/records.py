@@ -584,6 +584,14 @@ class VoiceSimilarity:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Unmatched:
+    """A sentence of one run that compare-runs could not pair with the other run's."""
+    sentence_id: str
+    group: str  # engine | condition
+    reason: str  # only in <run>, the reference text differs, or not scored in <run>
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunComparison:
     """One metric of one matched group, run B against run A (`run_pipeline.py compare-runs`)."""
     group: str  # engine | condition

@@ -5,13 +5,15 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from pipeline.core.records import RunComparison, Unmatched
 from pipeline.render.html import SCRIPT, STYLE, Cell, _cell, coloured, player, table
 from pipeline.scoring.runs import Change
 
 SHOWN = 300  # sentences on the page; the CSV has every comparison
 
 
-def render(name_a: str, name_b: str, rows: list, changes: list[Change], unmatched: list[dict], page_dir: Path) -> str:
+def render(name_a: str, name_b: str, rows: list[RunComparison], changes: list[Change], unmatched: list[Unmatched],
+           page_dir: Path) -> str:
     worse = [r for r in rows if r.worse]
     gate = (f'<p class="bad">B is worse in {len(worse)} metric{"s" * (len(worse) != 1)}.</p>' if worse
             else "<p>B is not significantly worse than A beyond the margins in any metric.</p>")
@@ -27,8 +29,8 @@ def render(name_a: str, name_b: str, rows: list, changes: list[Change], unmatche
                        "reference": lambda c: coloured(c.alignment_a.ops)[0],
                        "a": lambda c: heard(c.a, c.alignment_a), "b": lambda c: heard(c.b, c.alignment_b)},
                       {"delta": "ΔWER", "a": f"A: {name_a}", "b": f"B: {name_b}"}, row=tone, name="ab")
-    missing = "".join(f"<li>{html.escape(u['group'])}: {html.escape(u['sentence_id'])}: {html.escape(u['reason'])}"
-                      "</li>" for u in unmatched[:SHOWN])
+    missing = "".join(f"<li>{html.escape(u.group)}: {html.escape(u.sentence_id)}: {html.escape(u.reason)}</li>"
+                      for u in unmatched[:SHOWN])
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(name_b)} against {html.escape(name_a)}</title>
 <link rel="icon" href="data:,"><style>{STYLE}</style></head><body>

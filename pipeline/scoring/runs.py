@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.core import records, store
-from pipeline.core.records import ErrorEvent, RunComparison, ScoredUtterance
+from pipeline.core.records import ErrorEvent, RunComparison, ScoredUtterance, Unmatched
 from pipeline.errors import InputError
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
@@ -107,7 +107,7 @@ def refusals(a: Run, b: Run) -> list[str]:
 class Pairing:
     """The groups compared, and what could not be paired."""
     groups: list[tuple[tuple, tuple]] = field(default_factory=list)  # ((voice, asr, condition) in A, … in B)
-    unmatched: list[dict] = field(default_factory=list)  # sentence_id, group, reason
+    unmatched: list[Unmatched] = field(default_factory=list)
 
 
 def pair_groups(a: Run, b: Run, voices: dict[str, str]) -> Pairing:
@@ -163,15 +163,15 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
         for s in ids_a:
             ua, ub = by_a[group_a, s], by_b.get((group_b, s))
             if ub is None:
-                pairing.unmatched.append({"sentence_id": s, "group": label, "reason": f"only in {a.name}"})
+                pairing.unmatched.append(Unmatched(sentence_id=s, group=label, reason=f"only in {a.name}"))
             elif ua.reference != ub.reference:
-                pairing.unmatched.append({"sentence_id": s, "group": label, "reason": "the reference text differs"})
+                pairing.unmatched.append(Unmatched(sentence_id=s, group=label, reason="the reference text differs"))
             elif ua.status != "ok" or ub.status != "ok":
-                pairing.unmatched.append({"sentence_id": s, "group": label,
-                                          "reason": f"not scored in {a.name if ua.status != 'ok' else b.name}"})
+                pairing.unmatched.append(Unmatched(sentence_id=s, group=label,
+                                                   reason=f"not scored in {a.name if ua.status != 'ok' else b.name}"))
             else:
                 shared.append((ua, ub))
-        pairing.unmatched += [{"sentence_id": s, "group": label, "reason": f"only in {b.name}"}
+        pairing.unmatched += [Unmatched(sentence_id=s, group=label, reason=f"only in {b.name}")
                               for s in sorted(ids_b - set(ids_a))]
         if not shared:
             continue
@@ -255,4 +255,5 @@ def _paired_values(base: dict, metric: str, va: list, vb: list, n_boot: int, see
 def as_json(a: Run, b: Run, rows: list[RunComparison], pairing: Pairing) -> dict:
     return {"a": str(a.folder), "b": str(b.folder), "evaluator": evaluator(a, [e for e in a.engines if e in b.engines]),
             "comparisons": [dataclasses.asdict(r) for r in rows],
-            "unmatched": {"count": len(pairing.unmatched), "sentences": pairing.unmatched}}
+            "unmatched": {"count": len(pairing.unmatched),
+                          "sentences": [dataclasses.asdict(u) for u in pairing.unmatched]}}

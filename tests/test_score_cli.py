@@ -3,6 +3,7 @@ import sys
 
 from pipeline.core import store
 from pipeline.core.records import ScoredUtterance, columns
+from pipeline.scoring import sclite
 from tests.helpers import ROOT
 
 
@@ -36,6 +37,8 @@ def test_trn_files_are_matched_by_id_in_any_order(tmp_path):
     assert proc.returncode == 0, proc.stderr
     rows = {r["sentence_id"]: r for r in store.read_csv(tmp_path / "o" / "utterances.csv")}
     assert rows["spk_a"]["errors"] == "0" and rows["spk_b"]["errors"] == "1"
+    assert [r["id"] for r in rows.values()] == ["spk_a", "spk_b"]  # the user's ids, in every file written
+    assert [uid for uid, _ in sclite.read_trn((tmp_path / "o" / "hyp.trn").read_text())] == ["spk_a", "spk_b"]
 
 
 def test_mismatched_ids_and_counts_are_clear_errors(tmp_path):

@@ -29,9 +29,13 @@ def trn_safe(text: str) -> str:
 
 def utterance_id(*, sentence_id: str, voice: str = "", condition: str = "", asr: str = "") -> str:
     """An utterance's one name, the same in every CSV, trn and pralign file and in the report's anchors:
-    <voice>-<condition>-<asr>_<sentence_id>, empty parts left out (`piper-joe-clean-faster-whisper-base_s0-1`)."""
+    <voice>-<condition>-<asr>_<sentence_id> (`piper-joe-clean-faster-whisper-base_s0-1`). Without a system (a
+    transcript scored by `run_pipeline.py score`) it is the id the user gave, spaces aside, so that it joins with
+    the user's own files."""
     system = "-".join(p for p in (voice, condition, asr) if p).replace(":", "-").replace("=", "")
-    return "_".join(p for p in (trn_safe(system), trn_safe(sentence_id)) if p)
+    if not system:
+        return sentence_id.replace(" ", "-")
+    return f"{trn_safe(system)}_{trn_safe(sentence_id)}"
 
 
 def columns_of(kind: type = float):

@@ -159,9 +159,10 @@ def by_utterance(events: list) -> dict[str, list]:
 def from_events(ref: str, hyp: str, events: list) -> Alignment:
     """An utterance's alignment as scoring found it, from the error events it saved (ErrorEvent: type, words and
     position in the ops) and the normalized texts: every position without an event is a hit."""
-    ref_words, hyp_words = iter(ref.split()), iter(hyp.split())
+    words = ref.split()
+    ref_words, hyp_words = iter(words), iter(hyp.split())
     at = {e.position: e for e in events}
-    n = len(ref.split())
+    n = len(words)
     ops: Ops = []
     counts = dict.fromkeys(Op, 0)
     for pos in range(n + sum(1 for e in events if e.type == Op.INSERTION.word)):

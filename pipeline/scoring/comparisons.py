@@ -76,11 +76,9 @@ def verdict(a: Group, b: Group, delta: float | None, low: float | None, high: fl
 
 def compare(scores: Results, n_boot: int = 1000, seed: int = 1337) -> list[Comparison]:
     groups: dict[Group, dict[str, ScoredUtterance]] = {}
-    alignments = {}  # each utterance's, rebuilt once: it takes part in a pair with every other group
     for u in scores.utterances:
         if u.status == "ok" and u.condition != SILENCE:
             groups.setdefault(u.group, {})[u.sentence_id] = u
-            alignments[u.id] = scores.alignment(u)
     rows = []
     for a, b in combinations(groups, 2):
         shared = [s for s in groups[a] if s in groups[b]]
@@ -90,7 +88,7 @@ def compare(scores: Results, n_boot: int = 1000, seed: int = 1337) -> list[Compa
         words = [u.ref_words for u in ua]
         ea, eb = [u.errors for u in ua], [u.errors for u in ub]
         delta, low, high = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
-        m = paired.mapsswe([(alignments[x.id].ops, alignments[y.id].ops) for x, y in zip(ua, ub)])
+        m = paired.mapsswe([(scores.alignment(x).ops, scores.alignment(y).ops) for x, y in zip(ua, ub)])
         pa, pb = [100 * u.wer for u in ua], [100 * u.wer for u in ub]
         s, w = paired.sign_test(pb, pa), paired.wilcoxon(pb, pa)
         chars = sum(u.ref_chars or 0 for u in ua)

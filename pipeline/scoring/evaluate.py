@@ -58,6 +58,7 @@ class Results:
     confusions: list[Confusion] = field(default_factory=list)
     summary: list[GroupSummary] = field(default_factory=list)
     pralign: list[str] = field(default_factory=list)  # each aligned utterance's REF/HYP/Eval text
+    _alignments: dict[str, Alignment] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @functools.cached_property
     def events_by_id(self) -> dict[str, list[ErrorEvent]]:
@@ -66,8 +67,13 @@ class Results:
 
     def alignment(self, u: ScoredUtterance) -> Alignment:
         """An aligned utterance's alignment, as scoring found it. What is kept of it is its error events (errors.csv)
-        beside the normalized texts: every position without an event is a hit."""
-        return from_events(u.reference_normalized, u.hypothesis_normalized, self.events_by_id.get(u.id, []))
+        beside the normalized texts: every position without an event is a hit. Read back once: the statistics ask
+        for each utterance's alignment several times."""
+        found = self._alignments.get(u.id)
+        if found is None:
+            found = self._alignments[u.id] = from_events(u.reference_normalized, u.hypothesis_normalized,
+                                                         self.events_by_id.get(u.id, []))
+        return found
 
     @property
     def failed(self) -> int:
@@ -171,8 +177,8 @@ def evaluate(pairs: list[Pair], options: ScoreConfig | None = None) -> Results:
     (normalizer, bootstrap resamples and seed); its defaults when not given.
 
     Each utterance is aligned alone; all of them go through one compiled call (pipeline/scoring/align.py).
-    What is kept per utterance is its record, its error events and its alignment's text: its alignment is read
-    back from its events when asked for (Results.alignment), so 100,000 of them are never held at once."""
+    What is kept per utterance is its record, its error events and its alignment's text: scoring never holds
+    100,000 alignments at once; a later stage reads them back from the events (Results.alignment)."""
     options = options or ScoreConfig()
     with without_cycle_collection():
         return _evaluate(pairs, options.normalize, options.bootstrap, options.seed)

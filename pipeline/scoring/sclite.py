@@ -34,12 +34,12 @@ def pralign(uid: str, a: Alignment) -> str:
             hyp.append(h)
             evals.append(" " * len(r))
             continue
-        r_txt = "*" * max(len(h or ""), 3) if r is None else (r if op == Op.HIT else r.upper())
-        h_txt = "*" * max(len(r or ""), 3) if h is None else (h if op == Op.HIT else h.upper())
+        r_txt = "*" * max(len(h or ""), 3) if r is None else r.upper()
+        h_txt = "*" * max(len(r or ""), 3) if h is None else h.upper()
         width = max(len(r_txt), len(h_txt))
         ref.append(r_txt.ljust(width))
         hyp.append(h_txt.ljust(width))
-        evals.append(("" if op == Op.HIT else Op(op).value).ljust(width))
+        evals.append(op.value.ljust(width))
     wer = "n/a" if a.wer is None else f"{100 * a.wer:.1f}%"
     return (f"id: ({uid})\n"
             f"Scores: (#C #S #D #I) {a.hits} {a.substitutions} {a.deletions} {a.insertions}  WER {wer}\n"

@@ -31,8 +31,9 @@ def main() -> None:
     for size in sizes:
         subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--sentences", str(tmp / "lines.txt"),
                         "--asr", args.asr, "--run", f"batch{size}", "--set", f"asr.batch_size={size}",
-                        "--set", f"models_dir={ROOT / 'models'}", "--set", f"results_dir={tmp / 'results'}",
-                        "--set", f"audio_dir={tmp / 'audio'}"], check=True, capture_output=True, text=True)
+                        "--set", f"models_dir={ROOT / 'models'}", "--set", "cache_dir=off",
+                        "--set", f"results_dir={tmp / 'results'}",
+                        "--set", f"speech_dir={tmp / 'audio'}"], check=True, capture_output=True, text=True)
         run = tmp / "results" / f"batch{size}"
         runs[size] = {"rows": store.read_csv(run / "utterances.csv"),
                       "wer": float(store.read_csv(run / "summary.csv")[0]["micro_wer"])}

@@ -49,7 +49,8 @@ def run(cwd: Path, extra: list[str]) -> tuple[float, float]:
     env = {**os.environ, "TQDM_DISABLE": "1", "RAY_AUTH_MODE": "disabled"}
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, str(ROOT / "run_pipeline.py"), "--sentences", "s.txt",
-                             "--set", f"models_dir={ROOT / 'models'}", *extra], cwd=cwd, env=env,
+                             "--set", f"models_dir={ROOT / 'models'}", "--set", "cache_dir=off", *extra],
+                            cwd=cwd, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = [0.0]
 

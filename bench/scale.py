@@ -34,7 +34,7 @@ def main() -> None:
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--sentences", "s.txt",
-                               "--set", f"models_dir={ROOT / 'models'}"], cwd=run, capture_output=True, text=True,
+                               "--set", f"models_dir={ROOT / 'models'}", "--set", "cache_dir=off"], cwd=run, capture_output=True, text=True,
                               env={**os.environ, "TQDM_DISABLE": "1"})
         wall = time.perf_counter() - t0
         rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -14,16 +14,22 @@ SMALL_LM = ["--set", "model.n_layer=2", "--set", "model.n_head=2", "--set", "mod
             "--set", "train.eval_interval=15", "--set", "train.eval_iters=2", "--num-samples", "3",
             "--set", "sample.max_new_tokens=80", "--set", "sample.min_words=2"]
 TINY = ["--asr", "faster-whisper:tiny.en"]
+# each test computes what it checks: the cache every run shares (exec/items.py) would hand one test's transcripts
+# to the next; the tests of that cache name one themselves
+OWN_CACHE = ["--set", "cache_dir=off"]
 TIMING = {"audio_path", "tts_seconds", "asr_seconds"}  # columns that differ between runs of the same inputs
 SENTENCES = ["Now is the winter of our discontent.", "To be, or not to be, that is the question.",
              "My lord, I will go with you to the king.", "The quality of mercy is not strained.",
              "Friends, Romans, countrymen, lend me your ears.", "All the world's a stage."]
 
 
-def cli(cwd: Path, *args, models: Path, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+def cli(cwd: Path, *args, models: Path, check: bool = True, env: dict | None = None,
+        cache: Path | None = None) -> subprocess.CompletedProcess:
+    """The pipeline as a user runs it; `cache`: the shared cache to use, none by default (OWN_CACHE)."""
     env = {**(os.environ if env is None else env), "TQDM_DISABLE": "1"}
-    proc = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", *args],
-                          cwd=cwd, capture_output=True, text=True, env=env)
+    shared = ["--set", f"cache_dir={cache}"] if cache else OWN_CACHE
+    proc = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", *shared,
+                           *args], cwd=cwd, capture_output=True, text=True, env=env)
     if check:
         assert proc.returncode == 0, proc.stderr[-3000:]
     return proc

@@ -305,7 +305,7 @@ def test_records_are_built_by_keyword_and_name_their_utterance_and_group():
                            status="ok", error="", audio_sha256="", level_dbfs=None)
     assert t.id == "piper-joe-noise-snr10-faster-whisper-base_l0001"
     assert t.group == ("piper:joe", "faster-whisper:base", "noise:snr=10")
-    u, = evaluate([records.Pair.heard(t, None, {})]).utterances
+    u, = evaluate([records.Pair.heard(t, None, {}, audio_path="")]).utterances
     assert (u.id, u.group) == (t.id, t.group)  # scoring names it as the transcript did
 
 

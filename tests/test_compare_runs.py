@@ -1,15 +1,18 @@
 """compare-runs, as a team uses it between two versions of a voice: real runs on the same sentences, the release
 gate's exit codes, the refusal of runs scored differently (each evaluator field), partial overlap, bad input,
 and the listening page in a real browser."""
+import base64
+import io
 import json
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import unquote
 
+import numpy as np
 import pytest
+import soundfile as sf
 
 from pipeline.core import store
 from tests.helpers import ROOT, TINY, cli, write_sentences
@@ -65,10 +68,13 @@ def test_a_worse_voice_fails_the_gate_and_the_page_plays_both(runs, tmp_path):
     page = chromium(out / "ab.html", tmp_path, "--dump-dom")
     assert page.returncode == 0 and console_lines(page.stderr) == []
     sources = re.findall(r'<audio[^>]*src="([^"]+)"', page.stdout)
-    assert len(sources) == 2 * len(LINES)  # both versions of every sentence, side by side
-    assert {"/v1/" in unquote(s) for s in sources} == {True, False}
-    for src in sources:
-        assert (out / unquote(src)).resolve().is_file(), src
+    assert len(sources) == 2 * len(LINES)  # both versions of every sentence, side by side, carried in the page
+    assert all(src.startswith("data:audio/flac;base64,") for src in sources)
+    played = {base64.b64decode(src.removeprefix("data:audio/flac;base64,")) for src in sources}
+    for run in ("v1", "v2"):
+        for row in store.read_csv(runs / "results" / run / "utterances.csv"):
+            samples, _ = sf.read(runs / "results" / run / row["audio_path"], dtype="int16")
+            assert any(np.array_equal(sf.read(io.BytesIO(flac), dtype="int16")[0], samples) for flac in played)
 
 
 def test_a_run_against_a_copy_of_itself_is_no_change(runs):
@@ -105,7 +111,7 @@ def test_each_evaluator_field_refuses_the_comparison(runs, field):
     shutil.copytree(runs / "results" / "v2", copy, dirs_exist_ok=True)
     manifest = json.loads((copy / "manifest.json").read_text())
     edit(manifest)
-    (copy / "manifest.json").write_text(json.dumps(manifest))
+    store.write_record(copy / "manifest.json", manifest)  # sealed anew: a run made so, not an edited one
     proc = compare(runs, "v1", str(copy))
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert named in proc.stderr and "Traceback" not in proc.stderr
@@ -133,10 +139,13 @@ def test_bad_input_is_exit_2(runs, tmp_path):
                         (["v1", "v2", "--margin", "wer=lots"], "--margin")):
         proc = compare(runs, *args)
         assert proc.returncode == 2 and named in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
-    alone = runs / "results" / "alone"
+    alone = runs / "results" / "alone"  # a run of other sentences: its files and its seal made so
     shutil.copytree(runs / "results" / "v1", alone, dirs_exist_ok=True)
     rows = store.read_csv(alone / "utterances.csv")
     store.write_csv(alone / "utterances.csv", [{**r, "sentence_id": "x" + r["sentence_id"]} for r in rows],
                     list(rows[0]))
+    manifest = json.loads((alone / "manifest.json").read_text())
+    manifest["sealed"]["utterances.csv"] = store.sha256_file(alone / "utterances.csv")
+    store.write_record(alone / "manifest.json", manifest)
     proc = compare(runs, "v1", "alone")
     assert proc.returncode == 2 and "no sentence in common" in proc.stderr

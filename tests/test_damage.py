@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.core import store
-from tests.helpers import ROOT, SENTENCES, SMALL_LM, TINY, cli, rows_without_timing, write_sentences
+from tests.helpers import OWN_CACHE, ROOT, SENTENCES, SMALL_LM, TINY, cli, rows_without_timing, write_sentences
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
@@ -53,7 +53,7 @@ def clean_run(tmp_path_factory) -> Path:
 def test_every_kind_of_damaged_file_is_redone_and_the_rerun_equals_a_clean_run(tmp_path, clean_run, damage):
     shutil.copytree(clean_run, tmp_path, dirs_exist_ok=True)
     models = tmp_path / "models"
-    args = [*ARGS, "--set", f"models_dir={models}"]
+    args = [*ARGS, "--set", f"models_dir={models}", *OWN_CACHE]
     clean = snapshot(tmp_path)
     audio, run = tmp_path / "audio" / "default", tmp_path / "results" / "default"
     victims = {
@@ -96,7 +96,7 @@ def test_a_full_disk_stops_with_exit_4_leaves_no_torn_file_and_a_rerun_completes
     def small_disk():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    cmd = [sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models_dir}",
+    cmd = [sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models_dir}", *OWN_CACHE,
            "--sentences", str(sentences), *TINY]
     proc = subprocess.run(cmd, cwd=tmp_path / "full", capture_output=True, text=True, preexec_fn=small_disk,
                           env={**os.environ, "TQDM_DISABLE": "1"})

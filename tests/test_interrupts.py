@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.core import store
-from tests.helpers import ROOT
+from tests.helpers import OWN_CACHE, ROOT
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
@@ -34,7 +34,7 @@ def ctrl_c_as_from_a_terminal():
 
 def start(cwd: Path, models: Path, extra: list[str]) -> subprocess.Popen:
     (cwd / "s.txt").write_text("\n".join(LINES) + "\n")
-    argv = [sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", "--sentences", "s.txt",
+    argv = [sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", *OWN_CACHE, "--sentences", "s.txt",
             "--asr", "faster-whisper:tiny.en", "--set", "asr.threads=1", "--set", "asr.batch_size=1", "--measures",
             "none", *extra]
     return subprocess.Popen(argv, cwd=cwd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,

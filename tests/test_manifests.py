@@ -140,11 +140,14 @@ def test_kaldi_segments_cut_their_recordings(tmp_path, models_dir, piper_speech)
     split = (len(speech[0]) + 4000) / 16000
     d = tmp_path / "data"
     d.mkdir()
-    (d / "wav.scp").write_text(f"rec1 {tmp_path / 'long.wav'}\n")
-    (d / "segments").write_text(f"u1 rec1 0 {split}\nu2 rec1 {split} -1\nu3 rec9 0 1\n")
+    (d / "wav.scp").write_text(f"rec1 {tmp_path / 'long.wav'}\nrec2 {tmp_path / 'long.wav'}\n")
+    (d / "segments").write_text(f"u1 rec1 0 {split}\nu2 rec1 {split} -1\nu3 rec9 0 1\nu4 rec2 0 1\n")
     (d / "text").write_text(f"u1 {texts[0]}\nu2 {texts[1]}\nu3 a recording that is not there\n")
     proc = cli(tmp_path, "--audio-manifest", "data", *TINY, "--measures", "none", models=models_dir, check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "2 line(s) or file(s) not used" in proc.stderr  # rec2's only segment, u4, has no transcript
+    assert "wav.scp line 2 (rec2): a recording no utterance of text comes from" in proc.stderr
+    assert "segments line 4 (u4): a segment whose utterance has no line in text" in proc.stderr
     rows = {r["sentence_id"]: r for r in store.read_csv(tmp_path / "results" / "default" / "utterances.csv")}
     assert float(rows["u1"]["wer"]) <= 0.25 and float(rows["u2"]["wer"]) <= 0.25
     assert "question" not in rows["u1"]["hypothesis"] and "winter" not in rows["u2"]["hypothesis"]
@@ -194,9 +197,9 @@ def test_two_systems_in_one_manifest_are_compared_and_conditions_apply_to_record
                                                             for c in ("clean", "noise:snr=10")}
     assert [r["sentence_id"] for r in rows if r["voice"] == "good" and r["condition"] == "clean"] == ["s0", "s1", "s2"]
     noisy = [r for r in rows if r["condition"] == "noise:snr=10"]
-    assert all((tmp_path / r["audio_path"]).is_file() and "noise:snr=10" in r["audio_path"] for r in noisy)
+    assert all((run / r["audio_path"]).is_file() and "noise:snr=10" in r["audio_path"] for r in noisy)
     clean = {(r["voice"], r["sentence_id"]): r["audio_path"] for r in rows if r["condition"] == "clean"}
-    assert clean["good", "s0"] == "good/s0.wav"  # heard as given, from the user's own file
+    assert clean["good", "s0"] == "../../good/s0.wav"  # heard as given, from the user's own file
     pairs = store.read_csv(run / "comparisons.csv")
     voices = [p for p in pairs if {p["a"].split(" | ")[0], p["b"].split(" | ")[0]} == {"good", "swapped"}
               or ("good" in p["a"] and "swapped" in p["b"])]
@@ -220,7 +223,7 @@ def test_flags_a_manifest_run_cannot_use_are_refused(tmp_path, flags, message, m
     with pytest.raises(ConfigError, match=message):
         config.load(overrides={"audio_manifest": "m.tsv", **flags})
     with pytest.raises(ConfigError, match="--audio-dir"):
-        config.load(overrides={"wav_dir": str(tmp_path)})
+        config.load(overrides={"audio_dir": str(tmp_path)})
 
 
 def seed_tts_eval_reference(text: str) -> list[str]:
@@ -295,3 +298,66 @@ def test_a_plugin_voice_installed_with_pip_runs_end_to_end_and_a_broken_one_is_n
                check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "broken" in proc.stderr and "a_module_that_is_not_installed" in proc.stderr and "broken-voice" in proc.stderr
+
+
+def test_what_a_manifest_holds_that_no_recording_uses_is_counted_and_named(tmp_path):
+    recordings(tmp_path)
+    kaldi = write_formats(tmp_path)["kaldi"]
+    (kaldi / "wav.scp").write_text((kaldi / "wav.scp").read_text() + "extra ../wavs/r0.wav\n")
+    found = manifests.scan(kaldi)
+    assert [r.id for r in found.recordings] == IDS
+    assert [str(u) for u in found.unused] == [f"{kaldi / 'wav.scp'} line 5 (extra): a recording no utterance of "
+                                              "text comes from: it has no transcript"]
+    (tmp_path / "wavs" / "stray.wav").write_bytes((tmp_path / "wavs" / "r0.wav").read_bytes())
+    found = manifests.scan(tmp_path / "meta.lst", audio_dir=str(tmp_path / "wavs"))
+    assert [u.what for u in found.unused] == ["stray.wav"] and "no line of meta.lst names" in found.unused[0].why
+
+
+def test_a_near_miss_says_what_the_format_lacks(tmp_path):
+    recordings(tmp_path)
+    hf = write_formats(tmp_path)["audiofolder"]
+    (hf / "metadata.csv").write_text((hf / "metadata.csv").read_text().replace("file_name", "filename", 1))
+    with pytest.raises(InputError) as e:
+        manifests.read(hf)
+    assert "has no file_name column" in str(e.value) and "rename 'filename' to file_name" in str(e.value)
+    (tmp_path / "kdir").mkdir()
+    (tmp_path / "kdir" / "text").write_text("u1 hello\n")
+    with pytest.raises(InputError, match="has a text file but no wav.scp"):
+        manifests.read(tmp_path / "kdir")
+
+
+def test_one_folder_names_its_system_and_a_folder_matching_nothing_is_refused(tmp_path):
+    recordings(tmp_path)
+    meta = write_formats(tmp_path)["seed-tts"]
+    assert {r.system for r in manifests.read(meta, audio_dir=str(tmp_path / "wavs"))} == {"wavs"}
+    assert {r.system for r in manifests.read(meta, audio_dir=f"v9={tmp_path / 'wavs'}")} == {"v9"}
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError) as e:
+        manifests.audio_present(manifests.scan(meta, audio_dir=str(tmp_path / "empty")))
+    assert "none of the 4 wavs" in str(e.value) and "r0.wav" in str(e.value)
+
+
+def test_a_torn_wav_is_refused_naming_what_its_header_promised(tmp_path):
+    from pipeline.io import audio
+
+    recordings(tmp_path)
+    whole = (tmp_path / "wavs" / "r0.wav").read_bytes()
+    (tmp_path / "torn.wav").write_bytes(whole[:len(whole) // 2])
+    with pytest.raises(audio.BadAudio, match="torn: its header promises 16000 bytes of audio, the file holds"):
+        audio.read(tmp_path / "torn.wav")
+    streamed = bytearray(whole)  # a writer streaming to a pipe leaves the length unknown: read to the end
+    at = streamed.index(b"data")
+    streamed[at + 4:at + 8] = (0xFFFFFFFF).to_bytes(4, "little")
+    (tmp_path / "streamed.wav").write_bytes(bytes(streamed))
+    assert len(audio.read(tmp_path / "streamed.wav")[0]) == 8000
+
+
+def test_the_default_normalizer_makes_nfc_and_nfd_one_text_and_none_keeps_them_apart():
+    from pipeline.scoring import evaluate
+
+    nfc, nfd = "caf\u00e9 au lait", "cafe\u0301 au lait"
+    basic = evaluate.evaluate([records.Pair(sentence_id="a", reference=nfc, hypothesis=nfd)])
+    assert basic.utterances[0].errors == 0
+    none = evaluate.evaluate([records.Pair(sentence_id="a", reference=nfc, hypothesis=nfd)],
+                             evaluate.ScoreConfig(normalize="none"))
+    assert none.utterances[0].errors == 1 and none.utterances[0].hypothesis_normalized == nfd

@@ -14,7 +14,7 @@ import pytest
 from pipeline.core import store
 from pipeline.io import audio, conditions
 from pipeline.measures import base
-from tests.helpers import ROOT, TINY, write_sentences
+from tests.helpers import OWN_CACHE, ROOT, TINY, write_sentences
 
 LINES = ["Now is the winter of our discontent.", "To be, or not to be, that is the question.",
          "My lord, I will go with you to the king."]
@@ -144,7 +144,7 @@ MEASURE = textwrap.dedent('''
 def run_with_level(cwd: Path, models: Path, *args) -> subprocess.CompletedProcess:
     script = cwd / "with_level.py"
     script.write_text(MEASURE.format(root=str(ROOT), model=str(cwd / "level.json")))
-    return subprocess.run([sys.executable, str(script), "--set", f"models_dir={models}", *args], cwd=cwd,
+    return subprocess.run([sys.executable, str(script), "--set", f"models_dir={models}", *OWN_CACHE, *args], cwd=cwd,
                           capture_output=True, text=True, env={**os.environ, "TQDM_DISABLE": "1"})
 
 

@@ -164,7 +164,8 @@ def test_own_models_by_path_and_cache_run_keyed_by_content(tmp_path, models_dir,
     by = {(r["sentence_id"], r["voice"], r["asr"]): r["hypothesis"] for r in rows}
     assert all(by[(s, v, "faster-whisper:small")] == by[(s, v, f"faster-whisper:{whisper_copy}")]
                for s, v, _ in by)
-    wavs = {r["voice"]: Path(tmp_path / r["audio_path"]).read_bytes() for r in rows if r["sentence_id"] == rows[0]["sentence_id"]}
+    wavs = {r["voice"]: (tmp_path / "results" / "default" / r["audio_path"]).read_bytes() for r in rows
+            if r["sentence_id"] == rows[0]["sentence_id"]}
     assert wavs["piper:joe"] == wavs[f"piper:{voice}"]  # the same voice file speaks bit for bit alike
 
     with open(whisper_copy / "model.bin", "r+b") as f:  # one byte of the copy's weights changes

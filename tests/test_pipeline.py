@@ -13,6 +13,7 @@ import soundfile as sf
 from pipeline.core import store
 from pipeline.core.records import ScoredUtterance, columns
 from tests.helpers import (
+    OWN_CACHE,
     ROOT,
     SENTENCES,
     SMALL_LM,
@@ -46,7 +47,7 @@ def test_full_run_writes_every_artifact(default_run, models_dir):
     assert list(rows[0])[len(fixed):] == ["dnsmos_sig", "dnsmos_bak", "dnsmos_ovrl", "dnsmos_p808", "speaker_sim"]
     assert all(1 <= float(r["dnsmos_ovrl"]) <= 5 for r in rows)
     assert all(r["status"] == "ok" and float(r["perplexity"]) > 1 for r in rows)
-    assert all((cwd / r["audio_path"]).exists() for r in rows)
+    assert all((cwd / "results" / "default" / r["audio_path"]).exists() for r in rows)
     assert len(store.read_json(run / "sampled_sentences.json")) == 3
     for name in ("sentences.csv", "reference_perplexity.csv", "errors.csv", "confusions.csv", "summary.csv",
                  "summary.json", "ref.trn", "hyp.trn", "pralign.txt", "report.html", "run.log", "manifest.json"):
@@ -119,7 +120,7 @@ def test_same_config_and_seed_give_identical_csvs(tmp_path, models_dir):
 def test_kill_minus_nine_then_rerun_completes_and_keeps_finished_items(tmp_path, models_dir):
     lines = [f"{s} Line {i}." for i, s in enumerate(SENTENCES * 5)]
     sentences = write_sentences(tmp_path / "s.txt", lines)
-    args = [sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models_dir}",
+    args = [sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models_dir}", *OWN_CACHE,
             "--sentences", str(sentences), *TINY]
     proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "TQDM_DISABLE": "1"})
@@ -159,10 +160,10 @@ def test_conditions_write_audio_and_a_wer_vs_snr_curve(tmp_path, models_dir):
     rows = store.read_csv(tmp_path / "results" / "default" / "utterances.csv")
     assert {r["condition"] for r in rows} == {"clean", "noise:snr=20", "noise:snr=0", "speed:0.9", "speed:1.1"}
     by = {(r["sentence_id"], r["condition"]): r for r in rows}
-    clean, _ = sf.read(tmp_path / by[("l0001", "clean")]["audio_path"])
-    slow, _ = sf.read(tmp_path / by[("l0001", "speed:0.9")]["audio_path"])
+    clean, _ = sf.read(tmp_path / "results" / "default" / by[("l0001", "clean")]["audio_path"])
+    slow, _ = sf.read(tmp_path / "results" / "default" / by[("l0001", "speed:0.9")]["audio_path"])
     assert len(slow) == pytest.approx(len(clean) / 0.9, rel=0.01)
-    noisy, _ = sf.read(tmp_path / by[("l0001", "noise:snr=0")]["audio_path"])
+    noisy, _ = sf.read(tmp_path / "results" / "default" / by[("l0001", "noise:snr=0")]["audio_path"])
     assert len(noisy) == len(clean) and not np.allclose(noisy, clean, atol=0.01)
     summary = store.read_csv(tmp_path / "results" / "default" / "summary.csv")
     wer = {s["condition"]: float(s["micro_wer"]) for s in summary}

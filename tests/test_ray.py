@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.core import store
-from tests.helpers import SENTENCES, TINY, cli, rows_without_timing, write_sentences
+from tests.helpers import OWN_CACHE, SENTENCES, TINY, cli, rows_without_timing, write_sentences
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
@@ -75,7 +75,7 @@ def test_a_ray_run_resumes_from_a_local_one(tmp_path, models_dir):
 def test_a_killed_worker_is_restarted_and_nothing_is_lost_or_duplicated(tmp_path, models_dir):
     lines = [f"{s} Line {i}." for i, s in enumerate(SENTENCES * 3)]
     write_sentences(tmp_path / "s.txt", lines)
-    args = [sys.executable, str(Path(__file__).parents[1] / "run_pipeline.py"), "--set", f"models_dir={models_dir}",
+    args = [sys.executable, str(Path(__file__).parents[1] / "run_pipeline.py"), "--set", f"models_dir={models_dir}", *OWN_CACHE,
             "--sentences", "s.txt", *TINY, "--measures", "none", "--executor", "ray", "--set", "executor.num_cpus=2"]
     proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "TQDM_DISABLE": "1"})

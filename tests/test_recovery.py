@@ -15,7 +15,7 @@ import soundfile as sf
 
 from pipeline.core import store
 from pipeline.core.names import escape, file_name, inside
-from tests.helpers import ROOT, TINY, cli, rows_without_timing, write_sentences
+from tests.helpers import OWN_CACHE, ROOT, TINY, cli, rows_without_timing, write_sentences
 
 HOSTILE_IDS = ["../../../../../../../../../../../outside/x", "/abs/outside", "a/../../../outside/y", "/", "..", ".",
                ".hidden", "nul\0byte", "speaker1/chapter2/utt3", "Utt1", "utt1", "UTT1", "x" * 300, "x" * 299 + "y",
@@ -166,7 +166,7 @@ def test_a_full_disk_while_converting_weights_is_exit_4_and_the_rerun_finishes(t
         resource.setrlimit(resource.RLIMIT_FSIZE, (50 << 20, 50 << 20))
 
     env = {**os.environ, "TQDM_DISABLE": "1"}
-    proc = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", *args],
+    proc = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models}", *OWN_CACHE, *args],
                           cwd=tmp_path, capture_output=True, text=True, env=env, preexec_fn=limited)
     assert proc.returncode == 4, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr and "File too large" in proc.stderr and "ulimit" in proc.stderr
@@ -209,7 +209,7 @@ def test_a_rerun_retries_only_the_failed_items_and_matches_a_clean_run(tmp_path,
         cwd.mkdir(exist_ok=True)
         write_sentences(cwd / "s.txt")
         env = {**os.environ, "TQDM_DISABLE": "1", "FLAKY_FAIL": str(fail)}
-        return subprocess.run([sys.executable, str(script), "--set", f"models_dir={models_dir}", "--sentences",
+        return subprocess.run([sys.executable, str(script), "--set", f"models_dir={models_dir}", *OWN_CACHE, "--sentences",
                                "s.txt", "--voices", "flaky:joe", *TINY], cwd=cwd, capture_output=True, text=True,
                               env=env)
 

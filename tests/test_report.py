@@ -57,7 +57,7 @@ def test_report_loads_without_console_errors_and_its_audio_exists(report, tmp_pa
 
     heard = {r["audio_path"] for r in store.read_csv(report.parent / "utterances.csv")}
     for wav in heard:  # each player carries its wav's samples, losslessly
-        samples, _ = sf.read(report.parents[2] / wav, dtype="int16")
+        samples, _ = sf.read(report.parent / wav, dtype="int16")  # audio_path is relative to the run folder
         assert any(np.array_equal(sf.read(io.BytesIO(flac), dtype="int16")[0], samples) for flac in played), wav
     assert dom.count('<img alt="') >= 2 and "only sentences with" in dom
     assert '<select id="only-flag"' in dom and '<option value="silent_audio">' in dom

@@ -257,3 +257,72 @@ def test_breakdown_snr_is_interpolated_where_wer_doubles():
     assert (b.clean_wer, b.threshold, b.breakdown_snr) == (0.1, 0.2, 15.0)
     assert b.ci95_low == b.ci95_high == 15.0  # every sentence alike: no spread
     assert b.curve == [(20, 0.1), (10, 0.3)]
+
+
+def test_the_macro_ci_is_a_bootstrap_of_the_mean_sentence_wer_resampling_sentences():
+    import numpy as np
+
+    rng = random.Random(5)
+    rows = [row(s, "v:1", "asr:x", "clean", text, with_errors(text, rng.randrange(0, 6)))
+            for s, text in sentences(30)]
+    (summary,) = evaluate(rows, ScoreConfig(bootstrap=500, seed=7)).summary
+    scored = evaluate(rows, ScoreConfig(bootstrap=0)).utterances
+    wer = np.array([u.errors / u.ref_words for u in scored])
+    draws = np.random.default_rng(7).integers(0, len(wer), size=(500, len(wer)))  # resample sentences, with repeats
+    low, high = np.percentile(wer[draws].mean(axis=1), [2.5, 97.5])
+    assert (summary.macro_ci95_low, summary.macro_ci95_high) == (round(low, 4), round(high, 4))
+    assert summary.macro_ci95_low < summary.macro_wer < summary.macro_ci95_high
+    assert (summary.macro_ci95_low, summary.macro_ci95_high) != (summary.ci95_low, summary.ci95_high)
+
+
+def rejections(n: int, delta: float, sd: float, trials: int, seed: int, alpha: float = 0.05) -> float:
+    """The share of simulated paired comparisons of n sentences, each difference N(delta, sd), that a two-sided
+    paired t-test at alpha finds significant."""
+    import numpy as np
+    from scipy.stats import ttest_1samp
+
+    d = np.random.default_rng(seed).normal(delta, sd, size=(trials, n))
+    return float(np.mean(ttest_1samp(d, 0.0, axis=1).pvalue < alpha))
+
+
+@pytest.mark.parametrize("n, observed", [(11, 0.3), (40, 0.15)])
+def test_the_power_figures_hold_in_simulation(n, observed):
+    """docs/statistics.md: a difference of `detectable` is found 80% of the time with these sentences, and the
+    observed difference with `needed` sentences."""
+    import numpy as np
+
+    from pipeline.scoring import paired
+
+    sample = np.random.default_rng(n).normal(size=n)
+    contributions = list((sample - sample.mean()) / sample.std(ddof=1) + observed)  # spread 1, mean the Δ seen
+    power = paired.power(contributions, observed)
+    assert 0.76 <= rejections(n, power.detectable, 1.0, 4000, seed=1) <= 0.84
+    assert 0.76 <= rejections(power.needed, observed, 1.0, 4000, seed=2) <= 0.84
+    assert 0.55 <= rejections(int(0.7 * power.needed), observed, 1.0, 4000, seed=3) <= 0.75  # fewer would not do
+
+
+def test_a_pooled_rates_spread_is_the_paired_bootstraps():
+    import numpy as np
+
+    from pipeline.scoring import paired
+
+    rng = np.random.default_rng(3)
+    words = rng.integers(3, 25, size=300)
+    ea = rng.binomial(words, 0.1)
+    eb = rng.binomial(words, 0.13)
+    contributions = paired.pooled_contributions(list(ea), list(eb), list(words))
+    assert np.mean(contributions) == pytest.approx((eb.sum() - ea.sum()) / words.sum())
+    draws = rng.integers(0, len(words), size=(4000, len(words)))
+    boot = (eb[draws].sum(1) - ea[draws].sum(1)) / words[draws].sum(1)
+    assert np.std(contributions, ddof=1) / np.sqrt(len(words)) == pytest.approx(boot.std(), rel=0.08)
+
+
+def test_a_comparison_that_finds_nothing_says_what_it_could_have_found():
+    rows = []
+    for i, (s, text) in enumerate(sentences(10)):
+        rows.append(row(s, "a:1", "asr:x", "clean", text, with_errors(text, i % 2)))
+        rows.append(row(s, "b:2", "asr:x", "clean", text, with_errors(text, (i + 1) % 3)))
+    (c,) = compare(evaluate(rows, ScoreConfig(bootstrap=200)), 200)
+    assert c.mapsswe_p_holm >= 0.05 and c.detectable_delta > abs(c.delta_wer) > 0 and c.sentences_needed > 10
+    assert f"10 sentences detect |Δ| ≥ {c.detectable_delta:.3f} (80% power, α 0.05)" in c.verdict
+    assert f"would take about {c.sentences_needed}" in c.verdict

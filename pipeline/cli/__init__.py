@@ -12,6 +12,7 @@ from pipeline.config import run as config_mod
 from pipeline.core import options
 from pipeline.errors import WRITE_ERRORS, ConfigError, InputError
 from pipeline.exec import interrupts
+from pipeline.exec.progress import say
 
 
 def program() -> str:
@@ -87,20 +88,13 @@ def stopped(stop: KeyboardInterrupt) -> int:
                 "command to continue")
     else:
         line = "interrupted"
-    say(line, logging.WARNING)
+    say(line, level=logging.WARNING)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(128 + (interrupts.received[0] if interrupts.received else stop.signum))
 
 
-def say(line: str, level: int = logging.ERROR) -> None:
-    """A line for the terminal, kept in run.log as well (once: the terminal shows it without the log's stamp)."""
-    print(line, file=sys.stderr)
-    record = logging.LogRecord("pipeline", level, __file__, 0, line, None, None)
-    for handler in logging.getLogger().handlers:
-        if isinstance(handler, logging.FileHandler):
-            handler.handle(record)
-            handler.flush()
+INTERNAL_ERROR = 70  # EX_SOFTWARE (sysexits.h): a fault of this tool, never a verdict on a run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,8 +105,21 @@ def main(argv: list[str] | None = None) -> int:
         return stopped(stop)
     except BrokenPipeError:
         return closed_pipe()
+    except Exception:
+        return internal_error()
     finally:
         interrupts.restore(previous)
+
+
+def internal_error() -> int:
+    """A fault of this tool, not of the input: its own exit code, so that no script reads it as a verdict (1 is
+    "rows failed" for a run, "B is worse" for compare-runs), and what to report."""
+    import traceback
+
+    say(f"internal error (exit {INTERNAL_ERROR}): a fault of this tool, not a result of your run or a verdict. "
+        "Files already written are complete, and a rerun continues from them. Please report it, with the command "
+        f"line you ran and this traceback:\n{traceback.format_exc().rstrip()}")
+    return INTERNAL_ERROR
 
 
 def closed_pipe() -> int:
@@ -171,7 +178,7 @@ def _main(argv: list[str] | None) -> int:
             fix = ("Raise the file-size limit (ulimit -f)" if e.errno == errno.EFBIG
                    else "Free some disk space or make it writable")
             say(f"error: cannot write {where} ({e.strerror}). {fix} (or pick other --set "
-                "results_dir/audio_dir/models_dir); files already written are complete, and a rerun continues "
+                "results_dir/speech_dir/models_dir); files already written are complete, and a rerun continues "
                 "from them.")
         else:
             say(f"error: {e}")

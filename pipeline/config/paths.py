@@ -40,14 +40,14 @@ def run_dir(cfg: Config) -> Path:
     return Path(cfg.results_dir) / cfg.run
 
 
-def audio_dir(cfg: Config) -> Path:
-    return Path(cfg.audio_dir) / cfg.run
+def speech_dir(cfg: Config) -> Path:
+    return Path(cfg.speech_dir) / cfg.run
 
 
 def wav(cfg: Config, *, voice: str, condition: str, sentence_id: str) -> Path:
     """Where an utterance's audio is: audio/<run>/<voice>/<condition>/<run>_<sentence_id>.wav, each name a
     file name made by core/names.py."""
-    return inside(audio_dir(cfg), file_name(voice), file_name(condition), f"{cfg.run}_{file_name(sentence_id)}.wav")
+    return inside(speech_dir(cfg), file_name(voice), file_name(condition), f"{cfg.run}_{file_name(sentence_id)}.wav")
 
 
 def transcript_record(cfg: Config, *, asr: str, voice: str, condition: str, sentence_id: str) -> Path:
@@ -62,3 +62,11 @@ def measure_record(cfg: Config, *, measure: str, voice: str, condition: str, sen
     results/<run>/measures/<measure>/<voice>/<condition>/<id>.json."""
     parts = [file_name(measure), file_name(voice or "recordings"), file_name(condition)]
     return inside(run_dir(cfg), "measures", *parts, f"{file_name(sentence_id)}.json")
+
+
+def shared_record(cfg: Config, kind: str, key: str) -> Path | None:
+    """Where a per-item record that makes no file is kept for every run, by its key alone (exec/items.py):
+    <cache_dir>/<kind>/<key[:2]>/<key>.json; None with the shared cache off."""
+    if cfg.cache_dir == "off" or not key:
+        return None
+    return Path(cfg.cache_dir or Path(cfg.models_dir) / "cache") / kind / key[:2] / f"{key}.json"

@@ -22,7 +22,9 @@ from pipeline.tts.base import TTSConfig
 
 PRESETS = Path(__file__).resolve().parents[2] / "configs"
 MOVED = {"speech": "the speech section was split: speech.voices, .conditions, .voice_noise and .seed are now "
-                   "tts.*; speech.asr is asr.engines, and the decoding options are asr.*"}
+                   "tts.*; speech.asr is asr.engines, and the decoding options are asr.*",
+         "wav_dir": "the folder of a meta.lst's wavs is audio_dir (--audio-dir); the folder this tool writes its own "
+                    "speech to is speech_dir"}
 
 
 def _manifests():
@@ -38,12 +40,21 @@ def _plain_name(run: str) -> None:
                           "(not starting with a dot, at most 100), such as 'default' or 'noise-test'")
 
 
+def _recipe(name: str) -> None:
+    if name and not (PRESETS / f"{name}.toml").is_file():
+        raise ConfigError(f"recipe = {name!r}: no such recipe; a recipe is a preset in {PRESETS} that sets it")
+
+
 @dataclass(frozen=True)
 class Config:
     run: str = option("default", "run name: results/<run>/ and audio/<run>/", flag="--run", check=_plain_name)
     models_dir: str = option("models", "trained LMs, prepared corpora and converted Whisper weights")
-    audio_dir: str = option("audio", "generated speech")
+    speech_dir: str = option("audio", "where the speech this tool makes goes: synthesized wavs and the audio of each "
+                             "condition (audio/<run>/)")
     results_dir: str = option("results", "CSVs and reports")
+    cache_dir: str = option("", "the cache every run shares: the same audio heard by the same engine, or scored by the "
+                            "same measure, with the same options, is kept once for all run names; '' is "
+                            "<models_dir>/cache, off turns it off", speed_only=True)
     sentences: str = option("", "your own sentences, one per line: skips training and sampling",
                             flag="--sentences")
     audio_manifest: str = option("", "recordings to score instead of synthesizing: a CSV/TSV (id, audio, reference), "
@@ -52,8 +63,10 @@ class Config:
     manifest_format: str = option("auto", "the --audio-manifest's format: auto (detected), csv, seed-tts, nemo, "
                                   "kaldi, ljspeech or audiofolder", flag="--manifest-format",
                                   check=lambda name: _manifests().check_format(name))
-    wav_dir: str = option("", "for a meta.lst: the folder of <utt>.wav, or SYSTEM=DIR,SYSTEM=DIR to compare systems",
-                          flag="--audio-dir")
+    audio_dir: str = option("", "for a meta.lst: the folder of the system's <utt>.wav (the system is named after the "
+                            "folder), or SYSTEM=DIR,SYSTEM=DIR to compare systems", flag="--audio-dir")
+    recipe: str = option("", "the published recipe this run follows, set by its preset (--preset seed-tts-eval): "
+                         "what differs from it is said beside the WER; '' for none", check=_recipe)
     device: str = option("auto", "where the LM and Whisper run: auto (cuda when torch sees a GPU), cpu or cuda",
                          flag="--device", choices=device.DEVICES)
     model: GPTConfig = field(default_factory=GPTConfig)
@@ -77,11 +90,15 @@ def _read_toml(path: Path, what: str) -> dict:
 
 
 def preset(name: str) -> dict:
+    """A preset's config values; a recipe's `[published]` table says what they make comparable
+    (config/recipes.py), and is not config."""
     path = PRESETS / f"{name}.toml"
     if not path.is_file():
         known = ", ".join(sorted(p.stem for p in PRESETS.glob("*.toml")))
         raise ConfigError(f"--preset {name!r}: no such preset; available: {known}")
-    return _read_toml(path, "--preset")
+    values = _read_toml(path, "--preset")
+    values.pop("published", None)
+    return values
 
 
 def apply(cfg: Config, values: dict[str, Any]) -> Config:
@@ -123,11 +140,12 @@ def validate(cfg: Config) -> Config:
             raise ConfigError(f"{key} = {value!r}: no such file")
     if cfg.audio_manifest:
         _refuse_beside_manifest(cfg)
-    elif cfg.wav_dir or cfg.manifest_format != "auto":
-        raise ConfigError("--audio-dir and --manifest-format describe an --audio-manifest; give one, or drop them")
+    elif cfg.audio_dir or cfg.manifest_format != "auto":
+        raise ConfigError("--audio-dir and --manifest-format describe an --audio-manifest; give one, or drop them (the "
+                          "folder this tool writes its own speech to is speech_dir, which was called audio_dir before)")
     if bool(cfg.data.train_bin) != bool(cfg.data.val_bin):
         raise ConfigError("data.train_bin and data.val_bin go together; set both or neither")
-    for key in ("models_dir", "audio_dir", "results_dir"):
+    for key in ("models_dir", "speech_dir", "results_dir"):
         folder = Path(getattr(cfg, key)).expanduser()
         existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
         if existing is not None and not existing.is_dir():
@@ -157,7 +175,7 @@ def _validate_inputs(cfg: Config) -> None:
     if cfg.sentences:
         inputs.sentences(cfg.sentences)
     if cfg.audio_manifest:
-        _manifests().read(cfg.audio_manifest, cfg.manifest_format, cfg.wav_dir)
+        _manifests().audio_present(_manifests().scan(cfg.audio_manifest, cfg.manifest_format, cfg.audio_dir))
     if cfg.data.train_bin:
         for key, path in (("--train-bin", cfg.data.train_bin), ("--val-bin", cfg.data.val_bin)):
             inputs.token_file(path, key, cfg.model.block_size + 2)

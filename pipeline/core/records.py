@@ -164,19 +164,22 @@ class Pair(_Grouped):
     lm_tokens: int | None = None
     word_surprisal: tuple[float, ...] = ()  # one per word of reference.split(), as Sentence.word_surprisal
     measures: dict[str, float | None] = dataclasses.field(default_factory=dict)
+    speaker_reference: str = ""
 
     def __post_init__(self):
         _one_of(self.status, SPOKEN, "status")
 
     @classmethod
-    def heard(cls, t: Transcript, s: Sentence | None, measures: dict[str, float | None]) -> Pair:
-        """A transcript beside its sentence (None: a sentence the run no longer has, scored against nothing)."""
+    def heard(cls, t: Transcript, s: Sentence | None, measures: dict[str, float | None], audio_path: str,
+              speaker_reference: str = "") -> Pair:
+        """A transcript beside its sentence (None: a sentence the run no longer has, scored against nothing), its
+        audio and its speaker reference named as the scores name them."""
         return cls(sentence_id=t.sentence_id, reference=s.text if s else "", hypothesis=t.hypothesis, voice=t.voice,
-                   asr=t.asr, condition=t.condition, status=t.status, error=t.error, audio_path=t.audio_path,
+                   asr=t.asr, condition=t.condition, status=t.status, error=t.error, audio_path=audio_path,
                    audio_seconds=t.audio_seconds, tts_seconds=t.tts_seconds, asr_seconds=t.asr_seconds,
                    level_dbfs=t.level_dbfs, audio_sha256=t.audio_sha256, perplexity=s.perplexity if s else None,
                    lm_tokens=s.lm_tokens if s else None, word_surprisal=tuple(s.word_surprisal) if s else (),
-                   measures=measures)
+                   measures=measures, speaker_reference=speaker_reference)
 
 
 @dataclass(slots=True, kw_only=True)  # not frozen: 100,000 of them are made at once, and a frozen init costs a call per field
@@ -199,7 +202,8 @@ class ScoredUtterance(_Grouped):
     wer: float | None  # errors / ref_words; None when the reference is empty
     perplexity: float | None = lm_only()
     lm_tokens: int | None
-    audio_path: str
+    audio_path: str  # the audio heard: relative to the run folder (open Path(run_folder) / audio_path), or absolute
+    # for audio outside the folder the run was started from
     audio_seconds: float | None
     tts_seconds: float | None
     asr_seconds: float | None
@@ -213,6 +217,8 @@ class ScoredUtterance(_Grouped):
     cer: float | None  # char_errors / ref_chars
     word_surprisal: list[float] = joined(float, "{:.4f}", lm=True)  # each normalized reference word's surprisal
     # (bits): that of the written word it came from (a word the normalizer splits gives each part the whole)
+    speaker_reference: str = ""  # the audio this row's voice should sound like (a voice-cloning prompt), named as
+    # audio_path is; empty when the row has none
     measures: dict[str, float | None] = columns_of()  # each measure's columns (dnsmos_ovrl, speaker_sim, …):
     # their meanings are in the measure's file (pipeline/measures/) and in measures.json
 
@@ -269,6 +275,8 @@ class GroupSummary(_Grouped):
     micro_cer: float | None  # Σ character errors / Σ reference characters
     cer_ci95_low: float | None
     cer_ci95_high: float | None
+    macro_ci95_low: float | None = None  # bootstrap 95% interval of macro_wer, from the same resamples
+    macro_ci95_high: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -300,6 +308,9 @@ class Comparison:
     verdict: str  # one line, by MAPSSWE after Holm at 0.05
     differs: str  # the factors in which A and B differ: voice, asr, condition, or several joined by +
     holm_family: str  # one-factor (the family Holm corrects over) or cross-factor (outside it: corrected apart)
+    detectable_delta: float | None = None  # the smallest |Δ| these sentences detect with 80% power at α 0.05 (a
+    # paired t-test on the per-sentence differences; docs/statistics.md)
+    sentences_needed: int | None = None  # sentences it would take to detect the observed Δ so; empty when Δ is 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -534,6 +545,7 @@ class Measured:
     notes: str  # ;-separated: why a value is missing (silent audio, an unreadable speaker reference), or what was
     # done to the audio (a clip under 0.5 s looped by DNSMOS)
     values: dict[str, float | None] = columns_of()  # each selected measure's columns
+    speaker_reference: str = ""  # the audio the row's voice should sound like, as the run was given it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -572,6 +584,9 @@ class MeasureComparison:
     verdict: str
     differs: str  # voice, condition, or both joined by + (groups that differ only in the engine heard the same audio)
     holm_family: str  # one-factor or cross-factor, as for WER
+    detectable_delta: float | None = None  # the smallest |Δ| these sentences detect with 80% power at α 0.05 (a
+    # paired t-test on the per-sentence differences; docs/statistics.md)
+    sentences_needed: int | None = None  # sentences it would take to detect the observed Δ so; empty when Δ is 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -601,7 +616,7 @@ class RunComparison:
     group: str  # engine | condition
     voice_a: str
     voice_b: str
-    metric: str  # wer, cer, or a measure column
+    metric: str  # wer (micro) or macro_wer, as the runs' headline; cer; or a measure column
     sentences: int  # paired sentences with a value in both runs
     a: float | None  # the metric in A over those sentences: pooled for wer and cer, the mean for a measure
     b: float | None
@@ -620,3 +635,6 @@ class RunComparison:
     worse: bool  # B significantly worse (p_holm < 0.05, the CI excludes 0) by more than the margin
     margin: float  # the least change that counts against B (--margin)
     verdict: str
+    detectable_delta: float | None = None  # the smallest |Δ| these sentences detect with 80% power at α 0.05 (a
+    # paired t-test on the per-sentence differences; docs/statistics.md)
+    sentences_needed: int | None = None  # sentences it would take to detect the observed Δ so; empty when Δ is 0

@@ -10,6 +10,7 @@ model packages."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import signal
 from collections import Counter
@@ -54,12 +55,12 @@ class LocalExecutor:
 
     def map(self, worker_cls: type[Worker], args: tuple, jobs: Iterable[tuple[Any, list]],
             count: int, gpus: float = 0) -> Iterator[tuple[Any, list[Done]]]:
-        """Run `worker_cls(*args).work(batch)` for each (key, batch) of `count` jobs; the worker loads once.
-        `jobs` may be a generator: it is drawn from only as workers are free, so inputs stream."""
-        if not count:
-            return
-        worker = worker_cls(*args)
+        """Run `worker_cls(*args).work(batch)` for each (key, batch) of at most `count` jobs; the worker loads once,
+        when the first job comes (a stage whose items all turn out unusable loads no model). `jobs` may be a
+        generator: it is drawn from only as workers are free, so inputs stream."""
+        worker = None
         for key, batch in jobs:
+            worker = worker or worker_cls(*args)
             yield key, worker.work(batch)
 
     def close(self) -> None:
@@ -98,7 +99,9 @@ class RayExecutor:
 
     def map(self, worker_cls: type[Worker], args: tuple, jobs: Iterable[tuple[Any, list]],
             count: int, gpus: float = 0) -> Iterator[tuple[Any, list[Done]]]:
-        if not count:
+        todo = iter(jobs)
+        first = next(todo, None)
+        if first is None:  # no job after all (every input unusable): no Ray start, no model loaded
             return
         self._connect()
         ray = self.ray
@@ -106,7 +109,7 @@ class RayExecutor:
                                                 max_task_retries=-1)
         n = min(self.actors(gpus), count)
         actors = [remote.remote(*args) for _ in range(n)]
-        todo = iter(jobs)
+        todo = itertools.chain([first], todo)
         idle, in_flight = list(actors), {}
         try:
             while True:

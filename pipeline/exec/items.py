@@ -1,10 +1,13 @@
-"""Per-item work with a per-item cache, shared by synthesis and transcription.
+"""Per-item work with a per-item cache, shared by synthesis, assessment and transcription.
 
 Each item has a key (exactly what determines its result) and a sealed JSON record beside its output. A record is
 reused only when its key matches and the file it made (a wav) still has the sha256 it recorded; the rest are
 computed by a worker on the executor and recorded as they arrive, so a killed run loses only the items in flight.
-Errors are not recorded, and a stage with failed items says how many (stage.Result.failed), so the runner runs it
-again next time, and only the failed items are tried again."""
+An item that makes no file (a transcript, a measure's score) is also kept under its key alone in a cache every run
+shares (`Item.shared`): the same audio heard by the same engine with the same options under another run name is a
+copy of that record, not a decode. Errors are not recorded, and a stage with failed items says how many
+(stage.Result.failed), so the runner runs it again next time, and only the failed items are tried again; an item
+whose input is unusable loads no model (the executor starts a worker with its first job)."""
 from __future__ import annotations
 
 import logging
@@ -33,14 +36,25 @@ class Item:
     # (the audio's sha256 and level): made only when a worker is free, so audio is read just in time and memory
     # stays flat; raises Unusable
     output: Path | None = None  # the file an ok record describes
+    shared: Path | None = None  # the same record in the cache every run shares, by key alone (no output file)
 
 
-def cached(item: Item) -> dict | None:
-    record = store.read_record(item.record) if item.key else {}
+def _usable(path: Path, item: Item) -> dict | None:
+    record = store.read_record(path) if item.key else {}
     if record.get("key") != item.key or not item.key:
         return None
     if item.output and record["status"] == "ok" and record.get("wav_sha256") != store.sha256_or_none(item.output):
         return None  # torn, replaced or gone since
+    return record
+
+
+def cached(item: Item) -> dict | None:
+    """The item's record: the run's own, else the shared cache's, which the run then keeps as its own."""
+    record = _usable(item.record, item)
+    if record is None and item.shared is not None:
+        record = _usable(item.shared, item)
+        if record is not None:
+            store.write_record(item.record, record)
     return record
 
 
@@ -69,6 +83,7 @@ def cached_map(pool, worker: tuple[type[Worker], tuple], items: dict[Hashable, I
     chunks = [pending[k:k + chunk] for k in range(0, len(pending), chunk)]
 
     def jobs():
+        started = False
         for ids in chunks:
             ready, inputs = [], []
             for item_id in ids:
@@ -76,10 +91,15 @@ def cached_map(pool, worker: tuple[type[Worker], tuple], items: dict[Hashable, I
                     argument, known = items[item_id].input()
                 except Unusable as e:
                     results[item_id] = result(status="error", error=str(e))
+                    bar.update(1)
                     continue
                 ready.append((item_id, known))
                 inputs.append(argument)
-            yield ready, inputs
+            if ready:
+                if not started:  # the worker, and its model, load with the first job
+                    log.info("%s: %d %s to compute", desc, len(pending) - (len(results) - reused), noun)
+                    started = True
+                yield ready, inputs
 
     bar = progress.bar(total=len(pending), desc=desc)
     try:
@@ -87,7 +107,10 @@ def cached_map(pool, worker: tuple[type[Worker], tuple], items: dict[Hashable, I
             for (item_id, known), done in zip(ready, outcome):
                 done = save(item_id, replace(done, **known))
                 if done.status != "error":
-                    store.write_record(items[item_id].record, {"key": items[item_id].key, **done.record()})
+                    record = {"key": items[item_id].key, **done.record()}
+                    store.write_record(items[item_id].record, record)
+                    if items[item_id].shared is not None:
+                        store.write_record(items[item_id].shared, record)
                 results[item_id] = done
             bar.update(len(ready))
             interrupts.check()

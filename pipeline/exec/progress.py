@@ -1,16 +1,29 @@
-"""Progress bars for every long loop: live on a terminal; in a log file, one plain line at most every 30 s.
+"""What the terminal shows: progress bars for every long loop (live on a terminal; in a log file, one plain
+line at most every 30 s), and `say`, a line for the user that run.log keeps too.
 
 tqdm writes a redrawn bar with carriage returns and redraws it on every `set_postfix` unless told not to, which
 in a log file is a line each time (2,000 of them for a default training run); so when stderr is not a terminal a
 small logger of our own stands in for it, with the same calls (iterate, update, set_postfix, write, close)."""
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
 from typing import Callable, Iterable
 
 LOG_INTERVAL_S = 30.0
+
+
+def say(text: str, stream=None, level: int = logging.ERROR) -> None:
+    """A line for the terminal (stderr unless told), kept in run.log as well, once: the terminal shows it without
+    the log's stamp."""
+    print(text, file=stream or sys.stderr, flush=True)
+    record = logging.LogRecord("pipeline", level, __file__, 0, text, None, None)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):
+            handler.handle(record)
+            handler.flush()
 
 
 class LogBar:

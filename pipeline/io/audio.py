@@ -28,6 +28,11 @@ def read(path: str | Path) -> tuple[np.ndarray, int]:
         raise BadAudio(f"{path}: no such audio file")
     if path.stat().st_size == 0:
         raise BadAudio(f"{path}: empty file (0 bytes)")
+    torn = wav_shortfall(path)
+    if torn:
+        promised, held = torn
+        raise BadAudio(f"{path}: torn: its header promises {promised} bytes of audio, the file holds {held} (a copy "
+                       "or download cut short?); copy or write it again")
     try:
         audio, sr = sf.read(path, dtype="float32", always_2d=True)
     except (sf.LibsndfileError, RuntimeError) as e:
@@ -37,6 +42,28 @@ def read(path: str | Path) -> tuple[np.ndarray, int]:
     if not np.isfinite(audio).all():  # a damaged float recording, not silence: no engine should hear it
         raise BadAudio(f"non-finite samples (NaN or Inf) in {path}")
     return audio.mean(axis=1), sr
+
+
+def wav_shortfall(path: Path) -> tuple[int, int] | None:
+    """(bytes promised, bytes held) when a WAV file's data chunk claims more audio than the file holds: libsndfile
+    reads what is left without a word, so a torn file would be scored on its first half. None for any other file,
+    and for a data chunk of unknown length (0 or 0xFFFFFFFF, as a writer streaming to a pipe leaves it)."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(12)
+        if head[:4] not in (b"RIFF", b"RIFX") or head[8:12] != b"WAVE":
+            return None
+        order = "little" if head[:4] == b"RIFF" else "big"
+        at = 12
+        while at + 8 <= size:
+            f.seek(at)
+            chunk = f.read(8)
+            length = int.from_bytes(chunk[4:8], order)
+            if chunk[:4] == b"data":
+                held = size - at - 8
+                return (length, held) if length not in (0, 0xFFFFFFFF) and length > held else None
+            at += 8 + length + (length & 1)
+    return None
 
 
 def resample(audio: np.ndarray, sr: int, target: int = SAMPLE_RATE) -> np.ndarray:

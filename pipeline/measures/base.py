@@ -54,6 +54,7 @@ class Declaration:
     network: bool = False  # needs a network to run: left out of the default selection
     paper: str = ""  # where its numbers come from, for the docs and the report
     better: str = "higher"  # which way of its columns is better: higher or lower (compare-runs' release gate)
+    comparable: str = ""  # what its values can stand beside, said wherever they are shown
 
 
 class Registry:

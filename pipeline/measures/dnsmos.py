@@ -3,13 +3,14 @@ package `speechmos` ships them, the package VERSA calls. Its numbers are speechm
 computed faster with the same arithmetic.
 
 speechmos loops a clip shorter than 9.01 s until it is not, then scores windows of 9.01 s one second apart, each
-alone through both models, and averages them. Its window bounds are int((k + 9.01) * 16000): from k = 7 on that
-is one sample short in floating point, and speechmos skips those windows, so a clip's score is the mean of at most
-seven windows; we keep that, so that the numbers are its numbers.
+alone through both models, and averages them. Its window bounds are int((k + 9.01) * 16000): for k = 7 to 23 and
+119 to 122 that is one sample short in floating point, and speechmos skips those windows; we skip them too, so
+that the numbers are its numbers.
 
 What is faster: the P.835 model frames a window into 900 frames of 10 ms, and its first four layers are 3×3
 convolutions at full resolution, 80% of its work. Windows one second apart share 800 of their 900 frames, so
-those layers run once over every frame the windows cover, and each window takes its 900 frames from there. Only a
+those layers run once over every frame a run of windows covers (at most CHUNK frames at a time, so that a clip of
+minutes takes the memory of one of 20 s), and each window takes its 900 frames from there. Only a
 window's first and last 8 frames differ (its own zero padding, where the shared pass sees neighbours): those are
 computed from a 16-frame patch of that window alone, which four same-padded 3×3 convolutions, reaching 4 frames,
 make exact. The rest of the model runs per window as before. The P.808 model's mel spectrograms are made with
@@ -31,6 +32,8 @@ HOP = SR  # windows one second apart
 FRAME = 160  # the P.835 model's hop: 100 frames a second, 900 a window
 FRAMES = 900
 PATCH = 16  # frames of a window's edge computed alone
+MARGIN = 8  # frames computed beyond a chunk's windows: more than the 4 its convolutions reach
+CHUNK = 2000  # frames of windows whose convolutions are shared in one pass (20 s): the memory a long clip takes
 SHORT_S = 0.5  # under this, the looped clip is mostly repetition: said on the row
 INTO_CONVS, OUT_OF_CONVS = "mos_estimator_logpow/concat:0", "mos_estimator_logpow/conv2d_3/Relu:0"
 # DNSMOS's own polynomial fits from the P.835 model's raw outputs to MOS (speechmos, not personalized)
@@ -82,6 +85,17 @@ def part(model, inputs: list[str], outputs: list[str]):
     return sub.SerializeToString()
 
 
+def chunks(firsts: list[int]) -> list[list[int]]:
+    """Windows (by their first frame) in runs whose frames span at most CHUNK."""
+    out: list[list[int]] = []
+    for f in firsts:
+        if out and f + FRAMES - out[-1][0] <= CHUNK:
+            out[-1].append(f)
+        else:
+            out.append([f])
+    return out
+
+
 def windows(audio: np.ndarray) -> tuple[np.ndarray, list[int]]:
     """The looped audio and the window starts (in seconds) speechmos scores, with its arithmetic."""
     while len(audio) < int(9.01 * SR):
@@ -118,23 +132,27 @@ class DNSMOS:
                        "dnsmos_ovrl": round(float(ovrl), 6), "dnsmos_p808": round(p808, 6)}, notes)
 
     def p835(self, audio: np.ndarray, starts: list[int]) -> np.ndarray:
-        """Each window's (sig, bak, ovrl), the full-resolution convolutions shared between windows."""
+        """Each window's (sig, bak, ovrl), the full-resolution convolutions shared between the windows of each run
+        of them that spans at most CHUNK frames, so that a long clip's memory stays flat."""
         span = starts[-1] * HOP + WINDOW
         n = (span - FRAME) // FRAME
         frames = np.concatenate([audio[:n * FRAME].reshape(n, FRAME),
                                  audio[FRAME:FRAME + n * FRAME].reshape(n, FRAME)], axis=1)[None]  # 20 ms frames
-        shared = self.convs.run(None, {INTO_CONVS: frames})[0]
-        first = [k * 100 for k in starts]
-        lefts = self.convs.run(None, {INTO_CONVS: np.stack([frames[0, f:f + PATCH] for f in first])})[0]
-        rights = self.convs.run(None, {INTO_CONVS: np.stack([frames[0, f + FRAMES - PATCH:f + FRAMES]
-                                                             for f in first])})[0]
         raw = []
         half = PATCH // 2
-        for i, f in enumerate(first):
-            window = shared[:, :, f:f + FRAMES].copy()
-            window[0, :, :half] = lefts[i, :, :half]
-            window[0, :, FRAMES - half:] = rights[i, :, half:]
-            raw.append(self.head.run(None, {OUT_OF_CONVS: window})[0][0])
+        for group in chunks([k * 100 for k in starts]):
+            # the frames the group's windows cover, and MARGIN more each side (the true edges where there are no
+            # more): the four 3×3 convolutions reach 4 frames, so every frame a window takes from here is exact
+            low, high = max(0, group[0] - MARGIN), min(n, group[-1] + FRAMES + MARGIN)
+            shared = self.convs.run(None, {INTO_CONVS: frames[:, low:high]})[0]
+            lefts = self.convs.run(None, {INTO_CONVS: np.stack([frames[0, f:f + PATCH] for f in group])})[0]
+            rights = self.convs.run(None, {INTO_CONVS: np.stack([frames[0, f + FRAMES - PATCH:f + FRAMES]
+                                                                 for f in group])})[0]
+            for i, f in enumerate(group):
+                window = shared[:, :, f - low:f - low + FRAMES].copy()
+                window[0, :, :half] = lefts[i, :, :half]
+                window[0, :, FRAMES - half:] = rights[i, :, half:]
+                raw.append(self.head.run(None, {OUT_OF_CONVS: window})[0][0])
         raw = np.asarray(raw, dtype=np.float64)
         return np.stack([np.polyval(FITS[k], raw[:, i]) for i, k in enumerate(("sig", "bak", "ovrl"))], axis=1)
 
@@ -162,4 +180,6 @@ class DNSMOS:
 
 MEASURES.register(Declaration(
     name="dnsmos", columns=COLUMNS, source=source, load=DNSMOS,
-    paper="Reddy, Gopal, Cutler: DNSMOS P.835, ICASSP 2022; DNSMOS (P.808), ICASSP 2021"))
+    paper="Reddy, Gopal, Cutler: DNSMOS P.835, ICASSP 2022; DNSMOS (P.808), ICASSP 2021",
+    comparable="VERSA's and speechmos's DNSMOS (equal to 1e-6); a predictor trained for noise suppression, not a "
+               "listener's MOS, and not on UTMOS's or NISQA's scale"))

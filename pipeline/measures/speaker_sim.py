@@ -74,4 +74,6 @@ MEASURES.register(Declaration(
     columns={"speaker_sim": "cosine similarity (Resemblyzer GE2E) of the utterance and its speaker reference; "
                             "empty without a reference"},
     source=source, load=SpeakerSimilarity, needs=(SPEAKER_REFERENCE,),
-    paper="Wan, Wang, Papir, Lopez Moreno: Generalized End-to-End Loss for Speaker Verification, ICASSP 2018"))
+    paper="Wan, Wang, Papir, Lopez Moreno: Generalized End-to-End Loss for Speaker Verification, ICASSP 2018",
+    comparable="other runs of this tool only: Resemblyzer GE2E cosines, not on the scale of the WavLM-ECAPA SIM in "
+               "seed-tts-eval and most papers (two different voices often score 0.6-0.8)"))

@@ -1,50 +1,84 @@
 """ab.html: two runs side by side, to hear a regression: the verdicts, then every paired sentence from the one
-that got most worse to the one that got most better, with both alignments and both audio players."""
+that got most worse to the one that got most better, with both alignments, every gated metric of both, and both
+recordings beside the speaker reference they should sound like. The page carries its audio as report.html does,
+so the folder uploaded from CI plays on its own."""
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
 
-from pipeline.core.records import RunComparison, Unmatched
-from pipeline.render.html import SCRIPT, STYLE, Cell, _cell, coloured, player, table
-from pipeline.scoring.runs import Change
+from pipeline.core.records import RunComparison, ScoredUtterance, Unmatched
+from pipeline.render.html import AUDIO_NOTE, SCRIPT, STYLE, Cell, _cell, coloured, embedded_audio, player, table
+from pipeline.scoring.runs import Change, Run
 
 SHOWN = 300  # sentences on the page; the CSV has every comparison
 
 
-def render(name_a: str, name_b: str, rows: list[RunComparison], changes: list[Change], unmatched: list[Unmatched],
+def render(a: Run, b: Run, rows: list[RunComparison], changes: list[Change], unmatched: list[Unmatched],
            page_dir: Path) -> str:
-    worse = [r for r in rows if r.worse]
-    gate = (f'<p class="bad">B is worse in {len(worse)} metric{"s" * (len(worse) != 1)}.</p>' if worse
-            else "<p>B is not significantly worse than A beyond the margins in any metric.</p>")
-    def heard(u, alignment) -> str:
-        return f"{player(u.audio_path, page_dir)}<br>{coloured(alignment.ops)[1]}<br>WER {_cell(u.wer)}"
+    shown = changes[:SHOWN]
+    metrics = list(dict.fromkeys(r.metric for r in rows))
+    has_prompt = any(c.a.speaker_reference or c.b.speaker_reference for c in shown)
+
+    def audio(run: Run, u: ScoredUtterance) -> str:
+        return run.audio(u.audio_path)
+
+    def prompt(c: Change) -> str:
+        return a.audio(c.a.speaker_reference) if c.a.speaker_reference else b.audio(c.b.speaker_reference)
+
+    paths = [p for c in shown for p in (audio(a, c.a), audio(b, c.b), *([prompt(c)] if has_prompt else []))]
+    carried = embedded_audio(paths, page_dir)
+    embedded = {path: key for path, (key, _) in (carried or {}).items()}
+
+    def value(u: ScoredUtterance, metric: str) -> float | None:
+        return u.wer if metric in ("wer", "macro_wer") else u.cer if metric == "cer" else u.measures.get(metric)
+
+    def heard(run: Run, u: ScoredUtterance, alignment) -> str:
+        figures = " · ".join(f"{html.escape(m)} {_cell(value(u, m))}" for m in metrics)
+        return f"{player(audio(run, u), page_dir, embedded)}<br>{coloured(alignment.ops)[1]}<br>{figures}"
 
     def tone(c: Change) -> str:
         return f' class="{"worse" if c.delta_wer > 0 else "better" if c.delta_wer < 0 else ""}"'
 
-    sentences = table(changes[:SHOWN], ["group", "sentence", "delta", "reference", "a", "b"],
+    columns = ["group", "sentence", "delta", "reference", *(["prompt"] if has_prompt else []), "a", "b"]
+    sentences = table(shown, columns,
                       {"sentence": lambda c: html.escape(c.a.sentence_id),
                        "delta": lambda c: Cell(f'<td data-v="{c.delta_wer!r}">{c.delta_wer:+.3f}</td>'),
                        "reference": lambda c: coloured(c.alignment_a.ops)[0],
-                       "a": lambda c: heard(c.a, c.alignment_a), "b": lambda c: heard(c.b, c.alignment_b)},
-                      {"delta": "ΔWER", "a": f"A: {name_a}", "b": f"B: {name_b}"}, row=tone, name="ab")
+                       "prompt": lambda c: player(prompt(c), page_dir, embedded),
+                       "a": lambda c: heard(a, c.a, c.alignment_a), "b": lambda c: heard(b, c.b, c.alignment_b)},
+                      {"delta": "ΔWER", "prompt": "speaker reference", "a": f"A: {a.name}", "b": f"B: {b.name}"},
+                      row=tone, name="ab")
+    worse = [r for r in rows if r.worse]
+    gate = (f'<p class="bad">B is worse in {len(worse)} metric{"s" * (len(worse) != 1)}.</p>' if worse
+            else "<p>B is not significantly worse than A beyond the margins in any metric.</p>")
+    notes = "".join(f"<li><b>{html.escape(name)}</b> compares with {html.escape(d['comparable'])}.</li>"
+                    for name, d in a.measures.items()
+                    if d.get("comparable") and any(m in d.get("columns", {}) for m in metrics))
     missing = "".join(f"<li>{html.escape(u.group)}: {html.escape(u.sentence_id)}: {html.escape(u.reason)}</li>"
                       for u in unmatched[:SHOWN])
+    audio_data = json.dumps({key: data for key, data in (carried or {}).values()})
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(name_b)} against {html.escape(name_a)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(b.name)} against {html.escape(a.name)}</title>
 <link rel="icon" href="data:,"><style>{STYLE}</style></head><body>
-<h1>{html.escape(name_b)} (B) against {html.escape(name_a)} (A)</h1>
+<h1>{html.escape(b.name)} (B) against {html.escape(a.name)} (A)</h1>
 {gate}
 <h2>Verdicts</h2>
 <p>Δ = B − A on the sentences both runs scored, with a paired-bootstrap 95% CI over sentences; p Holm-corrected
-over every comparison. Every figure: <a href="run_comparison.csv">run_comparison.csv</a>.</p>
+over every comparison. Where no difference was found: the smallest |Δ| these sentences could detect, and the
+sentences it would take to detect the Δ seen. Every figure: <a href="run_comparison.csv">run_comparison.csv</a>.</p>
+{f"<ul>{notes}</ul>" if notes else ""}
 {table(rows, ["group", "voice_a", "voice_b", "metric", "sentences", "a", "b", "delta", "p_holm", "verdict"])}
 <h2>Sentences, most worse first</h2>
-<p>Each sentence's alignment in both runs, and both recordings. <span class="S">substitution</span>
-<span class="D">deletion</span> <span class="I">insertion</span>; click a header to sort.</p>
+<p>Each sentence's alignment in both runs, every gated metric of both, and both recordings
+{"beside the speaker reference they should sound like" if has_prompt else ""}.{AUDIO_NOTE if carried else ""}
+<span class="S">substitution</span> <span class="D">deletion</span> <span class="I">insertion</span>; click a header
+to sort.</p>
 {sentences}
 <h2>Not paired ({len(unmatched)})</h2><ul>{missing}</ul>
+{f'<script type="application/json" id="audio-data">{audio_data}</script>' if carried else ""}
 <script>{SCRIPT}</script>
 </body></html>
 """
+

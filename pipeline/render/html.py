@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
+
+import numpy as np
 
 from pipeline.core.records import Comparison, Op, ScoredUtterance
 from pipeline.scoring.align import Ops
@@ -124,6 +127,32 @@ def _interval(value: float | None, low: float | None, high: float | None) -> str
     return f"{_cell(value)} [{_cell(low)}, {_cell(high)}]" if low is not None else _cell(value)
 
 
+EMBED_LIMIT = 64 << 20  # bytes of FLAC a page carries; a bigger run's page links its audio files
+
+
+def embedded_audio(paths: list[str], folder: Path, limit: int = EMBED_LIMIT) -> dict[str, tuple[str, str]] | None:
+    """Each readable audio file a page plays (a path relative to the page's folder, or absolute), as lossless
+    FLAC in base64, so that the page plays wherever it is copied; None when that would pass `limit` bytes, and
+    the page links the files instead."""
+    import soundfile as sf
+
+    from pipeline.io import audio
+
+    carried, total = {}, 0
+    for path in dict.fromkeys(p for p in paths if p):
+        try:
+            samples, sr = audio.read(folder / path)
+        except audio.BadAudio:
+            continue
+        buf = io.BytesIO()
+        sf.write(buf, np.clip(samples, -1.0, 1.0), sr, format="FLAC", subtype="PCM_16")
+        total += buf.tell()
+        if total > limit:
+            return None
+        carried[path] = (f"a{len(carried)}", base64.b64encode(buf.getvalue()).decode())
+    return carried
+
+
 AUDIO_NOTE = " Every player's audio is in this page (FLAC, lossless), so the page plays wherever it is copied."
 
 
@@ -232,9 +261,11 @@ def statistics(stats: Statistics, figures: dict[str, bytes | None]) -> str:
     rates = list(dict.fromkeys(k for e in effects for k in e.wer))
     parts.append(table(effects, ["voice", "asr", "condition", *rates, "used", "normalization_share"],
                        {k: (lambda e, k=k: html.escape(_cell(e.wer.get(k)))) for k in rates}))
-    parts.append("<h2>Text difficulty</h2><p>WER by perplexity quartile of the run's sentences and by reference "
-                 "length, and the share of words failed (substituted or deleted) by the decile of their surprisal "
-                 "under the LM, with bootstrap 95% CIs (<a href=\"difficulty.csv\">difficulty.csv</a>).</p>")
+    by_lm = any(b.by in ("perplexity", "surprisal") for b in stats.difficulty)
+    parts.append("<h2>Text difficulty</h2><p>" + (
+        "WER by perplexity quartile of the run's sentences and by reference length, and the share of words failed "
+        "(substituted or deleted) by the decile of their surprisal under the LM" if by_lm else
+        "WER by reference length") + ', with bootstrap 95% CIs (<a href="difficulty.csv">difficulty.csv</a>).</p>')
     parts.append(_img(figures.get("difficulty"), "WER by text difficulty"))
     if stats.surprisal:
         parts.append("<h3>Does the ASR fail where the LM was surprised?</h3><p>A word's surprisal is −log₂ p of its "
@@ -295,14 +326,15 @@ ATTENTION_SHOWN = 200  # sentences whose weights the page embeds (about 15 KB ea
 
 
 def player(path: str, page_dir: Path, embedded: dict[str, str] | None = None) -> str:
-    """An audio player for a file: its audio carried in the page where `embedded` names it (a key into the
-    page's audio data), else linked relative to the page. The link is URL-quoted, since file names made from ids
-    hold %-escapes (core/names.py) that a browser would otherwise decode."""
+    """An audio player for a file (a path relative to the page's folder, or absolute): its audio carried in the
+    page where `embedded` names it (a key into the page's audio data), else linked relative to the page. The link
+    is URL-quoted, since file names made from ids hold %-escapes (core/names.py) that a browser would otherwise
+    decode."""
     if embedded and path in embedded:
         return f'<audio controls preload="none" data-audio="{embedded[path]}"></audio>'
-    if not path or not Path(path).exists():
+    if not path or not (page_dir / path).exists():
         return ""
-    rel = Path(os.path.relpath(Path(path).resolve(), page_dir.resolve())).as_posix()
+    rel = Path(os.path.relpath((page_dir / path).resolve(), page_dir.resolve())).as_posix()
     return f'<audio controls preload="none" src="{html.escape(quote(rel))}"></audio>'
 
 
@@ -337,6 +369,8 @@ def measures_section(stats: Statistics, figures: dict[str, bytes | None], declar
         return ""
     meanings = "".join(f"<li><code>{html.escape(c)}</code>: {html.escape(m)}</li>"
                        for d in declared.values() for c, m in d.get("columns", {}).items())
+    meanings += "".join(f"<li><b>{html.escape(name)}</b> compares with {html.escape(d['comparable'])}.</li>"
+                        for name, d in declared.items() if d.get("comparable"))
     cells = {"mean": lambda s: html.escape(_interval(s.mean, s.ci95_low, s.ci95_high)),
              "rho": lambda s: html.escape(f"{_cell(s.spearman_rho_wer)} (p {_cell(s.spearman_p)})"
                                           if s.spearman_rho_wer is not None else "")}
@@ -385,9 +419,6 @@ def attention_section(attention: dict | None) -> str:
             f'<script type="application/json" id="attention-data">{payload}</script>')
 
 
-LM_ONLY = ("model", "data", "train", "sample")  # config sections that only a run with a trained LM uses
-
-
 @dataclass(frozen=True)
 class Page:
     """Everything a report shows."""
@@ -395,7 +426,7 @@ class Page:
     scores: Results
     stats: Statistics | None
     score: ScoreConfig  # how the scores were made: the normalizer and the headline WER
-    config: dict  # the whole run's config, printed at the end
+    config: dict  # what the run's stages read: its inputs and the config they depend on, printed at the end
     versions: dict
     links: dict[str, str]  # name → href of the run's files
     folder: Path  # where the page is written: audio it does not carry is linked relative to it
@@ -403,6 +434,7 @@ class Page:
     attention: dict | None = None  # sentence_id → (tokens, weights)
     measures: dict = field(default_factory=dict)  # each measure's declaration as measures.json holds it
     audio: dict[str, tuple[str, str]] | None = None  # path → (key, base64 FLAC): the audio the page carries
+    comparable: str = ""  # what the run's WER is comparable with (config/recipes.py), said at the top
 
 
 def sentences_table(page: Page, with_lm: bool) -> str:
@@ -423,20 +455,22 @@ def sentences_table(page: Page, with_lm: bool) -> str:
         return (f' id="u-{html.escape(u.id)}" data-errors="{0 if u.errors == 0 else 1}" '
                 f'data-flags="{html.escape(";".join(u.flags))}" data-sentence="{html.escape(u.sentence_id)}"{click}')
 
-    columns = ["id", "voice", "asr", "condition", "audio", "reference", "hypothesis", "wer",
-               *(["perplexity"] if with_lm else []), "status", "flags", *measure_columns]
+    prompted = any(u.speaker_reference for u in utterances)
+    columns = ["id", "voice", "asr", "condition", "audio", *(["speaker_reference"] if prompted else []), "reference",
+               "hypothesis", "wer", *(["perplexity"] if with_lm else []), "status", "flags", *measure_columns]
     cells = {"audio": lambda u: player(u.audio_path, page.folder, embedded),
+             "speaker_reference": lambda u: player(u.speaker_reference, page.folder, embedded),
              "reference": lambda u: texts[u.id][0], "hypothesis": lambda u: texts[u.id][1],
              "flags": lambda u: f'<span class="bad">{html.escape(" ".join(u.flags))}</span>',
              **{c: (lambda u, c=c: _td(u.measures.get(c))) for c in measure_columns}}
-    return table(utterances, columns, cells, {"wer": "WER"}, row=attributes, name="utts")
+    return table(utterances, columns, cells, {"wer": "WER", "speaker_reference": "speaker reference"},
+                 row=attributes, name="utts")
 
 
 def render(page: Page) -> str:
     """The page. A run without an LM (recordings scored as they are) shows no perplexity and no LM config."""
     scores, stats, figures, score = page.scores, page.stats, page.figures, page.score
     with_lm = any(u.perplexity is not None for u in scores.utterances)
-    config = page.config if with_lm else {k: v for k, v in page.config.items() if k not in LM_ONLY}
     audio_data = json.dumps({key: data for key, data in (page.audio or {}).values()}).replace("</", "<\\/")
     link_html = " · ".join(f'<a href="{html.escape(href)}">{html.escape(name)}</a>'
                            for name, href in page.links.items())
@@ -446,6 +480,7 @@ def render(page: Page) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(page.title)}</title>
 <link rel="icon" href="data:,"><style>{STYLE}</style></head><body>
 <h1>{html.escape(page.title)}</h1>
+{f'<p class="comparable"><b>Comparable with:</b> {html.escape(page.comparable)}</p>' if page.comparable else ""}
 <p>Files: {link_html}</p>
 <h2>Corpus figures</h2>
 <p>micro WER = Σ errors / Σ reference words (as sclite); macro WER = mean of per-sentence WER (as seed-tts-eval).
@@ -464,7 +499,7 @@ errors</label> · <label>flags <select id="only-flag" onchange="filterRows()"><o
 <span class="I">insertion</span></p>
 {sentences_table(page, with_lm)}
 <h2>Config and versions</h2>
-<pre>{html.escape(json.dumps({"config": config, "versions": page.versions}, indent=2))}</pre>
+<pre>{html.escape(json.dumps({**page.config, "versions": page.versions}, indent=2))}</pre>
 {f'<script type="application/json" id="audio-data">{audio_data}</script>' if page.audio else ""}
 <script>{SCRIPT}{f"drawAttention({json.dumps(next(iter(attention)))});" if attention else ""}</script>
 </body></html>

@@ -29,10 +29,10 @@ def _save(fig, path: str | Path | None = None) -> bytes:
     return data
 
 
-def _grid(n: int, width: float = 3.4, height: float = 2.6, cols: int = 3):
+def _grid(n: int, width: float = 3.4, height: float = 2.6, cols: int = 3, sharey: bool = True):
     cols = min(cols, n)
     rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, sharey=sharey)
     fig.subplots_adjust(hspace=0.55)  # room for each panel's x label above the next row's title
     for ax in axes.flat[n:]:
         ax.set_visible(False)
@@ -210,7 +210,7 @@ def difficulty(bins: list[DifficultyBin]) -> bytes | None:
 
 def measure_distributions(utterances: list[ScoredUtterance]) -> bytes | None:
     """One panel per measure column: each group's values as a box (quartiles, whiskers at p5 and p95) over its
-    points."""
+    points, each panel on its own axis (a MOS and a cosine are on different scales)."""
     columns = list(dict.fromkeys(c for u in utterances for c in u.measures))
     groups: dict[tuple, dict[str, list[float]]] = {}
     for u in utterances:
@@ -222,7 +222,7 @@ def measure_distributions(utterances: list[ScoredUtterance]) -> bytes | None:
     if not columns:
         return None
     names = sorted(groups)
-    fig, axes = _grid(len(columns), width=max(3.4, 0.6 * len(names) + 1.5), cols=2)
+    fig, axes = _grid(len(columns), width=max(3.4, 0.6 * len(names) + 1.5), cols=2, sharey=False)
     for ax, column in zip(axes, columns):
         data = [groups[g].get(column, []) for g in names]
         ax.boxplot([d or [np.nan] for d in data], whis=(5, 95), showfliers=False)

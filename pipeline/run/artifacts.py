@@ -103,8 +103,8 @@ def _measures(cfg: Config) -> dict:
             "declared": store.read_json(declared)}
 
 
-def _recordings(cfg: Config) -> list[manifests.Recording]:
-    return manifests.read(cfg.audio_manifest, cfg.manifest_format, cfg.wav_dir)
+def _recordings(cfg: Config) -> manifests.Manifest:
+    return manifests.scan(cfg.audio_manifest, cfg.manifest_format, cfg.audio_dir)
 
 
 def _in_run(files: tuple[tables.File, ...]) -> Callable[[Config], list[Path]]:
@@ -127,7 +127,7 @@ ARTIFACTS: dict[str, Artifact] = {
                               load=lambda cfg: inputs.sentences(cfg.sentences)),
     "audio_manifest": Artifact("the user's recordings: id, audio, reference, in any format manifests/ reads",
                                _user_file(lambda cfg: cfg.audio_manifest), load=_recordings,
-                               identity=lambda cfg: store.key_of([asdict(r) for r in _recordings(cfg)])),
+                               identity=lambda cfg: store.key_of([asdict(r) for r in _recordings(cfg).recordings])),
     "sentences": Artifact("the reference sentences with their perplexity",
                           lambda cfg: [paths.run_dir(cfg) / n for n in ("sentences.csv", "sampled_sentences.json",
                                                                         "reference_perplexity.csv")],

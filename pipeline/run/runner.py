@@ -25,6 +25,7 @@ from pipeline.core import options, store
 from pipeline.core.versions import git_commit, versions
 from pipeline.errors import ConfigError
 from pipeline.exec import device, interrupts
+from pipeline.exec.progress import say
 from pipeline.run.artifacts import ARTIFACTS
 from pipeline.run.stage import Stage
 from pipeline.scoring.evaluate import SCORING_REVISION
@@ -134,8 +135,18 @@ def stale(cfg: Config, stage: Stage, state_dir: Path, models: dict | None = None
     return "", key
 
 
-def load_inputs(cfg: Config, stage: Stage, models: dict | None = None) -> dict[str, Any]:
+def described(cfg: Config, planned: list[Stage]) -> dict:
+    """What the run's stages read: the user's inputs (the artifacts no stage makes) and the config they depend on,
+    as a report shows the run: a run of recordings shows no voices and no LM."""
+    made = {name for stage in planned for name in stage.makes}
+    inputs = {name: str(ARTIFACTS[name].path(cfg)) for stage in planned for name in stage.reads if name not in made}
+    keys = tuple(dict.fromkeys(key for stage in planned for key in stage.config))
+    return {"inputs": inputs, "config": config_of(cfg, keys)}
+
+
+def load_inputs(cfg: Config, stage: Stage, models: dict | None = None, planned: list[Stage] = ()) -> dict[str, Any]:
     loaded: dict[str, Any] = {name: ARTIFACTS[name].load(cfg) for name in stage.reads}
+    loaded["plan"] = described(cfg, list(planned))
     if stage.models:
         loaded["models"] = models
     for name in stage.optional:
@@ -143,9 +154,20 @@ def load_inputs(cfg: Config, stage: Stage, models: dict | None = None) -> dict[s
     return loaded
 
 
+def alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
+    return True
+
+
 @contextlib.contextmanager
 def run_lock(run_dir: Path):
-    """One process per run directory: a second one is refused with the holder's pid."""
+    """One process per run directory: a second one is refused with the holder's pid. compare-runs holds the same
+    lock shared while it reads a run, so a run is never rewritten under a verdict."""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / ".lock"
     f = open(path, "a+")
@@ -153,9 +175,10 @@ def run_lock(run_dir: Path):
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         f.seek(0)
-        holder = f.read().strip() or "another process"
+        holder = f.read().strip()
         f.close()
-        raise RunLocked(f"run directory {run_dir} is in use by pid {holder}; wait for it to finish, "
+        by = f"pid {holder}" if holder and alive(holder) else "another process (a compare-runs reading it?)"
+        raise RunLocked(f"run directory {run_dir} is in use by {by}; wait for it to finish, "
                         f"or pick another --run name") from None
     f.seek(0)
     f.truncate()
@@ -181,9 +204,39 @@ def setup_logging(run_dir: Path) -> None:
         root.addHandler(handler)
 
 
+def current(cfg: Config, stage: Stage, state_dir: Path, planned: list[Stage]) -> bool:
+    """Whether a stage this invocation did not select is still as its last run left it: its key, from its inputs
+    and config now, and its outputs on disk are the ones it recorded (items it failed do not count: they are its
+    result until their cause is mended)."""
+    try:
+        key = stage_key(cfg, stage, resolve_models(cfg, [stage]).get(stage.name), planned)
+    except (MissingInput, ConfigError):
+        return False
+    recorded = store.read_json_or_empty(state_dir / f"{stage.name}.json")
+    return recorded.get("key") == key and recorded.get("outputs") == outputs(cfg, stage)
+
+
+def seal(cfg: Config, planned: list[Stage]) -> dict[str, str]:
+    """The sha256 of every file the planned stages made in the run folder, by its path there: what compare-runs
+    checks a run's files against, wherever the folder was copied."""
+    run_dir = paths.run_dir(cfg)
+    out = {}
+    for stage in planned:
+        for name in stage.makes:
+            for path in ARTIFACTS[name].files(cfg):
+                if Path(path).is_relative_to(run_dir) and (sha := store.sha256_or_none(path)):
+                    out[Path(path).relative_to(run_dir).as_posix()] = sha
+    return out
+
+
 def run(cfg: Config, declared: list[Stage], stages: list[str] | None = None, start: str | None = None,
         force: bool = False) -> int:
-    """Run the selected stages of the declared ones; returns the exit code (1 when any utterance failed)."""
+    """Run the selected stages of the declared ones; returns the exit code: 1 when a stage's last result has rows
+    that failed, else 0.
+
+    The manifest says whether the run is complete (every stage of its plan up to date with its inputs) and seals
+    the files the stages made (their sha256), itself sealed with its own: a run stopped half way, run in part, or
+    edited since is told apart from a finished one."""
     run_dir = paths.run_dir(cfg)
     with run_lock(run_dir):
         setup_logging(run_dir)
@@ -195,7 +248,7 @@ def run(cfg: Config, declared: list[Stage], stages: list[str] | None = None, sta
                         ctranslate2_settings=asr.backend_settings(),
                         matmul_gflops=device.peaks(cfg.models_dir),  # what train.precision = auto chose from
                         seeds={"train": cfg.train.seed, "sample": cfg.sample.seed, "tts": cfg.tts.seed,
-                               "bootstrap": cfg.score.seed})
+                               "bootstrap": cfg.score.seed}, complete=False)
         if cfg.executor.kind == "ray":  # before any work: a cluster open to anyone is refused here
             from pipeline.exec import ray_auth
 
@@ -211,6 +264,7 @@ def run(cfg: Config, declared: list[Stage], stages: list[str] | None = None, sta
         results: dict = manifest.setdefault("stage_results", {})
         stage_files: dict = manifest.setdefault("stage_files", {})
         manifest["stage_status"] = {}  # what this invocation did with each stage it selected
+        store.write_record(manifest_path, manifest)  # from now until the end, the run is not complete
         for stage in chosen:
             interrupts.check()
             name = stage.name
@@ -223,13 +277,13 @@ def run(cfg: Config, declared: list[Stage], stages: list[str] | None = None, sta
             log.info("%s: %s", name, why or "running")
             t0 = time.perf_counter()
             try:
-                result = stage.run(cfg, load_inputs(cfg, stage, models.get(name)))
+                result = stage.run(cfg, load_inputs(cfg, stage, models.get(name), planned))
             except KeyboardInterrupt as stop:
                 raise interrupts.interrupted(stop).where(stage=name) from None
             timings[name] = round(time.perf_counter() - t0, 3)
             # A rerun replaces what the stage used before; one that only reused cached items loaded no model.
             stage_files[name] = result.model_files or stage_files.get(name, {})
-            results[name] = result.summary
+            results[name] = {**result.summary, **({"failed_rows": result.failed_rows} if result.failed_rows else {})}
             if result.device:
                 manifest.setdefault("stage_devices", {})[name] = result.device
             manifest["stage_status"][name] = "ran"
@@ -237,9 +291,14 @@ def run(cfg: Config, declared: list[Stage], stages: list[str] | None = None, sta
             if result.failed:
                 state["failed"] = result.failed
             store.write_json(state_dir / f"{name}.json", state)
-            store.write_json(manifest_path, manifest)
+            store.write_record(manifest_path, manifest)
             log.info("%s: done in %.1f s", name, timings[name])
         manifest["files"] = {path: sha for stage in declared for path, sha in stage_files.get(stage.name, {}).items()}
-        store.write_json(manifest_path, manifest)
+        behind = [s.name for s in planned if s not in chosen and not current(cfg, s, state_dir, planned)]
+        manifest.update(complete=not behind, stale_stages=behind, sealed=seal(cfg, planned))
+        store.write_record(manifest_path, manifest)
+        for stage in chosen:
+            if stage.epilogue:
+                say(stage.epilogue(cfg), sys.stdout, logging.INFO)
         # the exit code covers every row of the run, also those scored by an earlier invocation
-        return 1 if results.get("score", {}).get("failed", 0) else 0
+        return 1 if any(results.get(s.name, {}).get("failed_rows") for s in planned) else 0

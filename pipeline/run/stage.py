@@ -18,6 +18,9 @@ class Result:
     # items that failed in this stage's own work: until they go through, the stage is not up to date, and the
     # next run tries them again (and only them: the others come from the per-item cache)
     failed: int = 0
+    # rows of the run's results that failed (status error), whatever stage failed them: while a stage's last result
+    # has any, the run exits 1
+    failed_rows: int = 0
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,7 @@ class Stage:
     reads: tuple[str, ...]  # artifacts it needs
     makes: tuple[str, ...]  # artifacts it writes
     config: tuple[str, ...]  # config sections or keys its outputs depend on
+    # called with the loaded input artifacts by name, and "plan": the inputs and config of every stage of the run
     run: Callable[[Config, dict[str, Any]], Result]
     optional: tuple[str, ...] = ()  # artifacts it uses when they exist (loaded as None otherwise)
     # the models it runs, resolved before any stage runs: their files' hashes join its key, the manifest records
@@ -38,3 +42,6 @@ class Stage:
     # what changes its outputs besides its inputs, config and models (CTranslate2's kernel settings read from the
     # environment, a backend's arithmetic revision): it joins its key
     environment: Callable[[Config], dict] | None = None
+    # what the stage tells the user at the end of every run that selects it, whether it ran or was up to date (the
+    # report's summary table and path)
+    epilogue: Callable[[Config], str] | None = None

@@ -61,7 +61,17 @@ def rounded(x: float | None, digits: int = 4) -> float | None:
     return None if x is None else round(float(x), digits)
 
 
-def verdict(a: Group, b: Group, delta: float | None, low: float | None, high: float | None, p: float) -> str:
+def undetected(sentences: int, delta: float | None, power: paired.Power, digits: int = 3) -> str:
+    """What a comparison that found no difference could have found (paired.power), in words; "" when nothing can
+    be said."""
+    if power.detectable is None:
+        return ""
+    note = f"; {sentences} sentences detect |Δ| ≥ {power.detectable:.{digits}f} ({paired.POWER:.0%} power, α {ALPHA})"
+    return note + (f", Δ = {delta:+.{digits}f} would take about {power.needed}" if power.needed and delta else "")
+
+
+def verdict(a: Group, b: Group, delta: float | None, low: float | None, high: float | None, p: float,
+            power_note: str = "") -> str:
     name_a, name_b = short(a, b)
     shared = ", ".join(a[i] for i in range(3) if a[i] == b[i] and a[i])
     context = f"{shared}: " if shared else ""
@@ -71,7 +81,7 @@ def verdict(a: Group, b: Group, delta: float | None, low: float | None, high: fl
     figures = f"Δ = {delta:+.3f}{interval}, p = {p:.3g}"
     if p < ALPHA and delta != 0:
         return f"{context}{name_b} has {'more' if delta > 0 else 'fewer'} errors than {name_a}, {figures}"
-    return f"{context}no significant difference between {name_a} and {name_b}, {figures}"
+    return f"{context}no significant difference between {name_a} and {name_b}, {figures}{power_note}"
 
 
 def compare(scores: Results, n_boot: int = 1000, seed: int = 1337) -> list[Comparison]:
@@ -94,17 +104,19 @@ def compare(scores: Results, n_boot: int = 1000, seed: int = 1337) -> list[Compa
         chars = sum(u.ref_chars or 0 for u in ua)
         cer_a, cer_b = _rate(sum(u.char_errors or 0 for u in ua), chars), _rate(sum(u.char_errors or 0 for u in ub), chars)
         delta_cer = cer_b - cer_a if cer_a is not None and cer_b is not None else None
+        power = paired.power(paired.pooled_contributions(ea, eb, words), delta, ALPHA)
         rows.append(dict(a=a, b=b, sentences=len(shared), wer_a=rounded(_rate(sum(ea), sum(words))),
                          wer_b=rounded(_rate(sum(eb), sum(words))), delta_wer=rounded(delta),
                          delta_ci95_low=rounded(low), delta_ci95_high=rounded(high), cer_a=rounded(cer_a),
                          cer_b=rounded(cer_b), delta_cer=rounded(delta_cer), mapsswe_segments=m.segments,
                          mapsswe_z=rounded(m.z, 3), mapsswe_p=m.p, sign_b_worse=s.positive, sign_b_better=s.negative,
-                         sign_ties=s.ties, sign_p=s.p, wilcoxon_z=rounded(w.z, 3), wilcoxon_p=w.p))
+                         sign_ties=s.ties, sign_p=s.p, wilcoxon_z=rounded(w.z, 3), wilcoxon_p=w.p,
+                         detectable_delta=rounded(power.detectable), sentences_needed=power.needed, power=power))
     correct(rows)
     out = []
     for r in rows:
         r["verdict"] = verdict(r["a"], r["b"], r["delta_wer"], r["delta_ci95_low"], r["delta_ci95_high"],
-                               r["mapsswe_p_holm"])
+                               r["mapsswe_p_holm"], undetected(r["sentences"], r["delta_wer"], r.pop("power")))
         for key in ("mapsswe_p", "mapsswe_p_holm", "sign_p", "sign_p_holm", "wilcoxon_p", "wilcoxon_p_holm"):
             r[key] = float(f"{r[key]:.4g}")
         out.append(Comparison(**{**r, "a": label(r["a"]), "b": label(r["b"])}))

@@ -46,13 +46,15 @@ class ScoreConfig:
 # Bumped when a change of this project alters what scoring outputs for the same transcripts (the alignment, a
 # normalizer, how a rate is pooled): compare-runs refuses to set runs of different revisions side by side. Not
 # bumped for changes that leave scores as they were, so an upgrade does not stop comparisons with older runs.
-SCORING_REVISION = 1
+# 2: the basic normalizer puts both texts in Unicode's NFC form.
+SCORING_REVISION = 2
 CHUNK = 10_000  # utterances aligned per compiled call: their words and op codes are all that is held at once
 
 
 @dataclass
 class Results:
     normalizer: str
+    comparable: dict = field(default_factory=dict)  # what the WER can stand beside (config/recipes.py Comparability)
     utterances: list[ScoredUtterance] = field(default_factory=list)
     events: list[ErrorEvent] = field(default_factory=list)
     confusions: list[Confusion] = field(default_factory=list)
@@ -129,7 +131,7 @@ def begin(p: Pair, transform) -> ScoredUtterance:
         asr_seconds=p.asr_seconds, status=p.status, error=p.error, flags=[], level_dbfs=p.level_dbfs,
         audio_sha256=p.audio_sha256, ref_chars=None, char_errors=None, cer=None,
         word_surprisal=normalized_surprisal(reference, p.word_surprisal, reference_normalized, transform),
-        measures=dict(p.measures))
+        measures=dict(p.measures), speaker_reference=p.speaker_reference)
 
 
 def normalized_surprisal(reference: str, bits: tuple[float, ...], normalized: str, transform) -> list[float]:
@@ -172,21 +174,22 @@ def finish(u: ScoredUtterance, a: Alignment, out: Results) -> ScoredUtterance:
     return u
 
 
-def evaluate(pairs: list[Pair], options: ScoreConfig | None = None) -> Results:
+def evaluate(pairs: list[Pair], options: ScoreConfig | None = None, comparable: dict | None = None) -> Results:
     """Every pair scored, and the figures of each voice × engine × condition group. `options`: the score section
-    (normalizer, bootstrap resamples and seed); its defaults when not given.
+    (normalizer, bootstrap resamples and seed); its defaults when not given. `comparable`: what the run's WER is
+    comparable with, recorded in summary.json.
 
     Each utterance is aligned alone; all of them go through one compiled call (pipeline/scoring/align.py).
     What is kept per utterance is its record, its error events and its alignment's text: scoring never holds
     100,000 alignments at once; a later stage reads them back from the events (Results.alignment)."""
     options = options or ScoreConfig()
     with without_cycle_collection():
-        return _evaluate(pairs, options.normalize, options.bootstrap, options.seed)
+        return _evaluate(pairs, options.normalize, options.bootstrap, options.seed, comparable or {})
 
 
-def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int) -> Results:
+def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, comparable: dict) -> Results:
     transform = norm.get(normalizer)
-    out = Results(normalizer)
+    out = Results(normalizer, comparable)
     for start in range(0, len(pairs), CHUNK):
         begun = [begin(p, transform) for p in pairs[start:start + CHUNK]]
         words = [(u.reference_normalized.split(), u.hypothesis_normalized.split()) for u in begun if u.status == "ok"]
@@ -214,7 +217,8 @@ def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int) -> Res
             flag_counts={f: flag_counts[f] for f in FLAGS},
             hallucination_wpm=_round(hallucination_wpm(scored), 2) if condition == SILENCE else None,
             micro_cer=_round(chars.micro_wer) if chars else None, cer_ci95_low=_round(chars.ci_low) if chars else None,
-            cer_ci95_high=_round(chars.ci_high) if chars else None))
+            cer_ci95_high=_round(chars.ci_high) if chars else None, macro_ci95_low=_round(c.macro_low),
+            macro_ci95_high=_round(c.macro_high)))
         pairs = Counter((e.reference_word, e.hypothesis_word) for u in scored for e in events.get(u.id, ())
                         if e.type == Op.SUBSTITUTION.word)
         out.confusions += [Confusion(voice=voice, asr=engine, condition=condition, reference_word=r,
@@ -268,8 +272,9 @@ FILES = (  # what scoring writes, in the pipeline's run directory and in `score 
     Table("errors.csv", ErrorEvent, "events"),
     Table("confusions.csv", Confusion, "confusions"),
     Table("summary.csv", GroupSummary, "summary"),
-    Document("summary.json", lambda r: {"normalizer": r.normalizer, "groups": [as_row(s) for s in r.summary]},
-             read=lambda data: {"normalizer": data["normalizer"]}),
+    Document("summary.json", lambda r: {"normalizer": r.normalizer, "comparable": r.comparable,
+                                        "groups": [as_row(s) for s in r.summary]},
+             read=lambda data: {"normalizer": data["normalizer"], "comparable": data.get("comparable", {})}),
     Document("ref.trn", lambda r: sclite.write_trn([(u.id, u.reference_normalized) for u in aligned(r)])),
     Document("hyp.trn", lambda r: sclite.write_trn([(u.id, u.hypothesis_normalized) for u in aligned(r)])),
     Document("pralign.txt", lambda r: "".join(text + "\n" for text in r.pralign)),
@@ -284,19 +289,21 @@ def write(results: Results, out_dir: str | Path) -> list[Path]:
 
 def summary_table(summary: list[GroupSummary], n_utterances: int, confident: list[Comparison] = (),
                   macro_first: bool = False) -> str:
-    """A short fixed-width table for the terminal, the most confident comparisons, then the health flags and the
-    hallucination rates."""
+    """A short fixed-width table for the terminal (the headline WER first, with its own CI, and the rows each
+    group left out), the most confident comparisons, then the health flags and the hallucination rates."""
     rates = f"{'macro WER':>9} {'micro WER':>9}" if macro_first else f"{'micro WER':>9} {'macro WER':>9}"
-    head = f"{'voice':<16} {'asr':<24} {'condition':<14} {'n':>4} {rates} {'95% CI':>15}"
+    head = (f"{'voice':<16} {'asr':<24} {'condition':<14} {'n':>4} {'excluded':>8} {rates} "
+            f"{('macro' if macro_first else 'micro') + ' 95% CI':>15}")
     lines = [head, "-" * len(head)]
     for s in summary:
-        ci = f"{s.ci95_low:.3f}-{s.ci95_high:.3f}" if s.ci95_low is not None else "n/a"
+        low, high = (s.macro_ci95_low, s.macro_ci95_high) if macro_first else (s.ci95_low, s.ci95_high)
+        ci = f"{low:.3f}-{high:.3f}" if low is not None else "n/a"
         micro = f"{s.micro_wer:.3f}" if s.micro_wer is not None else "n/a"
         macro = f"{s.macro_wer:.3f}" if s.macro_wer is not None else "n/a"
         if s.hallucination_wpm is not None:
             micro, macro, ci = "", "", f"{s.hallucination_wpm:.1f} words/min"
         lines.append(f"{s.voice or '-':<16} {s.asr or '-':<24} {s.condition or '-':<14} "
-                     f"{s.n_utterances:>4} {(macro if macro_first else micro):>9} "
+                     f"{s.n_utterances:>4} {s.n_excluded:>8} {(macro if macro_first else micro):>9} "
                      f"{(micro if macro_first else macro):>9} {ci:>15}")
     if confident:
         lines.append("most confident comparisons (MAPSSWE, Holm-corrected):")
@@ -308,4 +315,18 @@ def summary_table(summary: list[GroupSummary], n_utterances: int, confident: lis
                  (f" ({named}): see the flags column" if flagged else ""))
     if any(s.hallucination_wpm is not None for s in summary):
         lines.append("silence rows: words written per minute of audio with no speech (they have no WER)")
+    return "\n".join(lines)
+
+
+def failures(utterances: list[ScoredUtterance], where: str, shown: int = 5) -> str:
+    """How many rows failed, the first few with their reasons, and where the rest are; "" when none did."""
+    failed = [u for u in utterances if u.status == "error"]
+    if not failed:
+        return ""
+    lines = [f"{len(failed)} of {len(utterances)} rows failed, left out of every figure:"]
+    lines += [f"  {u.sentence_id} ({', '.join(p for p in (u.voice, u.condition, u.asr) if p)}): {u.error}"
+              for u in failed[:shown]]
+    if len(failed) > shown:
+        lines.append(f"  … and {len(failed) - shown} more")
+    lines.append(f"  every failed row: {where} (status error; the error column says why)")
     return "\n".join(lines)

@@ -11,7 +11,7 @@ import numpy as np
 
 from pipeline.core.records import Group, MeasureComparison, MeasureSummary, ScoredUtterance, VoiceSimilarity
 from pipeline.scoring import paired
-from pipeline.scoring.comparisons import ALPHA, CROSS_FACTOR, ONE_FACTOR, differs, label, rounded, short
+from pipeline.scoring.comparisons import ALPHA, CROSS_FACTOR, ONE_FACTOR, differs, label, rounded, short, undetected
 from pipeline.scoring.rates import corpus_rates, resamples, spearman
 
 
@@ -48,7 +48,7 @@ def summaries(utterances: list[ScoredUtterance], n_boot: int, seed: int) -> list
     return out
 
 
-def verdict(a: Group, b: Group, column: str, delta: float | None, p: float) -> str:
+def verdict(a: Group, b: Group, column: str, delta: float | None, p: float, power_note: str = "") -> str:
     name_a, name_b = short(a, b)
     shared = ", ".join(a[i] for i in range(3) if a[i] == b[i] and a[i])
     context = f"{shared}: " if shared else ""
@@ -58,7 +58,7 @@ def verdict(a: Group, b: Group, column: str, delta: float | None, p: float) -> s
         return f"{context}{name_b} has {'higher' if delta > 0 else 'lower'} {column} than {name_a}, " \
                f"Δ = {delta:+.3f}, p = {p:.3g}"
     return f"{context}no significant difference in {column} between {name_a} and {name_b}, Δ = {delta:+.3f}, " \
-           f"p = {p:.3g}"
+           f"p = {p:.3g}{power_note}"
 
 
 def comparisons(utterances: list[ScoredUtterance], n_boot: int, seed: int) -> list[MeasureComparison]:
@@ -79,16 +79,19 @@ def comparisons(utterances: list[ScoredUtterance], n_boot: int, seed: int) -> li
             vb = [groups[b][s].measures[column] for s in shared]
             delta, low, high = paired.paired_bootstrap(va, vb, [1] * len(shared), n_boot, seed)
             w = paired.wilcoxon(vb, va)
+            power = paired.power([q - p for p, q in zip(va, vb)], delta, ALPHA)
             rows.append(dict(a=a, b=b, measure=column, sentences=len(shared), mean_a=rounded(np.mean(va)),
                              mean_b=rounded(np.mean(vb)), delta=rounded(delta), delta_ci95_low=rounded(low),
                              delta_ci95_high=rounded(high), wilcoxon_z=rounded(w.z, 3), wilcoxon_p=w.p, differs=factors,
-                             holm_family=ONE_FACTOR if "+" not in factors else CROSS_FACTOR))
+                             holm_family=ONE_FACTOR if "+" not in factors else CROSS_FACTOR,
+                             detectable_delta=rounded(power.detectable), sentences_needed=power.needed, power=power))
         for family in (ONE_FACTOR, CROSS_FACTOR):
             members = [r for r in rows if r["holm_family"] == family]
             for r, p in zip(members, paired.holm([r["wilcoxon_p"] for r in members])):
                 r["wilcoxon_p_holm"] = p
         for r in rows:
-            r["verdict"] = verdict(r["a"], r["b"], column, r["delta"], r["wilcoxon_p_holm"])
+            r["verdict"] = verdict(r["a"], r["b"], column, r["delta"], r["wilcoxon_p_holm"],
+                                   undetected(r["sentences"], r["delta"], r.pop("power")))
             r["wilcoxon_p"], r["wilcoxon_p_holm"] = (float(f"{r[k]:.4g}") for k in ("wilcoxon_p", "wilcoxon_p_holm"))
             out.append(MeasureComparison(**{**r, "a": label(r["a"]), "b": label(r["b"])}))
     return out

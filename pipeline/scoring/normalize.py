@@ -1,7 +1,10 @@
 """Text normalizers for WER, as small composable functions. Which one ran is recorded with the results.
 
 - `none`: the words exactly as written (split on whitespace).
-- `basic` (the default): lowercase, punctuation stripped, apostrophes of words kept ("o'er", "king's", "'tis").
+- `basic` (the default): Unicode's NFC form, lowercase, punctuation stripped, apostrophes of words kept ("o'er",
+  "king's", "'tis"). NFC, not NFKC: it makes one text of two encodings of the same characters (a precomposed
+  "é" and "e" + a combining accent) and leaves alone what a writer chose (a ligature, a superscript, a
+  full-width digit), which NFKC would rewrite.
 - `whisper`: Whisper's EnglishTextNormalizer. It expands contractions ("'s" → " is", "'d" → " would")
   and drops fillers ("um", "uh"), which rewrites Shakespeare: "king's crown" becomes "king is crown" and
   "lour'd" becomes "lour would". That is why it is not the default here.
@@ -22,6 +25,10 @@ Transform = Callable[[str], str]
 
 def lowercase(text: str) -> str:
     return text.lower()
+
+
+def nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
 
 
 def unicode_apostrophes(text: str) -> str:
@@ -87,7 +94,7 @@ def _seed_tts_eval() -> Transform:
 
 NORMALIZERS: dict[str, Callable[[], Transform]] = {
     "none": lambda: collapse_spaces,
-    "basic": lambda: compose(unicode_apostrophes, lowercase, strip_punctuation, collapse_spaces),
+    "basic": lambda: compose(nfc, unicode_apostrophes, lowercase, strip_punctuation, collapse_spaces),
     "whisper": _whisper,
     "seed-tts-eval": _seed_tts_eval,
 }

@@ -162,3 +162,56 @@ def paired_bootstrap(errors_a: list[int], errors_b: list[int], words: list[int],
     deltas = (eb[idx].sum(axis=1) - ea[idx].sum(axis=1)) / np.where(sums == 0, np.nan, sums)
     low, high = (float(x) for x in np.nanpercentile(deltas, [2.5, 97.5]))
     return delta, low, high
+
+
+POWER = 0.8  # the chance of detecting a difference that the power figures are for
+
+
+@dataclass(frozen=True)
+class Power:
+    detectable: float | None  # the smallest |Δ| these sentences detect with POWER at ALPHA (a paired t-test)
+    needed: int | None  # sentences it takes to detect the observed Δ so; None when Δ is 0
+
+
+def power(contributions: list[float], delta: float | None, alpha: float = 0.05, chance: float = POWER) -> Power:
+    """What a paired comparison of this many sentences can detect, from the paired variance.
+
+    `contributions`: each sentence's part of Δ, so that Δ is their mean and their standard deviation s is the
+    paired spread (for a difference of means, the per-sentence difference; for a pooled rate Σd / Σn, the
+    linearized (dᵢ − Δ nᵢ) / n̄). With n sentences the standard error is s / √n, and a two-sided test at alpha
+    detects |Δ| ≥ (t(1 − alpha/2, n − 1) + t(chance, n − 1)) · s / √n with probability `chance`; the
+    sentences needed for the observed Δ solve the same equation for n. docs/statistics.md checks both by
+    simulation."""
+    from scipy.stats import t
+
+    n = len(contributions)
+    if n < 2:
+        return Power(None, None)
+    s = float(np.std(contributions, ddof=1))
+    if s == 0:
+        return Power(0.0 if delta else None, n if delta else None)
+
+    def reach(k: int) -> float:
+        return float(t.ppf(1 - alpha / 2, k - 1) + t.ppf(chance, k - 1))
+
+    detectable = reach(n) * s / math.sqrt(n)
+    if not delta:
+        return Power(detectable, None)
+    needed = max(2, math.ceil((reach(n) * s / delta) ** 2))
+    for _ in range(50):  # the t quantiles depend on n itself: iterate to the fixed point
+        again = max(2, math.ceil((reach(needed) * s / delta) ** 2))
+        if again == needed:
+            break
+        needed = again
+    return Power(detectable, needed)
+
+
+def pooled_contributions(errors_a: list[int], errors_b: list[int], words: list[int]) -> list[float]:
+    """Each sentence's linearized part of Δ = (Σ eB − Σ eA) / Σ n: ((eBᵢ − eAᵢ) − Δ nᵢ) / n̄ + Δ, whose mean is Δ
+    and whose spread is the pooled rate's."""
+    d = np.asarray(errors_b, dtype=float) - np.asarray(errors_a, dtype=float)
+    n = np.asarray(words, dtype=float)
+    if not len(n) or n.sum() == 0:
+        return []
+    delta = d.sum() / n.sum()
+    return list((d - delta * n) / n.mean() + delta)

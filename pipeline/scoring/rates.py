@@ -16,6 +16,8 @@ class CorpusWER:
     macro_wer: float | None  # mean of per-utterance WER, as seed-tts-eval reports
     ci_low: float | None  # bootstrap 95% interval of the micro WER, resampling utterances
     ci_high: float | None
+    macro_low: float | None = None  # the same resamples' interval of the macro WER
+    macro_high: float | None = None
 
 
 def corpus_wer(errors: list[int], ref_words: list[int], n_boot: int = 1000, seed: int = 1337) -> CorpusWER:
@@ -31,22 +33,26 @@ def corpus_rates(counts: list[tuple[list[int], list[int]]], n_boot: int = 1000,
     length = len(arrays[0][0])
     rated = [i for i, (e, n) in enumerate(arrays) if len(e) and n.sum() > 0]
     samples: dict[int, list[np.ndarray]] = {i: [] for i in rated}
+    means: dict[int, list[np.ndarray]] = {i: [] for i in rated}
+    rates = {i: arrays[i][0] / np.where(arrays[i][1] == 0, np.nan, arrays[i][1]) for i in rated}
     if n_boot and length > 1 and rated:
         for idx in resamples(length, n_boot, seed):
             for i in rated:
                 e, n = arrays[i]
                 sums = n[idx].sum(axis=1)
                 samples[i].append(e[idx].sum(axis=1) / np.where(sums == 0, np.nan, sums))
+                means[i].append(np.nanmean(rates[i][idx], axis=1))
     out = []
     for i, (e, n) in enumerate(arrays):
         if i not in samples:
             out.append(CorpusWER(len(e), int(n.sum()), int(e.sum()), None, None, None, None))
             continue
-        low = high = None
+        low = high = macro_low = macro_high = None
         if samples[i]:
             low, high = (float(x) for x in np.nanpercentile(np.concatenate(samples[i]), [2.5, 97.5]))
-        out.append(CorpusWER(len(e), int(n.sum()), int(e.sum()), float(e.sum() / n.sum()), float(np.mean(e / n)),
-                             low, high))
+            macro_low, macro_high = (float(x) for x in np.nanpercentile(np.concatenate(means[i]), [2.5, 97.5]))
+        out.append(CorpusWER(len(e), int(n.sum()), int(e.sum()), float(e.sum() / n.sum()),
+                             float(np.nanmean(rates[i])), low, high, macro_low, macro_high))
     return out
 
 

@@ -1,17 +1,22 @@
 """Two runs compared: is B (a new version of a voice) better or worse than A, on the same sentences, heard and
 scored by the same evaluator?
 
-A run is its results folder: manifest.json (the config, each model's files' sha256, the scoring revision),
-utterances.csv, errors.csv and measures.json. Two runs can be compared only when they were scored alike: the same
-engine models, decoding options, normalizer, measure models and scoring revision (`refusals`); the voice, and
-whatever produced the audio, may differ, since they are what is compared. Groups are matched by engine and
-condition, voices by name (or the one voice of each run, or as the user pairs them), utterances by sentence id
-with the same reference text. Every metric both runs have (WER, CER, each measure column) gets Δ = B − A with a
-paired bootstrap interval over sentences and a paired test (MAPSSWE for WER, Wilcoxon for the others; WER also
-the sign and Wilcoxon tests), Holm-corrected over every comparison made."""
+A run is its results folder: manifest.json (the config, each model's files' sha256, the scoring revision, and the
+sha256 of every file the run made, sealed with its own), utterances.csv, errors.csv and measures.json. A run is
+used only as the run left it: finished, and each file it is read from still the file the run sealed (`load`). Two
+runs can be compared only when they were scored alike: the same engine models, decoding options, normalizer,
+headline WER, measure models and scoring revision (`refusals`); the voice, and whatever produced the audio, may
+differ, since they are what is compared. Groups are matched by engine and condition, voices by name (or the one
+voice of each run, or as the user pairs them), utterances by sentence id with the same reference text. Every metric
+both runs have (the headline WER, CER, each measure column) gets Δ = B − A with a paired bootstrap interval over
+sentences, a paired test (MAPSSWE for micro WER, Wilcoxon for the others; micro WER also the sign and Wilcoxon
+tests), Holm-corrected over every comparison made, and what this many sentences could detect (paired.power)."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import fcntl
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,13 +28,18 @@ from pipeline.errors import InputError
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
 from pipeline.scoring.align import Alignment
-from pipeline.scoring.comparisons import rounded
+from pipeline.scoring.comparisons import rounded, undetected
 from pipeline.scoring.evaluate import Results
 
 ALPHA = 0.05
-MARGINS = {"wer": 0.01, "cer": 0.01}  # absolute; any measure column: MEASURE_MARGIN unless --margin says
+MARGINS = {"wer": 0.01, "macro_wer": 0.01, "cer": 0.01}  # absolute; any measure column: MEASURE_MARGIN
 MEASURE_MARGIN = 0.05
 SPEED_ONLY_ASR = ("engines", "threads", "batch_size")  # what does not change a transcript (asr/base.py)
+READ = ("utterances.csv", "errors.csv", "measures.json")  # the files of a run that a comparison reads
+
+
+class RunInUse(RuntimeError):
+    """A run another process is writing: its numbers are not yet what they will be."""
 
 
 @dataclass
@@ -48,34 +58,125 @@ class Run:
     def engines(self) -> list[str]:
         return list(self.manifest.get("config", {}).get("asr", {}).get("engines", []))
 
+    @property
+    def headline(self) -> str:
+        return self.manifest.get("config", {}).get("score", {}).get("headline", "micro")
+
     def model(self, spec: str) -> list[str]:
         return sorted((self.manifest.get("models", {}).get(spec) or {}).get("files", {}).values())
 
     def measure_specs(self) -> list[str]:
         return [s for s in self.manifest.get("models", {}) if s.partition(":")[0] in self.measures]
 
+    def audio(self, path: str) -> str:
+        """A path of its utterances.csv, from wherever this runs: they are relative to the run folder."""
+        return str((self.folder / path).resolve()) if path else ""
+
+
+def folder_of(given: str, results_dir: str = "results") -> Path:
+    return Path(given) if Path(given).is_dir() else Path(results_dir) / given
+
+
+@contextlib.contextmanager
+def reading(folder: Path, wait: float = 0):
+    """The run's lock held shared while it is read, so that no run rewrites it under a verdict; a run being
+    written is waited for up to `wait` seconds, then RunInUse."""
+    lock = folder / ".lock"
+    if not lock.is_file():
+        yield
+        return
+    with open(lock) as f:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = f.read().strip() or "another process"
+                    raise RunInUse(f"{folder} is being written by pid {holder} (a run of it is under way); wait "
+                                   "for it to finish, or give --wait SECONDS") from None
+                time.sleep(0.2)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
 
 def load(given: str, results_dir: str = "results") -> Run:
-    """A run by its folder or its name (results/<name>); InputError when it is not one, or too old to compare."""
-    folder = Path(given) if Path(given).is_dir() else Path(results_dir) / given
-    needed = ("manifest.json", "utterances.csv", "errors.csv")
-    missing = [n for n in needed if not (folder / n).is_file()]
-    if not folder.is_dir() or missing:
-        raise InputError(f"{given}: not a run ({folder} has no {', '.join(missing) or 'folder'}); give a results "
-                         "folder such as results/default, or a run name")
-    manifest = store.read_json_or_empty(folder / "manifest.json")
-    if "scoring_revision" not in manifest or "models" not in manifest:
-        raise InputError(f"{given}: made by an older version of this tool (its manifest.json has no "
-                         f"{'scoring_revision' if 'models' in manifest else 'models'}); rescore it with this "
-                         "version: run the command that made it again with `--from score --force`")
+    """A run by its folder or its name (results/<name>), as the run left it; InputError naming the file and the
+    fix when it is not a run, was made by an older version, did not finish, or a file it is read from changed
+    since the run sealed it."""
+    folder = folder_of(given, results_dir)
+    if not (folder / "manifest.json").is_file():
+        raise InputError(f"{given}: not a run ({folder} has no manifest.json); give a results folder such as "
+                         "results/default, or a run name")
+    manifest = _sealed_manifest(given, folder)
+    unsealed = [f"{folder / name}: {why}" for name, why in _changed(folder, manifest)]
+    if unsealed:
+        raise InputError(f"{given}: files changed since the run sealed them, so its numbers are not the run's:\n  - "
+                         + "\n  - ".join(unsealed) + "\n  Copy the run folder again whole, or run the command that "
+                         "made it again (an edit by hand is undone by --from score --force)")
     try:
         scores = Results(normalizer=manifest.get("config", {}).get("score", {}).get("normalize", ""),
                          utterances=records.read_csv(folder / "utterances.csv", ScoredUtterance),
                          events=records.read_csv(folder / "errors.csv", ErrorEvent))
-    except (ValueError, KeyError) as e:
+    except (ValueError, KeyError, TypeError) as e:
         raise InputError(f"{given}: {e}; rescore it with this version (`--from score --force`)") from None
     measures = store.read_json_or_empty(folder / "measures.json")
     return Run(folder.name, folder, manifest, scores, measures)
+
+
+def _sealed_manifest(given: str, folder: Path) -> dict:
+    path = folder / "manifest.json"
+    rerun = f"run the command that made {given} again (a run that is up to date only seals its files, in seconds)"
+    try:
+        manifest = store.read_json(path)
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path}: unreadable ({e}): torn or not JSON; copy the run folder again, or {rerun}") from None
+    if not isinstance(manifest, dict) or "scoring_revision" not in manifest or "models" not in manifest:
+        raise InputError(f"{given}: made by an older version of this tool (its manifest.json has no "
+                         f"{'models' if isinstance(manifest, dict) and 'scoring_revision' in manifest else 'scoring_revision'}"
+                         "); rescore it with this version: run the command that made it again with "
+                         "`--from score --force`")
+    if "record_sha256" not in manifest or "sealed" not in manifest:
+        raise InputError(f"{given}: made by an older version of this tool, which did not seal its files; {rerun}")
+    if not store.read_record(path):
+        raise InputError(f"{path}: changed since the run wrote it (its seal does not match its content): edited by "
+                         f"hand or torn; copy the run folder again, or {rerun}")
+    if not manifest.get("complete"):
+        stopped = [s for s, status in manifest.get("stage_status", {}).items() if status == "running"]
+        behind = manifest.get("stale_stages") or []
+        why = (f"its last run stopped during {stopped[0]}" if stopped else
+               f"its stages {', '.join(behind)} have not run since their inputs changed (a run with --stages or "
+               "--from?)" if behind else "its last run did not finish")
+        raise InputError(f"{given}: not a finished run: {why}; run its command again, without --stages or --from")
+    return manifest
+
+
+def _changed(folder: Path, manifest: dict) -> list[tuple[str, str]]:
+    """Each file a comparison reads that is not as the run sealed it, and how."""
+    out = []
+    for name in READ:
+        sealed, sha = manifest["sealed"].get(name), store.sha256_or_none(folder / name)
+        if sealed is None and sha is not None:
+            out.append((name, "not one of the files the run made"))
+        elif sealed is not None and sha is None:
+            out.append((name, "missing"))
+        elif sealed != sha:
+            out.append((name, "edited or torn since (its sha256 is not the one sealed in manifest.json)"))
+    if "utterances.csv" not in manifest["sealed"]:
+        out.append(("utterances.csv", "the run has not scored anything"))
+    return out
+
+
+def metrics(*runs: Run) -> list[str]:
+    """The metrics a comparison of these runs can have: the headline WER they were scored with (wer for micro,
+    macro_wer), CER and every measure column."""
+    out = [*("macro_wer" if run.headline == "macro" else "wer" for run in runs), "cer"]
+    for run in runs:
+        out += [c for d in run.measures.values() for c in d.get("columns", {})]
+    return list(dict.fromkeys(out))
 
 
 def evaluator(run: Run, engines: list[str]) -> dict[str, object]:
@@ -84,6 +185,7 @@ def evaluator(run: Run, engines: list[str]) -> dict[str, object]:
     decoding = {k: v for k, v in config.get("asr", {}).items() if k not in SPEED_ONLY_ASR}
     out: dict[str, object] = {"scoring revision": run.manifest.get("scoring_revision"),
                               "normalizer": config.get("score", {}).get("normalize"),
+                              "headline WER": run.headline,
                               "decoding options": {**decoding, "device": config.get("device")}}
     out.update({f"engine {e} (its model files' sha256)": run.model(e) for e in engines})
     return out
@@ -131,7 +233,6 @@ def pair_groups(a: Run, b: Run, voices: dict[str, str]) -> Pairing:
     return out
 
 
-
 @dataclass(frozen=True, kw_only=True)
 class Change:
     """One sentence scored in both runs: how each heard it."""
@@ -149,7 +250,8 @@ class Change:
 def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 1000, seed: int = 1337,
             margins: dict[str, float] | None = None) -> tuple[list[RunComparison], Pairing, list[Change]]:
     """The comparisons, the pairing with what could not be paired, and each shared sentence's change (for the
-    listening page)."""
+    listening page). The WER compared is the headline the runs were scored with: micro (pooled, MAPSSWE) or
+    macro (the mean of per-sentence WER, Wilcoxon)."""
     margins = {**MARGINS, **(margins or {})}
     pairing = pair_groups(a, b, voices or {})
     by_a = {(u.group, u.sentence_id): u for u in a.utterances}
@@ -176,7 +278,11 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
         if not shared:
             continue
         base = dict(group=label, voice_a=group_a[0], voice_b=group_b[0], sentences=len(shared))
-        rows.append(_wer(a, b, shared, base, n_boot, seed))
+        if a.headline == "macro":
+            rows.append(_paired_values(base, "macro_wer", [x.wer for x, _ in shared], [y.wer for _, y in shared],
+                                       n_boot, seed))
+        else:
+            rows.append(_wer(a, b, shared, base, n_boot, seed))
         rows.append(_paired_values(base, "cer", [x.cer for x, _ in shared], [y.cer for _, y in shared], n_boot, seed,
                                    [x.ref_chars or 0 for x, _ in shared], [x.char_errors or 0 for x, _ in shared],
                                    [y.char_errors or 0 for _, y in shared]))
@@ -195,7 +301,7 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
     out = []
     for row in rows:
         metric = row["metric"]
-        higher_is_worse = metric in ("wer", "cer") or better.get(metric) == "lower"
+        higher_is_worse = metric in ("wer", "macro_wer", "cer") or better.get(metric) == "lower"
         margin = margins.get(metric, MEASURE_MARGIN)
         worse_by = row["delta"] if higher_is_worse else -row["delta"]
         significant = row["p_holm"] < ALPHA and row["ci95_low"] is not None and \
@@ -209,17 +315,24 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
 
 
 def verdict(row: dict, significant: bool, worse_by: float) -> str:
-    """One line: which way B differs from A in one metric, and whether it counts against B."""
+    """One line: which way B differs from A in one metric, whether it counts against B, and, where no difference
+    was found, what this many sentences could have found."""
     figures = f"Δ = {row['delta']:+.4f}"
     if row["ci95_low"] is not None:
         figures += f" [{row['ci95_low']:+.4f}, {row['ci95_high']:+.4f}]"
     figures += f", p = {row['p_holm']:.3g}"
     head = f"{row['group']}: {row['voice_b'] or 'B'} against {row['voice_a'] or 'A'}, {row['metric']}"
     if not significant or worse_by == 0:
-        return f"{head}: no significant difference, {figures}"
+        return f"{head}: no significant difference, {figures}" + undetected(
+            row["sentences"], row["delta"], paired.Power(row["detectable_delta"], row["sentences_needed"]), 4)
     if worse_by < 0:
         return f"{head}: better, {figures}"
     return f"{head}: worse, {figures}" + ("" if row["worse"] else f" (within the margin {row['margin']})")
+
+
+def _power(contributions: list[float], delta: float | None) -> dict:
+    p = paired.power(contributions, delta, ALPHA)
+    return dict(detectable_delta=rounded(p.detectable), sentences_needed=p.needed)
 
 
 def _wer(a: Run, b: Run, shared: list, base: dict, n_boot: int, seed: int) -> dict:
@@ -232,7 +345,8 @@ def _wer(a: Run, b: Run, shared: list, base: dict, n_boot: int, seed: int) -> di
     return dict(base, metric="wer", a=rounded(sum(ea) / sum(words)), b=rounded(sum(eb) / sum(words)),
                 delta=rounded(delta), ci95_low=rounded(low), ci95_high=rounded(high), test="MAPSSWE", p=m.p,
                 mapsswe_z=rounded(m.z, 3), sign_b_worse=s.positive, sign_b_better=s.negative,
-                sign_p=float(f"{s.p:.4g}"), wilcoxon_z=rounded(w.z, 3), wilcoxon_p=float(f"{w.p:.4g}"))
+                sign_p=float(f"{s.p:.4g}"), wilcoxon_z=rounded(w.z, 3), wilcoxon_p=float(f"{w.p:.4g}"),
+                **_power(paired.pooled_contributions(ea, eb, words), delta))
 
 
 def _paired_values(base: dict, metric: str, va: list, vb: list, n_boot: int, seed: int,
@@ -242,14 +356,17 @@ def _paired_values(base: dict, metric: str, va: list, vb: list, n_boot: int, see
     if totals is not None:
         delta, low, high = paired.paired_bootstrap(ta, tb, totals, n_boot, seed)
         mean_a, mean_b = sum(ta) / max(1, sum(totals)), sum(tb) / max(1, sum(totals))
+        contributions = paired.pooled_contributions(ta, tb, totals)
     else:
         delta, low, high = paired.paired_bootstrap(va, vb, [1] * len(va), n_boot, seed)
         mean_a, mean_b = float(np.mean(va)), float(np.mean(vb))
+        contributions = [q - p for p, q in zip(va, vb)]
     pairs = [(p, q) for p, q in zip(va, vb) if p is not None and q is not None]
     w = paired.wilcoxon([q for _, q in pairs], [p for p, _ in pairs])
     return dict(base, metric=metric, a=rounded(mean_a), b=rounded(mean_b), delta=rounded(delta), ci95_low=rounded(low),
                 ci95_high=rounded(high), test="Wilcoxon", p=w.p, mapsswe_z=None, sign_b_worse=None, sign_b_better=None,
-                sign_p=None, wilcoxon_z=rounded(w.z, 3), wilcoxon_p=float(f"{w.p:.4g}"))
+                sign_p=None, wilcoxon_z=rounded(w.z, 3), wilcoxon_p=float(f"{w.p:.4g}"),
+                **_power(contributions, delta))
 
 
 def as_json(a: Run, b: Run, rows: list[RunComparison], pairing: Pairing) -> dict:

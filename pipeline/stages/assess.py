@@ -70,7 +70,8 @@ def run(cfg: Config, loaded: dict) -> Result:
                 key = store.key_of([sha, name, model, ref_sha]) if sha else ""
                 record = paths.measure_record(cfg, measure=name, voice=s.voice, condition=s.condition,
                                               sentence_id=s.sentence_id)
-                items[i] = Item(key, record, lambda p=s.audio_path, r=reference: heard(p, r))
+                items[i] = Item(key, record, lambda p=s.audio_path, r=reference: heard(p, r),
+                                shared=paths.shared_record(cfg, "measures", key))
             results, cached_here = cached_map(pool, (Assessor, (name, source, cfg.assess.threads)), items,
                                               result=Assessed, chunk=16, desc=f"assess {name}", noun="scores")
             files.update(source.hashes(cfg.models_dir))
@@ -91,7 +92,8 @@ def run(cfg: Config, loaded: dict) -> Result:
                     values[i].setdefault(column, None)
     rows = [Measured(sentence_id=s.sentence_id, voice=s.voice, condition=s.condition,
                      audio_sha256=store.sha256_or_none(s.audio_path) or "", status=status[i],
-                     notes=";".join(dict.fromkeys(notes[i])), values=values[i]) for i, s in enumerate(speech)]
+                     notes=";".join(dict.fromkeys(notes[i])), values=values[i],
+                     speaker_reference=s.speaker_reference or by_voice.get(s.voice, "")) for i, s in enumerate(speech)]
     out, vectors, declared = artifacts.files("measures", cfg)
     records.write_csv(out, Measured, rows)
     buf = io.BytesIO()
@@ -100,8 +102,8 @@ def run(cfg: Config, loaded: dict) -> Result:
     store.write_bytes(vectors, buf.getvalue())
     chosen = {name: measures.MEASURES.get(name) for name in sources}
     store.write_json(declared, {name: {"columns": d.columns, "paper": d.paper,
-                                                             "better": dict.fromkeys(d.columns, d.better)}
-                                                      for name, d in chosen.items()})
+                                       "better": dict.fromkeys(d.columns, d.better), "comparable": d.comparable}
+                                for name, d in chosen.items()})
     return Result({**tally([r.status for r in rows], reused), "measures": list(sources)}, files, failed=failed)
 
 

@@ -5,6 +5,7 @@ clean are written as wavs of the run, each cached under exactly what made it (th
 condition and its seed), as synthesis caches a condition's wav."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from pipeline.config import paths
@@ -13,14 +14,22 @@ from pipeline.core import records, store
 from pipeline.core.records import Speech
 from pipeline.exec.items import Item, cached, written
 from pipeline.io import audio, conditions
-from pipeline.io.manifests import Recording
+from pipeline.io.manifests import Manifest, Recording
 from pipeline.lm import sentences
 from pipeline.run import artifacts
 from pipeline.run.stage import Result, Stage
 
+log = logging.getLogger(__name__)
+NAMED = 10  # unused lines named on the terminal; the manifest's stage result counts them all
+
 
 def run(cfg: Config, loaded: dict) -> Result:
-    recordings: list[Recording] = loaded["audio_manifest"]
+    manifest: Manifest = loaded["audio_manifest"]
+    recordings = manifest.recordings
+    if manifest.unused:
+        log.warning("--audio-manifest %s: %d line(s) or file(s) not used:\n  %s%s", manifest.path,
+                    len(manifest.unused), "\n  ".join(map(str, manifest.unused[:NAMED])),
+                    f"\n  … and {len(manifest.unused) - NAMED} more" if len(manifest.unused) > NAMED else "")
     references = {r.id: r.reference for r in recordings}
     n = sentences.write(*artifacts.sentence_tables(cfg), loaded["lm"],
                         [(uid, None, text) for uid, text in references.items()], device=cfg.device,
@@ -29,7 +38,8 @@ def run(cfg: Config, loaded: dict) -> Result:
     rows = [row for r in recordings for row in speech(cfg, r, conds)]
     records.write_csv(artifacts.path("speech", cfg), Speech, rows)
     systems = {r.system for r in recordings if r.system}
-    return Result({"sentences": n, "recordings": len(recordings), **({"systems": len(systems)} if systems else {})},
+    return Result({"sentences": n, "recordings": len(recordings), **({"systems": len(systems)} if systems else {}),
+                   **({"unused": [str(u) for u in manifest.unused]} if manifest.unused else {})},
                   failed=sum(row.status == "error" for row in rows))
 
 
@@ -42,6 +52,8 @@ def speech(cfg: Config, r: Recording, conds: list[conditions.Condition]) -> list
 
     if r.problem:
         return [row(c.name, error=r.problem) for c in conds]
+    if not Path(r.audio_path).is_file():  # the row keeps the path it expected, to say where to put the file
+        return [row(c.name, r.audio_path, error=f"{r.audio_path}: no such audio file") for c in conds]
     if not r.cut and all(c.kind == "clean" for c in conds):
         return [row(c.name, r.audio_path) for c in conds]  # heard as given: its row says if it cannot be read
     out = []

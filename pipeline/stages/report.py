@@ -3,14 +3,9 @@ utterance with its alignment (rebuilt from the error events scoring saved), audi
 terminal summary."""
 from __future__ import annotations
 
-import base64
-import io
 import logging
 import os
-from dataclasses import asdict
 from pathlib import Path
-
-import numpy as np
 
 from pipeline.config.run import Config
 from pipeline.core import store, tables
@@ -20,10 +15,9 @@ from pipeline.run import artifacts
 from pipeline.run.stage import Result, Stage
 from pipeline.scoring import evaluate, statistics
 from pipeline.scoring.comparisons import most_confident
-from pipeline.scoring.evaluate import summary_table
+from pipeline.scoring.evaluate import failures, summary_table
 
 log = logging.getLogger(__name__)
-EMBED_LIMIT = 64 << 20  # bytes of FLAC a report carries; a bigger run's page links its audio files
 
 
 def run(cfg: Config, loaded: dict) -> Result:
@@ -44,43 +38,31 @@ def run(cfg: Config, loaded: dict) -> Result:
     declared = (loaded["measures"] or {}).get("declared", {})
     if declared:
         links["measures.csv"] = "measures.csv"
-    carried = embedded_audio(scores.utterances)
+    carried = html.embedded_audio([p for u in scores.utterances for p in (u.audio_path, u.speaker_reference)],
+                                  out.parent)
     page = html.render(html.Page(title=f"Speech evaluation: run {cfg.run}", scores=scores, stats=stats,
-                                 score=cfg.score, config=asdict(cfg), versions=versions(), links=links,
+                                 score=cfg.score, config=loaded["plan"], versions=versions(), links=links,
                                  folder=out.parent, figures=figures, attention=loaded["attention"], measures=declared,
-                                 audio=carried))
+                                 audio=carried, comparable=scores.comparable.get("line", "")))
     store.write_text(out, page)
     if carried is None:
         log.warning("the report links its audio instead of carrying it (more than %d MB as FLAC): keep it in %s, "
-                    "beside the audio folder", EMBED_LIMIT >> 20, out.parent)
-    print(summary_table(scores.summary, len(scores.utterances), most_confident(stats.comparisons),
-                        macro_first=cfg.score.headline == "macro"))
-    print(f"report: {out}")
+                    "beside the audio folder", html.EMBED_LIMIT >> 20, out.parent)
     return Result({"report": str(out)})
 
 
-def embedded_audio(utterances) -> dict[str, tuple[str, str]] | None:
-    """Each readable wav the page plays, as lossless FLAC in base64, so that the report plays wherever it is
-    copied; None when that would pass EMBED_LIMIT, and the page links the files instead."""
-    import soundfile as sf
-
-    from pipeline.io import audio
-
-    carried, total = {}, 0
-    for path in dict.fromkeys(u.audio_path for u in utterances if u.audio_path):
-        try:
-            samples, sr = audio.read(path)
-        except audio.BadAudio:
-            continue
-        buf = io.BytesIO()
-        sf.write(buf, np.clip(samples, -1.0, 1.0), sr, format="FLAC", subtype="PCM_16")
-        total += buf.tell()
-        if total > EMBED_LIMIT:
-            return None
-        carried[path] = (f"a{len(carried)}", base64.b64encode(buf.getvalue()).decode())
-    return carried
+def epilogue(cfg: Config) -> str:
+    """The end of every run, up to date or not: the group figures, the rows that failed, what the WER compares
+    with, and where the report is."""
+    scores, stats = artifacts.ARTIFACTS["scores"].load(cfg), artifacts.ARTIFACTS["statistics"].load(cfg)
+    out = artifacts.path("report", cfg)
+    table = summary_table(scores.summary, len(scores.utterances), most_confident(stats.comparisons),
+                          macro_first=cfg.score.headline == "macro")
+    failed = failures(scores.utterances, str(out.parent / "utterances.csv"))
+    comparable = scores.comparable.get("line", "")
+    return "\n".join(part for part in (table, failed, comparable and f"WER: {comparable}", f"report: {out}") if part)
 
 
 STAGE = Stage("report", "one self-contained HTML page of the scores and statistics; the terminal summary",
               reads=("scores", "statistics"), optional=("lm", "attention", "measures"),
-              makes=("report",), config=("run",), run=run)
+              makes=("report",), config=("run",), run=run, epilogue=epilogue)

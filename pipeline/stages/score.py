@@ -1,7 +1,11 @@
 """score: sentences + transcripts (+ the measures of their audio) → utterances.csv, errors.csv, confusions.csv,
-summary.csv/json, trn files."""
+summary.csv/json, trn files. summary.json says what the run's WER is comparable with (config/recipes.py)."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+from pipeline.config import recipes
 from pipeline.config.run import Config
 from pipeline.core.records import Pair, Sentence, Transcript
 from pipeline.run import artifacts
@@ -9,16 +13,35 @@ from pipeline.run.stage import Result, Stage
 from pipeline.scoring.evaluate import evaluate, write
 
 
+def from_run(path: str, run_dir: Path) -> str:
+    """An audio path as utterances.csv holds it: relative to the run folder, when the audio lies in the folder the
+    run was started from (the tool's own audio/, recordings beside the project), else absolute; so that
+    `Path(run_folder) / audio_path` finds it from anywhere, and the two folders can move together."""
+    if not path:
+        return ""
+    absolute = Path(path).resolve()
+    if absolute.is_relative_to(Path.cwd().resolve()):
+        return Path(os.path.relpath(absolute, run_dir.resolve())).as_posix()
+    return str(absolute)
+
+
 def run(cfg: Config, loaded: dict) -> Result:
     sentences: dict[str, Sentence] = {s.sentence_id: s for s in loaded["sentences"]}
     transcripts: list[Transcript] = loaded["transcripts"]
-    measured = {(m.sentence_id, m.voice, m.condition): m.values for m in (loaded["measures"] or {}).get("rows", ())}
-    pairs = [Pair.heard(t, sentences.get(t.sentence_id), measured.get((t.sentence_id, t.voice, t.condition), {}))
-             for t in transcripts]
-    results = evaluate(pairs, cfg.score)
-    write(results, artifacts.path("scores", cfg).parent)
-    return Result({"utterances": len(results.utterances), "failed": results.failed, "groups": len(results.summary)})
+    measured = {(m.sentence_id, m.voice, m.condition): m for m in (loaded["measures"] or {}).get("rows", ())}
+    out = artifacts.path("scores", cfg).parent
+    pairs = []
+    for t in transcripts:
+        m = measured.get((t.sentence_id, t.voice, t.condition))
+        pairs.append(Pair.heard(t, sentences.get(t.sentence_id), m.values if m else {},
+                                audio_path=from_run(t.audio_path, out),
+                                speaker_reference=from_run(m.speaker_reference, out) if m else ""))
+    results = evaluate(pairs, cfg.score, comparable=recipes.of(cfg).as_json())
+    write(results, out)
+    return Result({"utterances": len(results.utterances), "failed": results.failed, "groups": len(results.summary)},
+                  failed_rows=results.failed)
 
 
 STAGE = Stage("score", "each transcript aligned with its sentence: WER, error events, group figures",
-              reads=("sentences", "transcripts"), optional=("measures",), makes=("scores",), config=("score",), run=run)
+              reads=("sentences", "transcripts"), optional=("measures",), makes=("scores",),
+              config=("score", "recipe", "asr"), run=run)

@@ -79,7 +79,9 @@ def run(cfg: Config, loaded: dict) -> Result:
                     sha = store.sha256_or_none(s.audio_path)  # None: unreadable, and its row will say why
                     record = paths.transcript_record(cfg, asr=engine, voice=s.voice, condition=s.condition,
                                                      sentence_id=s.sentence_id)
-                    items[i] = Item(key(sha) if sha else "", record, lambda p=s.audio_path: heard(p))
+                    k = key(sha) if sha else ""
+                    items[i] = Item(k, record, lambda p=s.audio_path: heard(p),
+                                    shared=paths.shared_record(cfg, "transcripts", k))
             results, cached_here = cached_map(pool, (Listener, (source, decoding(cfg), cfg.models_dir, cfg.device)),
                                               items, result=Heard, chunk=cfg.asr.batch_size,
                                               desc=f"transcribe {engine}", gpus=asr_gpus(cfg), noun="transcripts")

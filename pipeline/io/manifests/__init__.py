@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import ConfigError
-from pipeline.io.manifests.base import Format, ManifestError, Recording, Source, checked
+from pipeline.io.manifests.base import Format, ManifestError, Recording, Source, Unused, checked
 
-__all__ = ["Recording", "ManifestError", "formats", "detect", "read", "audio_dirs"]
+__all__ = ["Recording", "ManifestError", "Manifest", "Unused", "formats", "detect", "read", "scan", "audio_dirs",
+           "audio_present"]
 AUTO = "auto"
 
 
@@ -30,30 +32,46 @@ def detect(path: Path) -> Format:
     for fmt in formats().values():
         if fmt.detect(path):
             return fmt
+    near = [f"{fmt.name}: {miss}" for fmt in formats().values() if (miss := fmt.near(path))]
+    if near:
+        raise ManifestError(f"--audio-manifest {path}: nearly in a format this tool reads, but not quite:\n  - " +
+                            "\n  - ".join(near))
     raise ManifestError(f"--audio-manifest {path}: a folder in no format this tool reads; give a Kaldi data dir "
                         "(wav.scp, text), a Hugging Face audiofolder (metadata.csv or metadata.jsonl), an LJSpeech "
                         "folder (metadata.csv, wavs/), or a manifest file")
 
 
 def audio_dirs(value: str) -> dict[str, Path]:
-    """--audio-dir: DIR, or SYSTEM=DIR,SYSTEM=DIR for several systems' wavs of one test set."""
+    """--audio-dir: DIR, or SYSTEM=DIR,SYSTEM=DIR for several systems' wavs of one test set. A folder given
+    without a name names its system: `out/v1` is the system `v1`."""
     dirs: dict[str, Path] = {}
-    for part in (p.strip() for p in value.split(",") if p.strip()):
-        system, sep, folder = part.rpartition("=") if "=" in part else ("", "", part)
-        if system in dirs:
-            raise ConfigError(f"--audio-dir {value!r}: {system or 'the folder'!r} named twice")
+    parts = [p.strip() for p in value.split(",") if p.strip()]
+    for part in parts:
+        system, _, folder = part.rpartition("=") if "=" in part else ("", "", part)
         path = Path(folder.strip()).expanduser()
         if not path.is_dir():
             raise ConfigError(f"--audio-dir {part!r}: {path} is not a folder; give the folder holding <id>.wav")
-        dirs[system.strip()] = path
-    if "" in dirs and len(dirs) > 1:
-        raise ConfigError(f"--audio-dir {value!r}: give one folder, or name every folder's system (SYSTEM=DIR)")
+        if not system.strip() and len(parts) > 1:
+            raise ConfigError(f"--audio-dir {value!r}: give one folder, or name every folder's system (SYSTEM=DIR)")
+        system = system.strip() or path.resolve().name
+        if system in dirs:
+            raise ConfigError(f"--audio-dir {value!r}: {system!r} named twice")
+        dirs[system] = path
     return dirs
 
 
-def read(path: str | Path, format: str = AUTO, audio_dir: str = "") -> list[Recording]:
-    """The recordings a manifest lists, checked. Missing audio is not an error here: the recordings stage
-    records it on that row, so that one missing wav never drops a system's row unseen."""
+@dataclass(frozen=True)
+class Manifest:
+    path: Path
+    recordings: list[Recording]
+    unused: list[Unused]  # lines no recording comes from, files the manifest does not name
+    audio_dirs: dict[str, Path]  # --audio-dir: system → folder
+
+
+def scan(path: str | Path, format: str = AUTO, audio_dir: str = "") -> Manifest:
+    """The recordings a manifest lists, checked, and what it holds that no recording uses. A missing audio file
+    is not an error here: the recordings stage records it on that row, so that one missing wav never drops a
+    system's row unseen (a system none of whose audio is there is a wrong folder: audio_present)."""
     path = Path(path).expanduser()
     if not path.exists():
         raise ManifestError(f"--audio-manifest {path}: no such file or folder")
@@ -66,4 +84,38 @@ def read(path: str | Path, format: str = AUTO, audio_dir: str = "") -> list[Reco
         raise ConfigError(f"--audio-manifest {path}: a {fmt.name} manifest names no audio file; add --audio-dir DIR "
                           "(the folder of <utt>.wav), or SYSTEM=DIR,SYSTEM=DIR for several systems")
     source = Source(path, dirs)
-    return checked(source, fmt.read(source))
+    return Manifest(path, checked(source, fmt.read(source)), source.unused, dirs)
+
+
+def audio_present(manifest: Manifest) -> None:
+    """ManifestError when a system has none of its audio: a wrong folder, said before any model loads, not a run
+    of error rows."""
+    for system, members in _by_system(manifest.recordings).items():
+        if not any(r.audio_path and Path(r.audio_path).is_file() for r in members):
+            raise ManifestError(_none_there(manifest.path, system, members, manifest.audio_dirs.get(system)))
+
+
+def read(path: str | Path, format: str = AUTO, audio_dir: str = "") -> list[Recording]:
+    return scan(path, format, audio_dir).recordings
+
+
+def _by_system(recordings: list[Recording]) -> dict[str, list[Recording]]:
+    out: dict[str, list[Recording]] = {}
+    for r in recordings:
+        out.setdefault(r.system, []).append(r)
+    return out
+
+
+def _none_there(manifest: Path, system: str, members: list[Recording], folder: Path | None) -> str:
+    expected = next((r.audio_path for r in members if r.audio_path), "")
+    whose = f"system {system!r}" if system else "the manifest"
+    if folder is None:
+        return (f"--audio-manifest {manifest}: none of the {len(members)} audio files of {whose} is there (the first "
+                f"it names: {expected or members[0].problem}); check the paths, which are read from the manifest's "
+                "folder when relative")
+    held = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in (".wav", ".flac", ".ogg"))
+    holds = (f"it holds {len(held)} other audio files, e.g. {', '.join(held[:3])}" if held
+             else "it holds no .wav, .flac or .ogg file")
+    return (f"--audio-dir {folder}: none of the {len(members)} wavs the manifest expects for {whose} is there (the "
+            f"first: {expected}); {holds}. Give the folder of <utt>.wav, utt being the first field of each "
+            f"line of {manifest.name}")

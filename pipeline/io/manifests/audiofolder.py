@@ -45,15 +45,29 @@ def read(source: Source) -> list[tuple[int, Recording]]:
     return rows
 
 
+def header(meta: Path) -> str:
+    with meta.open(encoding="utf-8-sig", errors="replace") as f:
+        return next((line for line in f if line.strip()), "")
+
+
 def detect(path: Path) -> bool:
     meta = metadata(path)
     if meta is None:
         return False
-    if meta.suffix == ".jsonl":
-        return True
-    with meta.open(encoding="utf-8-sig", errors="replace") as f:
-        return "file_name" in next((line for line in f if line.strip()), "")
+    return meta.suffix == ".jsonl" or "file_name" in header(meta)
+
+
+def near(path: Path) -> str | None:
+    meta = metadata(path)
+    if meta is None or meta.suffix == ".jsonl" or "|" in header(meta):
+        return None
+    columns = next(csv.reader([header(meta)]), [])
+    close = [c for c in columns if c.strip().lower().replace("-", "_") in ("filename", "file", "file_path", "path",
+                                                                            "audio", "audio_path", "file name")]
+    hint = f"; rename {close[0]!r} to file_name" if close else ""
+    return (f"{meta} has no file_name column, which names each audio file in a Hugging Face audiofolder (its "
+            f"header: {', '.join(columns) or 'empty'}){hint}")
 
 
 FORMAT = Format("audiofolder", "a Hugging Face audiofolder: metadata.csv/.jsonl with file_name and transcription",
-                detect=detect, read=read, rank=40)
+                detect=detect, read=read, rank=40, near=near)

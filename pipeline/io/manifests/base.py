@@ -4,7 +4,7 @@ not parse is an error naming the file, the line and what was expected)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -42,17 +42,36 @@ class Format:
     read: Callable[["Source"], list[tuple[int, Recording]]]  # (line, recording) pairs
     rank: int = 0  # tried from the most specific format down; the plain table accepts anything, last
     needs_audio_dir: bool = False  # rows name no audio file: it is <id>.wav in --audio-dir
+    # what a path that is nearly in this format lacks ("metadata.csv has no file_name column"), or None: said when
+    # detection finds no format
+    near: Callable[[Path], str | None] = lambda path: None
+
+
+@dataclass(frozen=True)
+class Unused:
+    """A line of a manifest's file that no recording comes from, or a file the manifest does not name."""
+    path: str
+    line: int | None
+    what: str  # the line's id, or the file's name
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.path}" + (f" line {self.line}" if self.line else "") + f" ({self.what}): {self.why}"
 
 
 @dataclass(frozen=True)
 class Source:
     """What a reader is given: the manifest path (a file, or a folder for folder formats) and --audio-dir."""
     path: Path
-    audio_dirs: dict[str, Path]  # system → folder of <id>.wav; "" for one folder without a system name
+    audio_dirs: dict[str, Path]  # system → folder of <id>.wav
+    unused: list[Unused] = field(default_factory=list)  # what a reader passed over, said to the user
 
     def error(self, line: int | None, message: str, path: Path | None = None) -> ManifestError:
         where = f"{path or self.path}" + (f" line {line}" if line else "")
         return ManifestError(f"--audio-manifest {where}: {message}")
+
+    def skip(self, path: Path, line: int | None, what: str, why: str) -> None:
+        self.unused.append(Unused(str(path), line, what, why))
 
     def text(self, path: Path | None = None) -> str:
         return read_text(path or self.path, "--audio-manifest")

@@ -62,6 +62,14 @@ def read(source: Source) -> list[tuple[int, Recording]]:
         line, (entry,) = scp[recording]
         rows.append((n, Recording(id=uid, audio_path=wav_path(source, scp_path, line, entry), reference=reference,
                                   offset=offset, duration=duration)))
+    used = {segments[uid][1][0] if segments else uid for uid in texts if not segments or uid in segments}
+    for recording, (line, _) in scp.items():
+        if recording not in used:
+            source.skip(scp_path, line, recording, "a recording no utterance of text comes from"
+                        + (" (through segments)" if segments else "") + ": it has no transcript")
+    for uid, (line, _) in segments.items():
+        if uid not in texts:
+            source.skip(seg_path, line, uid, "a segment whose utterance has no line in text")
     return rows
 
 
@@ -70,4 +78,12 @@ def detect(path: Path) -> bool:
     return (folder / "wav.scp").is_file() and (path.is_dir() or path.name in ("wav.scp", "text", "segments"))
 
 
-FORMAT = Format("kaldi", "a Kaldi data dir: wav.scp and text[, segments]", detect=detect, read=read, rank=50)
+def near(path: Path) -> str | None:
+    folder = path if path.is_dir() else path.parent
+    if (folder / "text").is_file() and not (folder / "wav.scp").is_file():
+        return f"{folder} has a text file but no wav.scp (each recording id and its wav path)"
+    return None
+
+
+FORMAT = Format("kaldi", "a Kaldi data dir: wav.scp and text[, segments]", detect=detect, read=read, rank=50,
+                near=near)

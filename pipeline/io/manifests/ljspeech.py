@@ -34,5 +34,14 @@ def detect(path: Path) -> bool:
     return "|" in head and "file_name" not in head
 
 
+def near(path: Path) -> str | None:
+    meta = metadata(path)
+    if meta.name != "metadata.csv" or not meta.is_file() or (meta.parent / "wavs").is_dir():
+        return None
+    with meta.open(encoding="utf-8", errors="replace") as f:
+        head = next((line for line in f if line.strip()), "")
+    return f"{meta} reads as LJSpeech's (id|text), but {meta.parent / 'wavs'} is missing" if "|" in head else None
+
+
 FORMAT = Format("ljspeech", "LJSpeech: metadata.csv (id|text|normalized) with wavs/ beside it", detect=detect,
-                read=read, rank=30)
+                read=read, rank=30, near=near)

@@ -28,6 +28,12 @@ def read(source: Source) -> list[tuple[int, Recording]]:
         for system, folder in source.audio_dirs.items():
             rows.append((n, Recording(id=utt, audio_path=str(folder / f"{utt}.wav"), reference=row["infer_text"],
                                       speaker_reference=prompt, system=system)))
+    named = {Path(r.audio_path).name for _, r in rows}
+    for system, folder in source.audio_dirs.items():
+        for wav in sorted(folder.glob("*.wav")):
+            if wav.name not in named:
+                source.skip(folder, None, wav.name, f"a wav of system {system!r} that no line of "
+                                                     f"{source.path.name} names")
     return rows
 
 

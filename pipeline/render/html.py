@@ -162,9 +162,10 @@ def corpus_table(summary: list, with_lm: bool = True, macro_first: bool = False)
     columns = ["voice", "asr", "condition", "n_utterances", "n_excluded", *rates, "micro_cer",
                *(["spearman"] if with_lm else []), "flagged"]
     cells = {"wer": lambda s: html.escape(_interval(s.micro_wer, s.ci95_low, s.ci95_high)),
+             "macro_wer": lambda s: html.escape(_interval(s.macro_wer, s.macro_ci95_low, s.macro_ci95_high)),
              "spearman": lambda s: html.escape(f"{_cell(s.spearman_rho)} (p {_cell(s.spearman_p)}, n {s.spearman_n})"
                                                if s.spearman_rho is not None else f"n {s.spearman_n}")}
-    heads = {"n_utterances": "n", "n_excluded": "excluded", "wer": "micro WER [95% CI]", "macro_wer": "macro WER",
+    heads = {"n_utterances": "n", "n_excluded": "excluded", "wer": "micro WER [95% CI]", "macro_wer": "macro WER [95% CI]",
              "micro_cer": "micro CER", "spearman": "Spearman ρ (perplexity, WER)"}
     if any(s.hallucination_wpm is not None for s in summary):
         columns.append("hallucination_wpm")

@@ -28,14 +28,26 @@ def trn_safe(text: str) -> str:
 
 
 def utterance_id(*, sentence_id: str, voice: str = "", condition: str = "", asr: str = "") -> str:
-    """An utterance's one name, the same in every CSV, trn and pralign file and in the report's anchors:
-    <voice>-<condition>-<asr>_<sentence_id> (`piper-joe-clean-faster-whisper-base_s0-1`). Without a system (a
-    transcript scored by `run_pipeline.py score`) it is the id the user gave, spaces aside, so that it joins with
-    the user's own files."""
+    """A row's one name, built one way from what the row is (its sentence, and its voice, condition and engine where
+    it has them), as lhotse names a cut: the same in every CSV, trn and pralign file, the report's anchors and
+    every join. An utterance is <voice>-<condition>-<asr>_<sentence_id>
+    (`piper-joe-clean-faster-whisper-base_s0-1`), a speech row, which no engine has heard yet,
+    <voice>-<condition>_<sentence_id>. Without a system (a transcript scored by `run_pipeline.py score`) it is the
+    id the user gave, spaces aside, so that it joins with the user's own files. Manifests refuse ids that would
+    share a name (io/manifests/base.py)."""
     system = "-".join(p for p in (voice, condition, asr) if p).replace(":", "-").replace("=", "")
     if not system:
         return sentence_id.replace(" ", "-")
     return f"{trn_safe(system)}_{trn_safe(sentence_id)}"
+
+
+class _Spoken:
+    """A record of one speech row: one sentence in one voice and condition."""
+    __slots__ = ()
+
+    @property
+    def speech_id(self) -> str:
+        return utterance_id(sentence_id=self.sentence_id, voice=self.voice, condition=self.condition)
 
 
 def columns_of(kind: type = float):
@@ -103,7 +115,7 @@ class Sentence:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Speech:
+class Speech(_Spoken):
     sentence_id: str
     voice: str  # family:voice; "" for recordings from an audio manifest
     condition: str  # clean, noise:snr=<dB>, speed:<factor>, silence
@@ -117,9 +129,13 @@ class Speech:
     def __post_init__(self):
         _one_of(self.status, SPOKEN, "status")
 
+    @property
+    def id(self) -> str:
+        return self.speech_id
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Transcript(_Grouped):
+class Transcript(_Grouped, _Spoken):
     sentence_id: str
     voice: str
     condition: str
@@ -535,7 +551,7 @@ def _parse(text: str, hint) -> object:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Measured:
+class Measured(_Spoken):
     """One speech row as the measures saw it (the `assess` stage's measures.csv)."""
     sentence_id: str
     voice: str
@@ -546,6 +562,10 @@ class Measured:
     # done to the audio (a clip under 0.5 s looped by DNSMOS)
     values: dict[str, float | None] = columns_of()  # each selected measure's columns
     speaker_reference: str = ""  # the audio the row's voice should sound like, as the run was given it
+
+    @property
+    def id(self) -> str:
+        return self.speech_id  # the speech row measured: every engine's transcript of it joins here
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,7 +9,7 @@ from itertools import combinations
 
 import numpy as np
 
-from pipeline.core.records import Group, MeasureComparison, MeasureSummary, ScoredUtterance, VoiceSimilarity
+from pipeline.core.records import Group, MeasureComparison, Measured, MeasureSummary, ScoredUtterance, VoiceSimilarity
 from pipeline.scoring import paired
 from pipeline.scoring.comparisons import ALPHA, CROSS_FACTOR, ONE_FACTOR, differs, label, rounded, short, undetected
 from pipeline.scoring.rates import corpus_rates, resamples, spearman
@@ -97,14 +97,15 @@ def comparisons(utterances: list[ScoredUtterance], n_boot: int, seed: int) -> li
     return out
 
 
-def voices(embeddings: dict[str, np.ndarray], n_boot: int, seed: int) -> list[VoiceSimilarity]:
+def voices(rows: list[Measured], embeddings: dict[str, np.ndarray], n_boot: int, seed: int) -> list[VoiceSimilarity]:
     """For each condition, every two voices' mean cosine over their utterances of different sentences, with a
-    bootstrap interval over sentences; a voice against itself is its consistency. `embeddings` are keyed
-    "voice|condition|sentence_id"."""
+    bootstrap interval over sentences; a voice against itself is its consistency. `embeddings`: each measured
+    row's voice embedding, by the row's id."""
     by: dict[str, dict[str, dict[str, np.ndarray]]] = {}
-    for key, vector in embeddings.items():
-        voice, condition, sentence = key.split("|", 2)
-        by.setdefault(condition, {}).setdefault(voice, {})[sentence] = vector / np.linalg.norm(vector)
+    for m in rows:
+        vector = embeddings.get(m.id)
+        if vector is not None:
+            by.setdefault(m.condition, {}).setdefault(m.voice, {})[m.sentence_id] = vector / np.linalg.norm(vector)
     out = []
     for condition, voiced in by.items():
         sentences = sorted({s for v in voiced.values() for s in v})

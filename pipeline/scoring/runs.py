@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.core import records, store
-from pipeline.core.records import ErrorEvent, RunComparison, ScoredUtterance, Unmatched
+from pipeline.core.records import ErrorEvent, RunComparison, ScoredUtterance, Unmatched, utterance_id
 from pipeline.errors import InputError
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
@@ -254,16 +254,16 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
     macro (the mean of per-sentence WER, Wilcoxon)."""
     margins = {**MARGINS, **(margins or {})}
     pairing = pair_groups(a, b, voices or {})
-    by_a = {(u.group, u.sentence_id): u for u in a.utterances}
-    by_b = {(u.group, u.sentence_id): u for u in b.utterances}
+    by_b = {u.id: u for u in b.utterances}
     rows, changes = [], []
     for group_a, group_b in pairing.groups:
-        ids_a = [s for (g, s) in by_a if g == group_a]
-        ids_b = {s for (g, s) in by_b if g == group_b}
+        in_a = {u.sentence_id: u for u in a.utterances if u.group == group_a}
+        ids_b = {u.sentence_id for u in b.utterances if u.group == group_b}
         label = f"{group_a[1]} | {group_a[2]}"
         shared = []
-        for s in ids_a:
-            ua, ub = by_a[group_a, s], by_b.get((group_b, s))
+        voice, engine, condition = group_b
+        for s, ua in in_a.items():  # B's row of the same sentence, heard alike, in B's voice: by its id
+            ub = by_b.get(utterance_id(sentence_id=s, voice=voice, condition=condition, asr=engine))
             if ub is None:
                 pairing.unmatched.append(Unmatched(sentence_id=s, group=label, reason=f"only in {a.name}"))
             elif ua.reference != ub.reference:
@@ -274,7 +274,7 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
             else:
                 shared.append((ua, ub))
         pairing.unmatched += [Unmatched(sentence_id=s, group=label, reason=f"only in {b.name}")
-                              for s in sorted(ids_b - set(ids_a))]
+                              for s in sorted(ids_b - set(in_a))]
         if not shared:
             continue
         base = dict(group=label, voice_a=group_a[0], voice_b=group_b[0], sentences=len(shared))

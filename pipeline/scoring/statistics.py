@@ -45,14 +45,14 @@ class Statistics:
 
 
 def compute(scores: Results, n_boot: int, seed: int, family_of: Callable[[str], str],
-            embeddings: dict | None = None) -> Statistics:
-    """`family_of(engine)`: the model family an engine runs (asr.base.ENGINES.model_family); `embeddings`: the
-    voice embeddings of the measures, "voice|condition|sentence_id" → vector."""
+            measured: list | None = None, embeddings: dict | None = None) -> Statistics:
+    """`family_of(engine)`: the model family an engine runs (asr.base.ENGINES.model_family); `measured`: the
+    measures' rows, and `embeddings` their voice embeddings by row id."""
     utterances = scores.utterances
     return Statistics(normalizer=scores.normalizer, bootstrap=n_boot, comparisons=compare(scores, n_boot, seed),
                       measure_summary=measures.summaries(utterances, n_boot, seed),
                       measure_comparisons=measures.comparisons(utterances, n_boot, seed),
-                      voices=measures.voices(embeddings or {}, n_boot, seed),
+                      voices=measures.voices(measured or [], embeddings or {}, n_boot, seed),
                       normalizers=sensitivity.effects(utterances, scores.normalizer),
                       difficulty=difficulty.bins(utterances, n_boot, seed) + failures_by_surprisal.bins(scores, n_boot,
                                                                                                         seed),

@@ -85,8 +85,7 @@ def run(cfg: Config, loaded: dict) -> Result:
                 values[i].update(done.values)
                 notes[i] += done.notes
                 if done.embedding:
-                    embeddings[f"{speech[i].voice}|{speech[i].condition}|{speech[i].sentence_id}"] = \
-                        np.asarray(done.embedding, dtype=np.float32)
+                    embeddings[speech[i].id] = np.asarray(done.embedding, dtype=np.float32)
             for i in values:  # every row has every column, empty where there is no value
                 for column in declared.columns:
                     values[i].setdefault(column, None)

@@ -28,11 +28,11 @@ def from_run(path: str, run_dir: Path) -> str:
 def run(cfg: Config, loaded: dict) -> Result:
     sentences: dict[str, Sentence] = {s.sentence_id: s for s in loaded["sentences"]}
     transcripts: list[Transcript] = loaded["transcripts"]
-    measured = {(m.sentence_id, m.voice, m.condition): m for m in (loaded["measures"] or {}).get("rows", ())}
+    measured = {m.id: m for m in (loaded["measures"] or {}).get("rows", ())}
     out = artifacts.path("scores", cfg).parent
     pairs = []
     for t in transcripts:
-        m = measured.get((t.sentence_id, t.voice, t.condition))
+        m = measured.get(t.speech_id)
         pairs.append(Pair.heard(t, sentences.get(t.sentence_id), m.values if m else {},
                                 audio_path=from_run(t.audio_path, out),
                                 speaker_reference=from_run(m.speaker_reference, out) if m else ""))

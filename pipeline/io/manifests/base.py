@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from pipeline.core.records import utterance_id
 from pipeline.errors import InputError
 from pipeline.io.inputs import read_text
 
@@ -129,6 +130,7 @@ def checked(source: Source, rows: list[tuple[int, Recording]]) -> list[Recording
     (the sentences table holds one text per id, which every system's recording of it is scored against)."""
     seen: set[tuple[str, str]] = set()
     texts: dict[str, str] = {}
+    named: dict[str, str] = {}  # a row's id in every file (core/records.py utterance_id) → the id it came from
     for n, r in rows:
         if not r.id:
             raise source.error(n, "empty id; give every row an id")
@@ -139,6 +141,12 @@ def checked(source: Source, rows: list[tuple[int, Recording]]) -> list[Recording
             raise source.error(n, f"duplicate id {r.id!r}" + (f" for system {r.system!r}" if r.system else "") +
                                "; ids must be unique" + (" per system" if r.system else ""))
         seen.add((r.system, r.id))
+        for given, name in ((r.id, utterance_id(sentence_id=r.id, voice="_")),
+                            (r.system, utterance_id(sentence_id="_", voice=r.system))):
+            if given and named.setdefault(name, given) != given:
+                raise source.error(n, f"{given!r} and {named[name]!r} would be one name in every file this tool "
+                                      "writes (an id holds no space, and `_`, `:` and `=` inside a name are "
+                                      "written `-`, `-` and nothing); rename one")
         if texts.setdefault(r.id, r.reference) != r.reference:
             raise source.error(n, f"id {r.id!r} has another reference than on an earlier line ({texts[r.id]!r}); "
                                   "each id is one sentence, whichever system spoke it")

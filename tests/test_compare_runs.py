@@ -142,8 +142,8 @@ def test_bad_input_is_exit_2(runs, tmp_path):
     alone = runs / "results" / "alone"  # a run of other sentences: its files and its seal made so
     shutil.copytree(runs / "results" / "v1", alone, dirs_exist_ok=True)
     rows = store.read_csv(alone / "utterances.csv")
-    store.write_csv(alone / "utterances.csv", [{**r, "sentence_id": "x" + r["sentence_id"]} for r in rows],
-                    list(rows[0]))
+    store.write_csv(alone / "utterances.csv", [{**r, "sentence_id": "x" + r["sentence_id"],
+                                                "id": r["id"].replace("_l", "_xl")} for r in rows], list(rows[0]))
     manifest = json.loads((alone / "manifest.json").read_text())
     manifest["sealed"]["utterances.csv"] = store.sha256_file(alone / "utterances.csv")
     store.write_record(alone / "manifest.json", manifest)

@@ -92,10 +92,10 @@ def test_a_measure_depends_only_on_its_own_audio(voices_speech):
     ref = voices_speech["piper:joe"][0]
     for name in ("dnsmos", "speaker_sim"):
         source = base.MEASURES.get(name).source()
-        alone = [Assessor(name, source, 1).work([(x, ref, "")])[0].values for x in clips]
+        alone = [Assessor(name, source, 1).work([(x, ref, "")])[0].scores.values for x in clips]
         together = Assessor(name, source, 2).work([(x, ref, "") for x in clips])
         backwards = Assessor(name, source, 2).work([(x, ref, "") for x in reversed(clips)])[::-1]
-        assert [d.values for d in together] == alone == [d.values for d in backwards], name
+        assert [d.scores.values for d in together] == alone == [d.scores.values for d in backwards], name
 
 
 def test_bad_audio_gets_an_empty_value_and_a_note():

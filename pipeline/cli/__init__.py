@@ -60,7 +60,7 @@ def presets() -> list[str]:
 
 def config_keys(every_key: bool = False) -> str:
     """Each key with its default and meaning; argparse prints an epilog as written (no %-expansion)."""
-    return "\n".join(f"  {key} = {default!r}  # {f.metadata['help']}"
+    return "\n".join(f"  {key} = {default!r}  # {options.help_of(f)}"
                       for key, f, default in options.declared(config_mod.Config())
                       if every_key or key.partition(".")[0] not in options.LM_SECTIONS)
 

@@ -133,9 +133,9 @@ def main(argv: list[str]) -> int:
         return UNWRITABLE
     for r in rows:
         print(r.verdict)
-    for name, d in a.measures.items():
-        if d.get("comparable") and any(r.metric in d.get("columns", {}) for r in rows):
-            print(f"{name} compares with {d['comparable']}")
+    for d in a.measures.values():
+        if d.comparable and any(r.metric in d.columns for r in rows):
+            print(f"{d.name} compares with {d.comparable}")
     print(f"{sum(r.sentences for r in rows if r.metric in ('wer', 'macro_wer'))} sentences paired, "
           f"{len(pairing.unmatched)} not (unmatched.csv); listen: {out / 'ab.html'}")
     worse = [r for r in rows if r.worse]

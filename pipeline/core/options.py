@@ -10,12 +10,13 @@ from typing import Any, Callable
 from pipeline.errors import ConfigError
 
 
-def option(default: Any, help: str, *, flag: str | None = None, choices: tuple = (),
+def option(default: Any, help: str | Callable[[], str], *, flag: str | None = None, choices: tuple = (),
            at_least: float | None = None, check: Callable[[Any], None] | None = None,
            speed_only: bool = False) -> Any:
     """A config field.
 
     flag: the command-line shortcut (`--voices`); every field is also reachable with --set.
+    help: a string, or a function that makes it when help is shown (one that lists a registry's names).
     choices: the allowed values, checked on load (names from a registry go through `check`).
     at_least: the smallest allowed number. check: raises ConfigError for a bad value.
     speed_only: changes how fast, never what comes out, so it is left out of every cache key."""
@@ -24,6 +25,11 @@ def option(default: Any, help: str, *, flag: str | None = None, choices: tuple =
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
+
+
+def help_of(f: dataclasses.Field) -> str:
+    text = f.metadata["help"]
+    return text() if callable(text) else text
 
 
 def coerce(key: str, value: Any, default: Any) -> Any:
@@ -130,7 +136,7 @@ def add_flags(parser: Any, obj: Any, every_field: bool = False, keys: bool = Tru
         kind = type(default) if not isinstance(default, (list, bool, str)) else str
         parser.add_argument(flag, dest=key, default=None, metavar=f.name.upper(),
                             type=(lambda text: text.lower()) if choices else kind, choices=choices or None,
-                            help=(f"{f.metadata['help']}" + (f"; one of {', '.join(choices)}" if choices else "")
+                            help=(help_of(f) + (f"; one of {', '.join(choices)}" if choices else "")
                                   + f" ({where})").replace("%", "%%"))
         dests.append(key)
     return dests

@@ -558,8 +558,8 @@ class Measured(_Spoken):
     condition: str
     audio_sha256: str  # of the audio measured: every measure's cache key starts from it
     status: str  # ok, or error when the audio could not be read (the row's transcript says so too)
-    notes: str  # ;-separated: why a value is missing (silent audio, an unreadable speaker reference), or what was
-    # done to the audio (a clip under 0.5 s looped by DNSMOS)
+    notes: list[str] = joined()  # why a value is missing (silent audio, an unreadable speaker reference), or what
+    # was done to the audio (a clip under 0.5 s looped by DNSMOS)
     values: dict[str, float | None] = columns_of()  # each selected measure's columns
     speaker_reference: str = ""  # the audio the row's voice should sound like, as the run was given it
 

@@ -11,7 +11,7 @@ whose input is unusable loads no model (the executor starts a worker with its fi
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Hashable, TypeVar
 
@@ -32,9 +32,10 @@ class Unusable(Exception):
 class Item:
     key: str  # "" when its input is unreadable: never cached
     record: Path
-    input: Callable[[], tuple[Any, dict]]  # the worker's argument, and the result fields the stage already knows
-    # (the audio's sha256 and level): made only when a worker is free, so audio is read just in time and memory
-    # stays flat; raises Unusable
+    # the worker's argument, and what completes the worker's result with what the stage read (the audio's sha256
+    # and level): made only when a worker is free, so audio is read just in time and memory stays flat; raises
+    # Unusable
+    input: Callable[[], tuple[Any, Callable[[Any], Any]]]
     output: Path | None = None  # the file an ok record describes
     shared: Path | None = None  # the same record in the cache every run shares, by key alone (no output file)
 
@@ -56,6 +57,11 @@ def cached(item: Item) -> dict | None:
         if record is not None:
             store.write_record(item.record, record)
     return record
+
+
+def as_is(done):
+    """An item's result as its worker made it: the stage read nothing to add to it."""
+    return done
 
 
 def written(path: Path) -> dict:
@@ -88,12 +94,12 @@ def cached_map(pool, worker: tuple[type[Worker], tuple], items: dict[Hashable, I
             ready, inputs = [], []
             for item_id in ids:
                 try:
-                    argument, known = items[item_id].input()
+                    argument, complete = items[item_id].input()
                 except Unusable as e:
                     results[item_id] = result(status="error", error=str(e))
                     bar.update(1)
                     continue
-                ready.append((item_id, known))
+                ready.append((item_id, complete))
                 inputs.append(argument)
             if ready:
                 if not started:  # the worker, and its model, load with the first job
@@ -104,8 +110,8 @@ def cached_map(pool, worker: tuple[type[Worker], tuple], items: dict[Hashable, I
     bar = progress.bar(total=len(pending), desc=desc)
     try:
         for ready, outcome in pool.map(worker[0], worker[1], jobs(), len(chunks), gpus):
-            for (item_id, known), done in zip(ready, outcome):
-                done = save(item_id, replace(done, **known))
+            for (item_id, complete), done in zip(ready, outcome):
+                done = save(item_id, complete(done))
                 if done.status != "error":
                     record = {"key": items[item_id].key, **done.record()}
                     store.write_record(items[item_id].record, record)

@@ -9,14 +9,26 @@ from dataclasses import dataclass, field
 from pipeline.core.source import Source
 from pipeline.exec.workers import Done, one_blas_thread, unloadable, where
 from pipeline.measures import base as measures
+from pipeline.measures.base import Scores
 
 
 @dataclass(kw_only=True, slots=True)
 class Assessed(Done):
-    values: dict = field(default_factory=dict)  # the measure's columns
-    notes: list = field(default_factory=list)
-    embedding: list = field(default_factory=list)  # a voice embedding, where the measure makes one
+    scores: Scores = field(default_factory=lambda: Scores({}))  # what the measure made of the utterance
     audio_sha256: str = ""  # of the audio measured, filled in by the stage that read it
+
+    def record(self) -> dict:
+        """Kept flat, as the measure's values, notes and embedding."""
+        out = {name: getattr(self, name) for name in self.recorded() if name != "scores"}
+        return {**out, "values": self.scores.values, "notes": list(self.scores.notes),
+                "embedding": list(self.scores.embedding)}
+
+    @classmethod
+    def from_record(cls, record: dict) -> Assessed:
+        scores = Scores(dict(record.get("values", {})), tuple(record.get("notes", ())),
+                        tuple(record.get("embedding", ())))
+        return cls(scores=scores, **{name: record[name] for name in cls.recorded() if name in record
+                                     and name != "scores"})
 
 
 class Assessor:
@@ -40,6 +52,4 @@ class Assessor:
 
     def one(self, given: tuple) -> Assessed:
         audio, reference, note = given
-        scores = self.measure.score(audio, reference)
-        return Assessed(status="ok", values=dict(scores.values), notes=[*scores.notes, *([note] if note else [])],
-                        embedding=list(scores.embedding), **where())
+        return Assessed(status="ok", scores=self.measure.score(audio, reference).noted(note), **where())

@@ -9,7 +9,7 @@ columns to utterances.csv, and the statistics and the report pick up every decla
 measure's own."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Protocol
 
 import numpy as np
@@ -34,6 +34,10 @@ class Scores:
             if value is not None and not np.isfinite(value):
                 raise ValueError(f"{column} = {value}: a measure gives a finite number or None, never NaN")
 
+    def noted(self, note: str) -> Scores:
+        """The same scores with one more note (about the speaker reference, which the stage read)."""
+        return replace(self, notes=(*self.notes, note)) if note else self
+
 
 class Measure(Protocol):
     """Loaded once per worker. `score` is called from several threads at once, one utterance each, so that every
@@ -55,6 +59,44 @@ class Declaration:
     paper: str = ""  # where its numbers come from, for the docs and the report
     better: str = "higher"  # which way of its columns is better: higher or lower (compare-runs' release gate)
     comparable: str = ""  # what its values can stand beside, said wherever they are shown
+
+    def described(self) -> Described:
+        return Described(name=self.name, columns=dict(self.columns), paper=self.paper, better=self.better,
+                         comparable=self.comparable)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Described:
+    """A measure as a run records it in measures.json: what a reader of the run needs, without its code."""
+    name: str
+    columns: dict[str, str]  # column → what it means
+    paper: str
+    better: str  # higher or lower
+    comparable: str  # what its values can stand beside
+
+    def as_json(self) -> dict:
+        return {"columns": self.columns, "paper": self.paper, "better": dict.fromkeys(self.columns, self.better),
+                "comparable": self.comparable}
+
+    @classmethod
+    def from_json(cls, name: str, data: dict) -> Described:
+        return cls(name=name, columns=dict(data.get("columns", {})), paper=data.get("paper", ""),
+                   better=next(iter(data.get("better", {}).values()), "higher"),
+                   comparable=data.get("comparable", ""))
+
+
+def described(text: dict) -> dict[str, Described]:
+    """measures.json, read: each measure of the run, by name."""
+    return {name: Described.from_json(name, data) for name, data in text.items()}
+
+
+@dataclass(frozen=True)
+class Measures:
+    """The measures of a run, as the assess stage wrote them: each speech row's values and notes, each row's voice
+    embedding by its id, and each measure as the run describes it."""
+    rows: list  # Measured
+    embeddings: dict[str, np.ndarray]
+    declared: dict[str, Described]
 
 
 class Registry:
@@ -107,8 +149,8 @@ MEASURES = Registry()
 @dataclass(frozen=True)
 class AssessConfig:
     """The `assess` config section: which measures score each utterance, and the speaker references."""
-    measures: list[str] = option(["default"], "comma-separated measures, or none; default: every measure that "
-                                 "needs no network (dnsmos, speaker_sim)", flag="--measures",
+    measures: list[str] = option(["default"], lambda: "comma-separated measures, or none; default: every measure "
+                                 f"that needs no network ({', '.join(MEASURES.offline())})", flag="--measures",
                                  check=MEASURES.check_all)
     speaker_references: list[str] = option([], "voice=reference.wav pairs: the audio each voice should sound like, "
                                            "for speaker_sim (an --audio-manifest gives it per row instead)",

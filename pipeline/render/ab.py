@@ -53,9 +53,8 @@ def render(a: Run, b: Run, rows: list[RunComparison], changes: list[Change], unm
     worse = [r for r in rows if r.worse]
     gate = (f'<p class="bad">B is worse in {len(worse)} metric{"s" * (len(worse) != 1)}.</p>' if worse
             else "<p>B is not significantly worse than A beyond the margins in any metric.</p>")
-    notes = "".join(f"<li><b>{html.escape(name)}</b> compares with {html.escape(d['comparable'])}.</li>"
-                    for name, d in a.measures.items()
-                    if d.get("comparable") and any(m in d.get("columns", {}) for m in metrics))
+    notes = "".join(f"<li><b>{html.escape(d.name)}</b> compares with {html.escape(d.comparable)}.</li>"
+                    for d in a.measures.values() if d.comparable and any(m in d.columns for m in metrics))
     missing = "".join(f"<li>{html.escape(u.group)}: {html.escape(u.sentence_id)}: {html.escape(u.reason)}</li>"
                       for u in unmatched[:SHOWN])
     audio_data = json.dumps({key: data for key, data in (carried or {}).values()})

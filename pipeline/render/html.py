@@ -14,6 +14,7 @@ from urllib.parse import quote
 import numpy as np
 
 from pipeline.core.records import Comparison, Op, ScoredUtterance
+from pipeline.measures.base import Described
 from pipeline.scoring.align import Ops
 from pipeline.scoring.evaluate import Results, ScoreConfig
 from pipeline.scoring.flags import NAMES as FLAGS
@@ -362,16 +363,16 @@ def voices_matrix(voices: list) -> str:
     return "".join(parts)
 
 
-def measures_section(stats: Statistics, figures: dict[str, bytes | None], declared: dict) -> str:
+def measures_section(stats: Statistics, figures: dict[str, bytes | None], declared: dict[str, Described]) -> str:
     """The measures beside WER: each column's figures per group, the comparisons between groups, the voices'
     similarity, and a plot of the distributions. Every declared column appears here with no code of its own."""
     summary = stats.measure_summary
     if not summary:
         return ""
     meanings = "".join(f"<li><code>{html.escape(c)}</code>: {html.escape(m)}</li>"
-                       for d in declared.values() for c, m in d.get("columns", {}).items())
-    meanings += "".join(f"<li><b>{html.escape(name)}</b> compares with {html.escape(d['comparable'])}.</li>"
-                        for name, d in declared.items() if d.get("comparable"))
+                       for d in declared.values() for c, m in d.columns.items())
+    meanings += "".join(f"<li><b>{html.escape(d.name)}</b> compares with {html.escape(d.comparable)}.</li>"
+                        for d in declared.values() if d.comparable)
     cells = {"mean": lambda s: html.escape(_interval(s.mean, s.ci95_low, s.ci95_high)),
              "rho": lambda s: html.escape(f"{_cell(s.spearman_rho_wer)} (p {_cell(s.spearman_p)})"
                                           if s.spearman_rho_wer is not None else "")}
@@ -433,7 +434,7 @@ class Page:
     folder: Path  # where the page is written: audio it does not carry is linked relative to it
     figures: dict[str, bytes | None] = field(default_factory=dict)  # PNGs by name
     attention: dict | None = None  # sentence_id → (tokens, weights)
-    measures: dict = field(default_factory=dict)  # each measure's declaration as measures.json holds it
+    measures: dict[str, Described] = field(default_factory=dict)  # each measure of the run, by name
     audio: dict[str, tuple[str, str]] | None = None  # path → (key, base64 FLAC): the audio the page carries
     comparable: str = ""  # what the run's WER is comparable with (config/recipes.py), said at the top
 

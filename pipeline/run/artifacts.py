@@ -11,6 +11,7 @@ from pipeline.config.run import Config
 from pipeline.core import records, store, tables
 from pipeline.core.names import inside
 from pipeline.io import inputs, manifests
+from pipeline.measures.base import Measures, described
 from pipeline.scoring import evaluate, statistics
 
 
@@ -92,15 +93,13 @@ def _attention(cfg: Config) -> dict:
     return out
 
 
-def _measures(cfg: Config) -> dict:
-    """{"rows": [Measured], "embeddings": {"voice|condition|sentence_id": vector}, "declared": {measure: …}}."""
+def _measures(cfg: Config) -> Measures:
     import numpy as np
 
     table, vectors, declared = ARTIFACTS["measures"].files(cfg)
     with np.load(vectors) as z:
         embeddings = dict(zip((str(k) for k in z["keys"]), z["vectors"]))
-    return {"rows": records.read_csv(table, records.Measured), "embeddings": embeddings,
-            "declared": store.read_json(declared)}
+    return Measures(records.read_csv(table, records.Measured), embeddings, described(store.read_json(declared)))
 
 
 def _recordings(cfg: Config) -> manifests.Manifest:

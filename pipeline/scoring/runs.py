@@ -26,6 +26,7 @@ from pipeline.core import records, store
 from pipeline.core.records import ErrorEvent, RunComparison, ScoredUtterance, Unmatched, utterance_id
 from pipeline.errors import InputError
 from pipeline.io.conditions import SILENCE
+from pipeline.measures.base import Described, described
 from pipeline.scoring import paired
 from pipeline.scoring.align import Alignment
 from pipeline.scoring.comparisons import rounded, undetected
@@ -48,7 +49,7 @@ class Run:
     folder: Path
     manifest: dict
     scores: Results  # its utterances and error events
-    measures: dict  # measures.json: each measure's columns and which way is better
+    measures: dict[str, Described]  # each measure of the run, by name (measures.json)
 
     @property
     def utterances(self) -> list[ScoredUtterance]:
@@ -123,8 +124,7 @@ def load(given: str, results_dir: str = "results") -> Run:
                          events=records.read_csv(folder / "errors.csv", ErrorEvent))
     except (ValueError, KeyError, TypeError) as e:
         raise InputError(f"{given}: {e}; rescore it with this version (`--from score --force`)") from None
-    measures = store.read_json_or_empty(folder / "measures.json")
-    return Run(folder.name, folder, manifest, scores, measures)
+    return Run(folder.name, folder, manifest, scores, described(store.read_json_or_empty(folder / "measures.json")))
 
 
 def _sealed_manifest(given: str, folder: Path) -> dict:
@@ -175,7 +175,7 @@ def metrics(*runs: Run) -> list[str]:
     macro_wer), CER and every measure column."""
     out = [*("macro_wer" if run.headline == "macro" else "wer" for run in runs), "cer"]
     for run in runs:
-        out += [c for d in run.measures.values() for c in d.get("columns", {})]
+        out += [c for d in run.measures.values() for c in d.columns]
     return list(dict.fromkeys(out))
 
 
@@ -297,7 +297,7 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
     for row, p in zip(rows, paired.holm([r["p"] for r in rows])):
         row["p_holm"] = float(f"{p:.4g}")
         row["p"] = float(f"{row['p']:.4g}")
-    better = {c: d.get("better", {}).get(c, "higher") for d in a.measures.values() for c in d.get("columns", {})}
+    better = {c: d.better for d in a.measures.values() for c in d.columns}
     out = []
     for row in rows:
         metric = row["metric"]

@@ -8,6 +8,7 @@ and the similarity between voices (scoring/measures.py)."""
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 import numpy as np
 
@@ -33,7 +34,7 @@ def models(cfg: Config) -> dict[str, Source]:
 
 def heard(path: str, reference: str) -> tuple:
     """A measure's input: the audio at 16 kHz, the speaker reference at 16 kHz (None when the row has none or it
-    cannot be read: the row then says why, naming the file), and that note."""
+    cannot be read: the row then says why, naming the file), and that note; and what completes its Assessed."""
     try:
         samples = audio.load_16k(path)
     except audio.BadAudio as e:
@@ -44,7 +45,8 @@ def heard(path: str, reference: str) -> tuple:
             ref = audio.load_16k(reference)
         except audio.BadAudio as e:
             note = f"speaker reference unusable: {e}"
-    return (samples, ref, note), {"audio_sha256": store.sha256_or_none(path) or ""}
+    sha = store.sha256_or_none(path) or ""
+    return (samples, ref, note), lambda done: replace(done, audio_sha256=sha)
 
 
 def run(cfg: Config, loaded: dict) -> Result:
@@ -82,16 +84,16 @@ def run(cfg: Config, loaded: dict) -> Result:
                     status[i] = "error"
                     notes[i].append(done.error)
                     continue
-                values[i].update(done.values)
-                notes[i] += done.notes
-                if done.embedding:
-                    embeddings[speech[i].id] = np.asarray(done.embedding, dtype=np.float32)
+                values[i].update(done.scores.values)
+                notes[i] += done.scores.notes
+                if done.scores.embedding:
+                    embeddings[speech[i].id] = np.asarray(done.scores.embedding, dtype=np.float32)
             for i in values:  # every row has every column, empty where there is no value
                 for column in declared.columns:
                     values[i].setdefault(column, None)
     rows = [Measured(sentence_id=s.sentence_id, voice=s.voice, condition=s.condition,
                      audio_sha256=store.sha256_or_none(s.audio_path) or "", status=status[i],
-                     notes=";".join(dict.fromkeys(notes[i])), values=values[i],
+                     notes=list(dict.fromkeys(notes[i])), values=values[i],
                      speaker_reference=s.speaker_reference or by_voice.get(s.voice, "")) for i, s in enumerate(speech)]
     out, vectors, declared = artifacts.files("measures", cfg)
     records.write_csv(out, Measured, rows)
@@ -100,9 +102,7 @@ def run(cfg: Config, loaded: dict) -> Result:
              vectors=np.stack(list(embeddings.values())) if embeddings else np.zeros((0, 0), np.float32))
     store.write_bytes(vectors, buf.getvalue())
     chosen = {name: measures.MEASURES.get(name) for name in sources}
-    store.write_json(declared, {name: {"columns": d.columns, "paper": d.paper,
-                                       "better": dict.fromkeys(d.columns, d.better), "comparable": d.comparable}
-                                for name, d in chosen.items()})
+    store.write_json(declared, {name: d.described().as_json() for name, d in chosen.items()})
     return Result({**tally([r.status for r in rows], reused), "measures": list(sources)}, files, failed=failed)
 
 

@@ -10,9 +10,9 @@ from pipeline.scoring import statistics
 
 def run(cfg: Config, loaded: dict) -> Result:
     scores, s = loaded["scores"], cfg.score
-    measures = loaded["measures"] or {}
-    stats = statistics.compute(scores, s.bootstrap, s.seed, asr.ENGINES.model_family, measures.get("rows"),
-                               measures.get("embeddings"))
+    measures = loaded["measures"]
+    stats = statistics.compute(scores, s.bootstrap, s.seed, asr.ENGINES.model_family,
+                               measures.rows if measures else [], measures.embeddings if measures else {})
     statistics.write(stats, artifacts.path("statistics", cfg).parent)
     significant = sum(1 for c in stats.comparisons if c.mapsswe_p_holm < 0.05)
     return Result({"pairs": len(stats.comparisons), "significant": significant, "failing_words": len(stats.words),

@@ -12,7 +12,7 @@ from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store
 from pipeline.core.records import Speech
-from pipeline.exec.items import Item, cached, written
+from pipeline.exec.items import Item, as_is, cached, written
 from pipeline.io import audio, conditions
 from pipeline.io.manifests import Manifest, Recording
 from pipeline.lm import sentences
@@ -97,7 +97,7 @@ def wav_of(cfg: Config, r: Recording, condition: str, key: list, make, keep: boo
     if not keep:
         return None
     wav = paths.wav(cfg, voice=r.system or "recordings", condition=condition, sentence_id=r.id)
-    item = Item(store.key_of(key), wav.with_suffix(".json"), lambda: (None, {}), wav)
+    item = Item(store.key_of(key), wav.with_suffix(".json"), lambda: (None, as_is), wav)
     if cached(item) is None:
         samples, sr = make()
         audio.write_wav(wav, samples, sr)

@@ -35,7 +35,7 @@ def run(cfg: Config, loaded: dict) -> Result:
         loss_log = loaded["lm"] / "loss_log.csv"
         figures["loss"] = plots.loss_curve(loss_log)
         links["training loss log"] = Path(os.path.relpath(loss_log.resolve(), out.parent.resolve())).as_posix()
-    declared = (loaded["measures"] or {}).get("declared", {})
+    declared = loaded["measures"].declared if loaded["measures"] else {}
     if declared:
         links["measures.csv"] = "measures.csv"
     carried = html.embedded_audio([p for u in scores.utterances for p in (u.audio_path, u.speaker_reference)],

@@ -28,7 +28,7 @@ def from_run(path: str, run_dir: Path) -> str:
 def run(cfg: Config, loaded: dict) -> Result:
     sentences: dict[str, Sentence] = {s.sentence_id: s for s in loaded["sentences"]}
     transcripts: list[Transcript] = loaded["transcripts"]
-    measured = {m.id: m for m in (loaded["measures"] or {}).get("rows", ())}
+    measured = {m.id: m for m in loaded["measures"].rows} if loaded["measures"] else {}
     out = artifacts.path("scores", cfg).parent
     pairs = []
     for t in transcripts:

@@ -14,7 +14,7 @@ from pipeline.core import records, store
 from pipeline.core.records import Sentence, Speech
 from pipeline.core.source import Source
 from pipeline.exec import executor
-from pipeline.exec.items import Item, cached, cached_map, tally, written
+from pipeline.exec.items import Item, as_is, cached, cached_map, tally, written
 from pipeline.io import audio, conditions
 from pipeline.run import artifacts
 from pipeline.run.stage import Result, Stage
@@ -55,7 +55,7 @@ def run(cfg: Config, loaded: dict) -> Result:
 
 def condition_one(cfg: Config, cond: conditions.Condition, clean: Item, wav: Path, sentence_id: str,
                   voice: str) -> None:
-    item = Item(store.key_of([clean.key, cond.name, cfg.tts.seed]), wav.with_suffix(".json"), lambda: (None, {}), wav)
+    item = Item(store.key_of([clean.key, cond.name, cfg.tts.seed]), wav.with_suffix(".json"), lambda: (None, as_is), wav)
     if cached(item) is None:
         samples, sr = audio.read(clean.output)
         seed = conditions.item_seed(cfg.tts.seed, voice, cond.name, sentence_id)
@@ -70,7 +70,7 @@ def clean_items(cfg: Config, source: Source, sentences: list[Sentence]) -> dict[
     for s in sentences:
         clean = paths.wav(cfg, voice=voice, condition="clean", sentence_id=s.sentence_id)
         items[s.sentence_id] = Item(store.key_of([s.text, voice, model, cfg.tts.voice_noise]),
-                                    clean.with_suffix(".json"), lambda text=s.text: (text, {}), clean)
+                                    clean.with_suffix(".json"), lambda text=s.text: (text, as_is), clean)
     return items
 
 

@@ -35,13 +35,13 @@ def asr_gpus(cfg: Config) -> float:
 
 
 def heard(path: str) -> tuple:
-    """The 16 kHz audio for a recognizer, and what the transcript records of it (fields of a Heard)."""
+    """The 16 kHz audio for a recognizer, and what completes its Heard with what the transcript records of it."""
     try:
         samples = audio.load_16k(path)
     except audio.BadAudio as e:
         raise Unusable(str(e)) from None
-    return samples, {"audio_sha256": store.sha256_or_none(path), "level_dbfs": audio.level_dbfs(samples),
-                     "audio_seconds": round(len(samples) / audio.SAMPLE_RATE, 4)}
+    sha, level, seconds = store.sha256_or_none(path), audio.level_dbfs(samples), round(len(samples) / audio.SAMPLE_RATE, 4)
+    return samples, lambda done: replace(done, audio_sha256=sha, level_dbfs=level, audio_seconds=seconds)
 
 
 def models(cfg: Config) -> dict[str, Source]:

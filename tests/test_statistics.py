@@ -5,7 +5,7 @@ import pytest
 
 from pipeline.core.records import Pair
 from pipeline.scoring import attribution, difficulty, robustness, sensitivity
-from pipeline.scoring.comparisons import compare, correct, most_confident
+from pipeline.scoring.comparisons import compare, corrected, differs, family, most_confident
 from pipeline.scoring.evaluate import ScoreConfig, evaluate
 
 WORDS = "now is the winter of our discontent made glorious summer".split()  # 10 words
@@ -53,20 +53,20 @@ def test_one_extra_error_per_sentence_is_a_known_delta():
 
 def test_holm_corrects_over_the_one_factor_pairs_alone():
     g = lambda voice, asr="asr:x", condition="clean": (voice, asr, condition)  # noqa: E731
-    rows = [{"a": a, "b": b, "mapsswe_p": p, "sign_p": p, "wilcoxon_p": p} for a, b, p in (
+    pairs, p = zip(*[((a, b), p) for a, b, p in (
         (g("a:1"), g("b:2"), 0.01),                      # voices, same engine and condition
         (g("a:1"), g("a:1", "asr:y"), 0.04),             # engines
         (g("a:1"), g("a:1", condition="noise:snr=5"), 0.03),  # conditions
         (g("b:2"), g("a:1", "asr:y"), 0.001),            # voice and engine: outside the family
         (g("b:2"), g("a:1", "asr:y", "noise:snr=5"), 0.02),
-    )]
-    correct(rows)
-    assert [r["differs"] for r in rows] == ["voice", "asr", "condition", "voice+asr", "voice+asr+condition"]
-    assert [r["holm_family"] for r in rows] == ["one-factor"] * 3 + ["cross-factor"] * 2
+    )])
+    holm = corrected(list(pairs), list(p))
+    assert [differs(a, b) for a, b in pairs] == ["voice", "asr", "condition", "voice+asr", "voice+asr+condition"]
+    assert [family(a, b) for a, b in pairs] == ["one-factor"] * 3 + ["cross-factor"] * 2
     # by hand, over the three one-factor p-values 0.01 < 0.03 < 0.04: 3 × 0.01, 2 × 0.03, max(0.06, 1 × 0.04)
-    assert [r["mapsswe_p_holm"] for r in rows[:3]] == pytest.approx([0.03, 0.06, 0.06])
+    assert holm[:3] == pytest.approx([0.03, 0.06, 0.06])
     # and the cross-factor pairs among themselves: 2 × 0.001, max(0.002, 1 × 0.02)
-    assert [r["sign_p_holm"] for r in rows[3:]] == pytest.approx([0.002, 0.02])
+    assert holm[3:] == pytest.approx([0.002, 0.02])
 
 
 def test_holm_corrects_over_every_pair_and_the_summary_prefers_one_factor_pairs():
@@ -80,7 +80,7 @@ def test_holm_corrects_over_every_pair_and_the_summary_prefers_one_factor_pairs(
     assert len(pairs) == 6 and sum(c.holm_family == "one-factor" for c in pairs) == 3
     for c in pairs:
         assert c.mapsswe_p_holm >= c.mapsswe_p and c.sign_p_holm >= c.sign_p
-    assert all(c.b.endswith("clean") for c in most_confident(pairs))  # the one-factor pairs first
+    assert all(c.b[2] == "clean" for c in most_confident(pairs))  # the one-factor pairs first
 
 
 def test_cer_counts_characters():

@@ -63,10 +63,33 @@ def lm_only(default=None):
     return dataclasses.field(default=default, metadata={"lm_only": True})
 
 
+class Codec(typing.NamedTuple):
+    """How a field that holds several values is one CSV cell."""
+    read: Callable[[str], object]  # one item from its text
+    write: Callable[[object], str]  # one item's text
+    sep: str
+    kind: type  # list or tuple
+
+
 def joined(kind: Callable[[str], object] = str, form: str = "{}", lm: bool = False):
     """A list, held as a list until the CSV writer joins it into one `;`-separated cell (each item written as
     `form` gives it) and read back item by item with `kind`; `lm`: only a trained LM fills it (lm_only)."""
-    return dataclasses.field(default_factory=list, metadata={"joined": (kind, form), "lm_only": lm})
+    return dataclasses.field(default_factory=list, metadata={"joined": Codec(kind, form.format, ";", list),
+                                                             "lm_only": lm})
+
+
+GROUP = Codec(lambda text: "" if text == "-" else text, lambda name: name or "-", " | ", tuple)
+
+
+def grouped():
+    """A group's names (a Group: voice, engine, condition; or some of them), a tuple until the CSV writer writes it
+    `piper:joe | faster-whisper:base | clean`, an empty name as `-`."""
+    return dataclasses.field(metadata={"joined": GROUP})
+
+
+def label(group: tuple[str, ...]) -> str:
+    """A group as its cell, its JSON and the report name it."""
+    return _cell(group, GROUP)
 
 
 class _Grouped:
@@ -298,8 +321,8 @@ class GroupSummary(_Grouped):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Comparison:
     """Two groups (voice × engine × condition) scored on the same sentences: B against A."""
-    a: str  # voice | asr | condition
-    b: str
+    a: Group = grouped()  # voice | asr | condition
+    b: Group = grouped()
     sentences: int  # shared sentences, both scored
     wer_a: float | None
     wer_b: float | None
@@ -469,23 +492,27 @@ def _lm_only(cls: type) -> dict[str, object]:
 
 
 @functools.cache
-def _joined(cls: type) -> dict[str, tuple[Callable[[str], object], str]]:
+def _joined(cls: type) -> dict[str, Codec]:
     return {f.name: f.metadata["joined"] for f in dataclasses.fields(cls) if f.metadata.get("joined")}
 
 
-def _cell(value, join: tuple[Callable[[str], object], str] | None):
-    return ";".join(join[1].format(x) for x in value) if join else value
+def _cell(value, codec: Codec | None):
+    return codec.sep.join(codec.write(x) for x in value) if codec else value
 
 
 def as_row(record) -> dict:
-    """A record as its CSV row holds it: a columns_of field's keys in its place."""
-    spread = _spread(type(record))
+    """A record as its JSON twin holds it: a columns_of field's keys in its place, a group as its label, a list as
+    a list."""
+    spread, codecs = _spread(type(record)), _joined(type(record))
     out = {}
     for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
         if f.name == spread:
-            out.update(getattr(record, f.name))
+            out.update(value)
+        elif f.name in codecs and codecs[f.name].kind is tuple:
+            out[f.name] = _cell(value, codecs[f.name])
         else:
-            out[f.name] = getattr(record, f.name)
+            out[f.name] = value
     return out
 
 
@@ -529,15 +556,15 @@ def read_csv(path: str | Path, cls: type[R]) -> list[R]:
     lists = _joined(cls)
     out = []
     for row in rows:
-        fields = {n: _split(row[n], lists[n][0]) if n in lists else _parse(row[n], hints[n]) for n in present}
+        fields = {n: _split(row[n], lists[n]) if n in lists else _parse(row[n], hints[n]) for n in present}
         if spread:
             fields[spread] = {k: None if row[k] == "" else kind(row[k]) for k in extra}
         out.append(cls(**fields))
     return out
 
 
-def _split(text: str, kind: Callable[[str], object]) -> list:
-    return [kind(x) for x in text.split(";")] if text else []
+def _split(text: str, codec: Codec):
+    return codec.kind(codec.read(x) for x in text.split(codec.sep)) if text else codec.kind()
 
 
 def _parse(text: str, hint) -> object:
@@ -589,8 +616,8 @@ class MeasureSummary(_Grouped):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MeasureComparison:
     """Two groups on the same sentences, for one measure column: B against A."""
-    a: str  # voice | asr | condition
-    b: str
+    a: Group = grouped()  # voice | asr | condition
+    b: Group = grouped()
     measure: str
     sentences: int  # shared sentences where both have a value
     mean_a: float | None
@@ -626,14 +653,14 @@ class VoiceSimilarity:
 class Unmatched:
     """A sentence of one run that compare-runs could not pair with the other run's."""
     sentence_id: str
-    group: str  # engine | condition
+    group: tuple[str, str] = grouped()  # engine | condition
     reason: str  # only in <run>, the reference text differs, or not scored in <run>
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunComparison:
     """One metric of one matched group, run B against run A (`run_pipeline.py compare-runs`)."""
-    group: str  # engine | condition
+    group: tuple[str, str] = grouped()  # engine | condition
     voice_a: str
     voice_b: str
     metric: str  # wer (micro) or macro_wer, as the runs' headline; cer; or a measure column

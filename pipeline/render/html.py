@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from pipeline.core.records import Comparison, Op, ScoredUtterance
+from pipeline.core.records import Comparison, Op, ScoredUtterance, label
 from pipeline.measures.base import Described
 from pipeline.scoring.align import Ops
 from pipeline.scoring.evaluate import Results, ScoreConfig
@@ -84,9 +84,11 @@ def coloured(ops: Ops) -> tuple[str, str]:
 
 
 def _cell(x) -> str:
-    """A value as a reader reads it: 3 significant digits (the CSVs keep every digit)."""
+    """A value as a reader reads it: 3 significant digits (the CSVs keep every digit), a group by its names."""
     if x is None:
         return ""
+    if isinstance(x, tuple):
+        return label(x)
     if isinstance(x, float):
         return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
     return str(x)
@@ -182,7 +184,7 @@ def comparison_matrix(comparisons: list[Comparison]) -> str:
     """Rows A, columns B: ΔWER = WER(B) − WER(A), stars by the Holm-corrected MAPSSWE p; hover for the verdict."""
     groups = list(dict.fromkeys([c.a for c in comparisons] + [c.b for c in comparisons]))
     cell = {(c.a, c.b): c for c in comparisons}
-    head = "".join(f"<th>{html.escape(g)}</th>" for g in groups)
+    head = "".join(f"<th>{html.escape(label(g))}</th>" for g in groups)
     rows = []
     for a in groups:
         tds = []
@@ -197,7 +199,7 @@ def comparison_matrix(comparisons: list[Comparison]) -> str:
             tone = "worse" if delta > 0 and c.mapsswe_p_holm < 0.05 else \
                 "better" if delta < 0 and c.mapsswe_p_holm < 0.05 else ""
             tds.append(f'<td class="{tone}" title="{html.escape(c.verdict)}">{delta:+.3f}{_stars(c.mapsswe_p_holm)}</td>')
-        rows.append(f"<tr><th>{html.escape(a)}</th>{''.join(tds)}</tr>")
+        rows.append(f"<tr><th>{html.escape(label(a))}</th>{''.join(tds)}</tr>")
     return (f'<div class="wide"><table class="matrix"><thead><tr><th>A \\ B</th>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>')
 
@@ -210,16 +212,11 @@ FACTOR_TABLES = {"voice": "Voices, within each engine and condition",
 def factor_tables(comparisons: list[Comparison]) -> str:
     """One compact table per factor: the pairs that differ in it alone (Holm's family), each within what the two
     groups share."""
-    def parts(c: Comparison) -> tuple[list[str], list[str]]:
-        return c.a.split(" | "), c.b.split(" | ")
-
     def within(c: Comparison) -> str:
-        a, b = parts(c)
-        return html.escape(", ".join(x for x, y in zip(a, b) if x == y and x != "-") or "-")
+        return html.escape(", ".join(x for x, y in zip(c.a, c.b) if x == y and x) or "-")
 
     def side(c: Comparison, which: int) -> str:
-        a, b = parts(c)
-        return html.escape(next((p[which == 1] for p in zip(a, b) if p[0] != p[1]), ""))
+        return html.escape(next((p[which == 1] or "-" for p in zip(c.a, c.b) if p[0] != p[1]), ""))
 
     def delta(c: Comparison) -> str:
         tone = "" if c.mapsswe_p_holm >= 0.05 or not c.delta_wer else "worse" if c.delta_wer > 0 else "better"

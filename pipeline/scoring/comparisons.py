@@ -8,6 +8,7 @@ users ask. Pairs that differ in two or three factors stay in comparisons.csv, ma
 among themselves, so that they neither dilute nor borrow from the one-factor family."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations
 
 from pipeline.core.records import Comparison, Group, ScoredUtterance
@@ -31,19 +32,19 @@ def family(a: Group, b: Group) -> str:
     return ONE_FACTOR if "+" not in differs(a, b) else CROSS_FACTOR
 
 
-def correct(rows: list[dict]) -> None:
-    """Each pair's family, and its p-values Holm-corrected within that family (`<test>_p_holm`)."""
-    for row in rows:
-        row.update(differs=differs(row["a"], row["b"]), holm_family=family(row["a"], row["b"]))
-    for test in ("mapsswe", "sign", "wilcoxon"):
-        for name in (ONE_FACTOR, CROSS_FACTOR):
-            members = [r for r in rows if r["holm_family"] == name]
-            for row, p in zip(members, paired.holm([r[f"{test}_p"] for r in members])):
-                row[f"{test}_p_holm"] = p
+def corrected(pairs: list[tuple[Group, Group]], p: list[float]) -> list[float]:
+    """The p-values of these pairs Holm-corrected within each pair's family, in their order."""
+    out = list(p)
+    for name in (ONE_FACTOR, CROSS_FACTOR):
+        members = [i for i, (a, b) in enumerate(pairs) if family(a, b) == name]
+        for i, q in zip(members, paired.holm([p[i] for i in members])):
+            out[i] = q
+    return out
 
 
-def label(group: Group) -> str:
-    return " | ".join(part or "-" for part in group)
+def significant_digits(p: float) -> float:
+    """A p-value as the tables keep it: 4 significant digits."""
+    return float(f"{p:.4g}")
 
 
 def short(a: Group, b: Group) -> tuple[str, str]:
@@ -84,42 +85,68 @@ def verdict(a: Group, b: Group, delta: float | None, low: float | None, high: fl
     return f"{context}no significant difference between {name_a} and {name_b}, {figures}{power_note}"
 
 
+@dataclass(frozen=True)
+class _Paired:
+    """What one pair of groups gives before the correction over its family."""
+    a: Group
+    b: Group
+    sentences: int
+    wer_a: float | None
+    wer_b: float | None
+    delta: tuple[float | None, float | None, float | None]  # ΔWER and its interval
+    cer_a: float | None
+    cer_b: float | None
+    mapsswe: paired.MAPSSWE
+    sign: paired.Sign
+    wilcoxon: paired.Wilcoxon
+    power: paired.Power
+
+
+def _paired(scores: Results, a: Group, b: Group, ua: list[ScoredUtterance], ub: list[ScoredUtterance],
+            n_boot: int, seed: int) -> _Paired:
+    words = [u.ref_words for u in ua]
+    ea, eb = [u.errors for u in ua], [u.errors for u in ub]
+    delta = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
+    chars = sum(u.ref_chars or 0 for u in ua)
+    pa, pb = [100 * u.wer for u in ua], [100 * u.wer for u in ub]
+    return _Paired(a=a, b=b, sentences=len(ua), wer_a=_rate(sum(ea), sum(words)), wer_b=_rate(sum(eb), sum(words)),
+                   delta=delta, cer_a=_rate(sum(u.char_errors or 0 for u in ua), chars),
+                   cer_b=_rate(sum(u.char_errors or 0 for u in ub), chars),
+                   mapsswe=paired.mapsswe([(scores.alignment(x).ops, scores.alignment(y).ops) for x, y in zip(ua, ub)]),
+                   sign=paired.sign_test(pb, pa), wilcoxon=paired.wilcoxon(pb, pa),
+                   power=paired.power(paired.pooled_contributions(ea, eb, words), delta[0], ALPHA))
+
+
 def compare(scores: Results, n_boot: int = 1000, seed: int = 1337) -> list[Comparison]:
     groups: dict[Group, dict[str, ScoredUtterance]] = {}
     for u in scores.utterances:
         if u.status == "ok" and u.condition != SILENCE:
             groups.setdefault(u.group, {})[u.sentence_id] = u
-    rows = []
+    found = []
     for a, b in combinations(groups, 2):
         shared = [s for s in groups[a] if s in groups[b]]
-        if not shared:
-            continue
-        ua, ub = [groups[a][s] for s in shared], [groups[b][s] for s in shared]
-        words = [u.ref_words for u in ua]
-        ea, eb = [u.errors for u in ua], [u.errors for u in ub]
-        delta, low, high = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
-        m = paired.mapsswe([(scores.alignment(x).ops, scores.alignment(y).ops) for x, y in zip(ua, ub)])
-        pa, pb = [100 * u.wer for u in ua], [100 * u.wer for u in ub]
-        s, w = paired.sign_test(pb, pa), paired.wilcoxon(pb, pa)
-        chars = sum(u.ref_chars or 0 for u in ua)
-        cer_a, cer_b = _rate(sum(u.char_errors or 0 for u in ua), chars), _rate(sum(u.char_errors or 0 for u in ub), chars)
-        delta_cer = cer_b - cer_a if cer_a is not None and cer_b is not None else None
-        power = paired.power(paired.pooled_contributions(ea, eb, words), delta, ALPHA)
-        rows.append(dict(a=a, b=b, sentences=len(shared), wer_a=rounded(_rate(sum(ea), sum(words))),
-                         wer_b=rounded(_rate(sum(eb), sum(words))), delta_wer=rounded(delta),
-                         delta_ci95_low=rounded(low), delta_ci95_high=rounded(high), cer_a=rounded(cer_a),
-                         cer_b=rounded(cer_b), delta_cer=rounded(delta_cer), mapsswe_segments=m.segments,
-                         mapsswe_z=rounded(m.z, 3), mapsswe_p=m.p, sign_b_worse=s.positive, sign_b_better=s.negative,
-                         sign_ties=s.ties, sign_p=s.p, wilcoxon_z=rounded(w.z, 3), wilcoxon_p=w.p,
-                         detectable_delta=rounded(power.detectable), sentences_needed=power.needed, power=power))
-    correct(rows)
+        if shared:
+            found.append(_paired(scores, a, b, [groups[a][s] for s in shared], [groups[b][s] for s in shared],
+                                 n_boot, seed))
+    pairs = [(f.a, f.b) for f in found]
+    holm = {test: corrected(pairs, [getattr(f, test).p for f in found]) for test in ("mapsswe", "sign", "wilcoxon")}
     out = []
-    for r in rows:
-        r["verdict"] = verdict(r["a"], r["b"], r["delta_wer"], r["delta_ci95_low"], r["delta_ci95_high"],
-                               r["mapsswe_p_holm"], undetected(r["sentences"], r["delta_wer"], r.pop("power")))
-        for key in ("mapsswe_p", "mapsswe_p_holm", "sign_p", "sign_p_holm", "wilcoxon_p", "wilcoxon_p_holm"):
-            r[key] = float(f"{r[key]:.4g}")
-        out.append(Comparison(**{**r, "a": label(r["a"]), "b": label(r["b"])}))
+    for i, f in enumerate(found):
+        delta, low, high = (rounded(x) for x in f.delta)
+        delta_cer = f.cer_b - f.cer_a if f.cer_a is not None and f.cer_b is not None else None
+        out.append(Comparison(
+            a=f.a, b=f.b, sentences=f.sentences, wer_a=rounded(f.wer_a), wer_b=rounded(f.wer_b), delta_wer=delta,
+            delta_ci95_low=low, delta_ci95_high=high, cer_a=rounded(f.cer_a), cer_b=rounded(f.cer_b),
+            delta_cer=rounded(delta_cer), mapsswe_segments=f.mapsswe.segments, mapsswe_z=rounded(f.mapsswe.z, 3),
+            mapsswe_p=significant_digits(f.mapsswe.p), mapsswe_p_holm=significant_digits(holm["mapsswe"][i]),
+            sign_b_worse=f.sign.positive, sign_b_better=f.sign.negative, sign_ties=f.sign.ties,
+            sign_p=significant_digits(f.sign.p), sign_p_holm=significant_digits(holm["sign"][i]),
+            wilcoxon_z=rounded(f.wilcoxon.z, 3), wilcoxon_p=significant_digits(f.wilcoxon.p),
+            wilcoxon_p_holm=significant_digits(holm["wilcoxon"][i]),
+            verdict=verdict(f.a, f.b, delta, low, high, holm["mapsswe"][i],
+                            undetected(f.sentences, delta, f.power)),
+            differs=differs(f.a, f.b), holm_family=family(f.a, f.b), detectable_delta=rounded(f.power.detectable),
+            sentences_needed=f.power.needed))
     return out
 
 
@@ -127,7 +154,4 @@ def most_confident(comparisons: list[Comparison], k: int = 3) -> list[Comparison
     """The k pairs with the smallest corrected MAPSSWE p-values, the largest |Δ| first among equals; pairs that
     differ in one factor only (two voices under the same engine and condition) come first, as they answer a
     question."""
-    def factors(c: Comparison) -> int:
-        return sum(x != y for x, y in zip(c.a.split(" | "), c.b.split(" | ")))
-
-    return sorted(comparisons, key=lambda c: (factors(c) > 1, c.mapsswe_p_holm, -abs(c.delta_wer or 0)))[:k]
+    return sorted(comparisons, key=lambda c: (c.holm_family != ONE_FACTOR, c.mapsswe_p_holm, -abs(c.delta_wer or 0)))[:k]

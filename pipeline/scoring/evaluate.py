@@ -113,25 +113,50 @@ def without_cycle_collection():
             gc.enable()
 
 
-def begin(p: Pair, transform) -> ScoredUtterance:
-    """An utterance before alignment: its texts normalized when it reached an engine.
+EMPTY_REFERENCE = "reference is empty after normalization; left out of corpus WER"
 
-    Rows of the silence condition are scored against an empty reference: nothing was said, so every word
-    heard is an insertion; they have no WER and give their group's hallucination rate instead."""
-    reference = "" if p.condition == SILENCE else p.reference
-    heard = p.status == "ok"
-    reference_normalized = transform(reference) if heard else ""
+
+@dataclass(frozen=True, slots=True)
+class Texts:
+    """An utterance's texts as scoring reads them: normalized when it reached an engine.
+
+    Rows of the silence condition are scored against an empty reference: nothing was said, so every word heard is
+    an insertion; they have no WER and give their group's hallucination rate instead."""
+    reference: str
+    reference_normalized: str
+    hypothesis_normalized: str
+
+    @classmethod
+    def of(cls, p: Pair, transform) -> Texts:
+        reference = "" if p.condition == SILENCE else p.reference
+        heard = p.status == "ok"
+        return cls(reference, transform(reference) if heard else "", transform(p.hypothesis) if heard else "")
+
+
+def score_one(p: Pair, t: Texts, a: Alignment | None, transform) -> ScoredUtterance:
+    """An utterance scored, whole: counted, flagged and rated from its alignment (None: it never reached an
+    engine, and keeps its status and error)."""
+    speech_expected = p.condition != SILENCE
+    # an empty reference still counts what was written (insertions), but has no rate, as for WER
+    empty = a is not None and a.ref_words == 0 and speech_expected
+    ref_chars = len(t.reference_normalized) if a else None
+    errors = char_errors(t.reference_normalized, t.hypothesis_normalized) if a else None
     return ScoredUtterance(
         id=utterance_id(sentence_id=p.sentence_id, voice=p.voice, condition=p.condition, asr=p.asr),
-        sentence_id=p.sentence_id, voice=p.voice, asr=p.asr, condition=p.condition, reference=reference,
-        hypothesis=p.hypothesis, reference_normalized=reference_normalized,
-        hypothesis_normalized=transform(p.hypothesis) if heard else "", ref_words=None, hits=None,
-        substitutions=None, deletions=None, insertions=None, errors=None, wer=None, perplexity=p.perplexity,
+        sentence_id=p.sentence_id, voice=p.voice, asr=p.asr, condition=p.condition, reference=t.reference,
+        hypothesis=p.hypothesis, reference_normalized=t.reference_normalized,
+        hypothesis_normalized=t.hypothesis_normalized, ref_words=a.ref_words if a else None,
+        hits=a.hits if a else None, substitutions=a.substitutions if a else None,
+        deletions=a.deletions if a else None, insertions=a.insertions if a else None,
+        errors=a.errors if a else None, wer=_round(a.wer) if a else None, perplexity=p.perplexity,
         lm_tokens=p.lm_tokens, audio_path=p.audio_path, audio_seconds=p.audio_seconds, tts_seconds=p.tts_seconds,
-        asr_seconds=p.asr_seconds, status=p.status, error=p.error, flags=[], level_dbfs=p.level_dbfs,
-        audio_sha256=p.audio_sha256, ref_chars=None, char_errors=None, cer=None,
-        word_surprisal=normalized_surprisal(reference, p.word_surprisal, reference_normalized, transform),
-        measures=dict(p.measures), speaker_reference=p.speaker_reference)
+        asr_seconds=p.asr_seconds, status="empty_reference" if empty else p.status,
+        error=EMPTY_REFERENCE if empty else p.error,
+        flags=flags(t.reference_normalized, t.hypothesis_normalized, p.level_dbfs, speech_expected) if a else [],
+        level_dbfs=p.level_dbfs, audio_sha256=p.audio_sha256, ref_chars=ref_chars, char_errors=errors,
+        cer=_round(errors / ref_chars) if ref_chars else None,
+        word_surprisal=normalized_surprisal(t.reference, p.word_surprisal, t.reference_normalized, transform),
+        speaker_reference=p.speaker_reference, measures=dict(p.measures))
 
 
 def normalized_surprisal(reference: str, bits: tuple[float, ...], normalized: str, transform) -> list[float]:
@@ -149,19 +174,8 @@ def normalized_surprisal(reference: str, bits: tuple[float, ...], normalized: st
     return out if parts == normalized.split() else []
 
 
-def finish(u: ScoredUtterance, a: Alignment, out: Results) -> ScoredUtterance:
-    """An aligned utterance counted and flagged; its error events and alignment text go to `out`."""
-    speech_expected = u.condition != SILENCE
-    u.ref_words, u.hits, u.substitutions, u.deletions = a.ref_words, a.hits, a.substitutions, a.deletions
-    u.insertions, u.errors, u.wer = a.insertions, a.errors, _round(a.wer)
-    u.flags = flags(u.reference_normalized, u.hypothesis_normalized, u.level_dbfs, speech_expected)
-    # an empty reference still counts what was written (insertions), but has no rate, as for WER
-    u.ref_chars = len(u.reference_normalized)
-    u.char_errors = char_errors(u.reference_normalized, u.hypothesis_normalized)
-    u.cer = _round(u.char_errors / u.ref_chars) if u.ref_chars else None
-    if a.ref_words == 0 and speech_expected:  # no rate exists; flagged and kept out of the corpus figures
-        u.status = "empty_reference"
-        u.error = "reference is empty after normalization; left out of corpus WER"
+def kept(u: ScoredUtterance, a: Alignment, out: Results) -> None:
+    """What is kept of an aligned utterance's alignment: its error events and its pralign text."""
     surprisal = u.word_surprisal or None
     at = -1  # the reference word an op is at
     for pos, (op, r, h) in enumerate(a.ops):
@@ -171,7 +185,6 @@ def finish(u: ScoredUtterance, a: Alignment, out: Results) -> ScoredUtterance:
                                          position=pos,
                                          surprisal=surprisal[at] if surprisal and op != Op.INSERTION else None))
     out.pralign.append(sclite.pralign(u.id, a))
-    return u
 
 
 def evaluate(pairs: list[Pair], options: ScoreConfig | None = None, comparable: dict | None = None) -> Results:
@@ -191,11 +204,18 @@ def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, compar
     transform = norm.get(normalizer)
     out = Results(normalizer, comparable)
     for start in range(0, len(pairs), CHUNK):
-        begun = [begin(p, transform) for p in pairs[start:start + CHUNK]]
-        words = [(u.reference_normalized.split(), u.hypothesis_normalized.split()) for u in begun if u.status == "ok"]
+        chunk = pairs[start:start + CHUNK]
+        texts = [Texts.of(p, transform) for p in chunk]
+        words = [(t.reference_normalized.split(), t.hypothesis_normalized.split())
+                 for p, t in zip(chunk, texts) if p.status == "ok"]
         codes = align_codes([r for r, _ in words], [h for _, h in words])
         alignments = (from_codes(r, h, c) for (r, h), c in zip(words, codes))  # one at a time
-        out.utterances += [finish(u, next(alignments), out) if u.status == "ok" else u for u in begun]
+        for p, t in zip(chunk, texts):
+            a = next(alignments) if p.status == "ok" else None
+            u = score_one(p, t, a, transform)
+            if a is not None:
+                kept(u, a, out)
+            out.utterances.append(u)
     events = out.events_by_id
     for group, members in groups(out).items():
         voice, engine, condition = group

@@ -11,7 +11,16 @@ import numpy as np
 
 from pipeline.core.records import Group, MeasureComparison, Measured, MeasureSummary, ScoredUtterance, VoiceSimilarity
 from pipeline.scoring import paired
-from pipeline.scoring.comparisons import ALPHA, CROSS_FACTOR, ONE_FACTOR, differs, label, rounded, short, undetected
+from pipeline.scoring.comparisons import (
+    ALPHA,
+    corrected,
+    differs,
+    family,
+    rounded,
+    short,
+    significant_digits,
+    undetected,
+)
 from pipeline.scoring.rates import corpus_rates, resamples, spearman
 
 
@@ -67,33 +76,27 @@ def comparisons(utterances: list[ScoredUtterance], n_boot: int, seed: int) -> li
     out = []
     for column in columns(utterances):
         groups = _valued(utterances, column)
-        rows = []
+        found = []
         for a, b in combinations(groups, 2):
-            factors = differs(a, b)
-            if "asr" in factors:
+            if "asr" in differs(a, b):
                 continue
             shared = [s for s in groups[a] if s in groups[b]]
-            if not shared:
-                continue
-            va = [groups[a][s].measures[column] for s in shared]
-            vb = [groups[b][s].measures[column] for s in shared]
-            delta, low, high = paired.paired_bootstrap(va, vb, [1] * len(shared), n_boot, seed)
-            w = paired.wilcoxon(vb, va)
+            if shared:
+                va = [groups[a][s].measures[column] for s in shared]
+                vb = [groups[b][s].measures[column] for s in shared]
+                found.append((a, b, va, vb, paired.paired_bootstrap(va, vb, [1] * len(shared), n_boot, seed),
+                              paired.wilcoxon(vb, va)))
+        holm = corrected([(a, b) for a, b, *_ in found], [w.p for *_, w in found])
+        for (a, b, va, vb, (delta, low, high), w), p_holm in zip(found, holm):
             power = paired.power([q - p for p, q in zip(va, vb)], delta, ALPHA)
-            rows.append(dict(a=a, b=b, measure=column, sentences=len(shared), mean_a=rounded(np.mean(va)),
-                             mean_b=rounded(np.mean(vb)), delta=rounded(delta), delta_ci95_low=rounded(low),
-                             delta_ci95_high=rounded(high), wilcoxon_z=rounded(w.z, 3), wilcoxon_p=w.p, differs=factors,
-                             holm_family=ONE_FACTOR if "+" not in factors else CROSS_FACTOR,
-                             detectable_delta=rounded(power.detectable), sentences_needed=power.needed, power=power))
-        for family in (ONE_FACTOR, CROSS_FACTOR):
-            members = [r for r in rows if r["holm_family"] == family]
-            for r, p in zip(members, paired.holm([r["wilcoxon_p"] for r in members])):
-                r["wilcoxon_p_holm"] = p
-        for r in rows:
-            r["verdict"] = verdict(r["a"], r["b"], column, r["delta"], r["wilcoxon_p_holm"],
-                                   undetected(r["sentences"], r["delta"], r.pop("power")))
-            r["wilcoxon_p"], r["wilcoxon_p_holm"] = (float(f"{r[k]:.4g}") for k in ("wilcoxon_p", "wilcoxon_p_holm"))
-            out.append(MeasureComparison(**{**r, "a": label(r["a"]), "b": label(r["b"])}))
+            out.append(MeasureComparison(
+                a=a, b=b, measure=column, sentences=len(va), mean_a=rounded(np.mean(va)), mean_b=rounded(np.mean(vb)),
+                delta=rounded(delta), delta_ci95_low=rounded(low), delta_ci95_high=rounded(high),
+                wilcoxon_z=rounded(w.z, 3), wilcoxon_p=significant_digits(w.p),
+                wilcoxon_p_holm=significant_digits(p_holm),
+                verdict=verdict(a, b, column, rounded(delta), p_holm, undetected(len(va), rounded(delta), power)),
+                differs=differs(a, b), holm_family=family(a, b), detectable_delta=rounded(power.detectable),
+                sentences_needed=power.needed))
     return out
 
 

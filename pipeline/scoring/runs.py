@@ -14,7 +14,6 @@ tests), Holm-corrected over every comparison made, and what this many sentences 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import time
 from dataclasses import dataclass, field
@@ -23,13 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.core import records, store
-from pipeline.core.records import ErrorEvent, RunComparison, ScoredUtterance, Unmatched, utterance_id
+from pipeline.core.records import ErrorEvent, RunComparison, ScoredUtterance, Unmatched, label, utterance_id
 from pipeline.errors import InputError
 from pipeline.io.conditions import SILENCE
 from pipeline.measures.base import Described, described
 from pipeline.scoring import paired
 from pipeline.scoring.align import Alignment
-from pipeline.scoring.comparisons import rounded, undetected
+from pipeline.scoring.comparisons import rounded, significant_digits, undetected
 from pipeline.scoring.evaluate import Results
 
 ALPHA = 0.05
@@ -236,7 +235,7 @@ def pair_groups(a: Run, b: Run, voices: dict[str, str]) -> Pairing:
 @dataclass(frozen=True, kw_only=True)
 class Change:
     """One sentence scored in both runs: how each heard it."""
-    group: str  # engine | condition
+    group: tuple[str, str]  # engine, condition
     a: ScoredUtterance
     b: ScoredUtterance
     alignment_a: Alignment
@@ -247,6 +246,25 @@ class Change:
         return (self.b.wer or 0) - (self.a.wer or 0)
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Metric:
+    """One metric of one matched group before the correction over every comparison."""
+    group: tuple[str, str]  # engine, condition
+    voice_a: str
+    voice_b: str
+    sentences: int
+    metric: str
+    a: float | None
+    b: float | None
+    delta: tuple[float | None, float | None, float | None]  # Δ and its interval
+    test: str
+    p: float
+    mapsswe_z: float | None
+    sign: paired.Sign | None
+    wilcoxon: paired.Wilcoxon
+    power: paired.Power
+
+
 def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 1000, seed: int = 1337,
             margins: dict[str, float] | None = None) -> tuple[list[RunComparison], Pairing, list[Change]]:
     """The comparisons, the pairing with what could not be paired, and each shared sentence's change (for the
@@ -255,122 +273,113 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
     margins = {**MARGINS, **(margins or {})}
     pairing = pair_groups(a, b, voices or {})
     by_b = {u.id: u for u in b.utterances}
-    rows, changes = [], []
+    found, changes = [], []
     for group_a, group_b in pairing.groups:
         in_a = {u.sentence_id: u for u in a.utterances if u.group == group_a}
         ids_b = {u.sentence_id for u in b.utterances if u.group == group_b}
-        label = f"{group_a[1]} | {group_a[2]}"
+        group = group_a[1:]
         shared = []
         voice, engine, condition = group_b
         for s, ua in in_a.items():  # B's row of the same sentence, heard alike, in B's voice: by its id
             ub = by_b.get(utterance_id(sentence_id=s, voice=voice, condition=condition, asr=engine))
             if ub is None:
-                pairing.unmatched.append(Unmatched(sentence_id=s, group=label, reason=f"only in {a.name}"))
+                pairing.unmatched.append(Unmatched(sentence_id=s, group=group, reason=f"only in {a.name}"))
             elif ua.reference != ub.reference:
-                pairing.unmatched.append(Unmatched(sentence_id=s, group=label, reason="the reference text differs"))
+                pairing.unmatched.append(Unmatched(sentence_id=s, group=group, reason="the reference text differs"))
             elif ua.status != "ok" or ub.status != "ok":
-                pairing.unmatched.append(Unmatched(sentence_id=s, group=label,
+                pairing.unmatched.append(Unmatched(sentence_id=s, group=group,
                                                    reason=f"not scored in {a.name if ua.status != 'ok' else b.name}"))
             else:
                 shared.append((ua, ub))
-        pairing.unmatched += [Unmatched(sentence_id=s, group=label, reason=f"only in {b.name}")
+        pairing.unmatched += [Unmatched(sentence_id=s, group=group, reason=f"only in {b.name}")
                               for s in sorted(ids_b - set(in_a))]
         if not shared:
             continue
-        base = dict(group=label, voice_a=group_a[0], voice_b=group_b[0], sentences=len(shared))
+        which = dict(group=group, voice_a=group_a[0], voice_b=group_b[0])
         if a.headline == "macro":
-            rows.append(_paired_values(base, "macro_wer", [x.wer for x, _ in shared], [y.wer for _, y in shared],
-                                       n_boot, seed))
+            found.append(_paired_values(which, "macro_wer", [x.wer for x, _ in shared], [y.wer for _, y in shared],
+                                        n_boot, seed))
         else:
-            rows.append(_wer(a, b, shared, base, n_boot, seed))
-        rows.append(_paired_values(base, "cer", [x.cer for x, _ in shared], [y.cer for _, y in shared], n_boot, seed,
-                                   [x.ref_chars or 0 for x, _ in shared], [x.char_errors or 0 for x, _ in shared],
-                                   [y.char_errors or 0 for _, y in shared]))
+            found.append(_wer(a, b, shared, which, n_boot, seed))
+        found.append(_paired_values(which, "cer", [x.cer for x, _ in shared], [y.cer for _, y in shared], n_boot,
+                                    seed, [x.ref_chars or 0 for x, _ in shared],
+                                    [x.char_errors or 0 for x, _ in shared], [y.char_errors or 0 for _, y in shared]))
         for column in dict.fromkeys(c for x, _ in shared for c in x.measures):
             both = [(x.measures.get(column), y.measures.get(column)) for x, y in shared]
             both = [(p, q) for p, q in both if p is not None and q is not None]
             if both:
-                rows.append(_paired_values({**base, "sentences": len(both)}, column, [p for p, _ in both],
-                                           [q for _, q in both], n_boot, seed))
-        changes += [Change(group=label, a=x, b=y, alignment_a=a.scores.alignment(x), alignment_b=b.scores.alignment(y))
+                found.append(_paired_values(which, column, [p for p, _ in both], [q for _, q in both], n_boot, seed))
+        changes += [Change(group=group, a=x, b=y, alignment_a=a.scores.alignment(x), alignment_b=b.scores.alignment(y))
                     for x, y in shared]
-    for row, p in zip(rows, paired.holm([r["p"] for r in rows])):
-        row["p_holm"] = float(f"{p:.4g}")
-        row["p"] = float(f"{row['p']:.4g}")
     better = {c: d.better for d in a.measures.values() for c in d.columns}
     out = []
-    for row in rows:
-        metric = row["metric"]
-        higher_is_worse = metric in ("wer", "macro_wer", "cer") or better.get(metric) == "lower"
-        margin = margins.get(metric, MEASURE_MARGIN)
-        worse_by = row["delta"] if higher_is_worse else -row["delta"]
-        significant = row["p_holm"] < ALPHA and row["ci95_low"] is not None and \
-            (row["ci95_low"] > 0 or row["ci95_high"] < 0)
-        row["worse"] = significant and worse_by > margin
-        row["margin"] = margin
-        row["verdict"] = verdict(row, significant, worse_by)
-        out.append(RunComparison(**row))
+    for m, p_holm in zip(found, paired.holm([m.p for m in found])):
+        p_holm = significant_digits(p_holm)
+        delta, low, high = (rounded(x) for x in m.delta)
+        higher_is_worse = m.metric in ("wer", "macro_wer", "cer") or better.get(m.metric) == "lower"
+        margin = margins.get(m.metric, MEASURE_MARGIN)
+        worse_by = delta if higher_is_worse else -delta
+        significant = p_holm < ALPHA and low is not None and (low > 0 or high < 0)
+        worse = significant and worse_by > margin
+        out.append(RunComparison(
+            group=m.group, voice_a=m.voice_a, voice_b=m.voice_b, metric=m.metric, sentences=m.sentences, a=m.a, b=m.b,
+            delta=delta, ci95_low=low, ci95_high=high, test=m.test, p=significant_digits(m.p), p_holm=p_holm,
+            mapsswe_z=m.mapsswe_z, sign_b_worse=m.sign.positive if m.sign else None,
+            sign_b_better=m.sign.negative if m.sign else None,
+            sign_p=significant_digits(m.sign.p) if m.sign else None, wilcoxon_z=rounded(m.wilcoxon.z, 3),
+            wilcoxon_p=significant_digits(m.wilcoxon.p), worse=worse, margin=margin,
+            verdict=verdict(m, delta, low, high, p_holm, significant, worse_by, worse, margin),
+            detectable_delta=rounded(m.power.detectable), sentences_needed=m.power.needed))
     changes.sort(key=lambda c: -c.delta_wer)
     return out, pairing, changes
 
 
-def verdict(row: dict, significant: bool, worse_by: float) -> str:
+def verdict(m: _Metric, delta: float, low: float | None, high: float | None, p_holm: float, significant: bool,
+            worse_by: float, worse: bool, margin: float) -> str:
     """One line: which way B differs from A in one metric, whether it counts against B, and, where no difference
     was found, what this many sentences could have found."""
-    figures = f"Δ = {row['delta']:+.4f}"
-    if row["ci95_low"] is not None:
-        figures += f" [{row['ci95_low']:+.4f}, {row['ci95_high']:+.4f}]"
-    figures += f", p = {row['p_holm']:.3g}"
-    head = f"{row['group']}: {row['voice_b'] or 'B'} against {row['voice_a'] or 'A'}, {row['metric']}"
+    figures = f"Δ = {delta:+.4f}" + (f" [{low:+.4f}, {high:+.4f}]" if low is not None else "") + f", p = {p_holm:.3g}"
+    head = f"{label(m.group)}: {m.voice_b or 'B'} against {m.voice_a or 'A'}, {m.metric}"
     if not significant or worse_by == 0:
-        return f"{head}: no significant difference, {figures}" + undetected(
-            row["sentences"], row["delta"], paired.Power(row["detectable_delta"], row["sentences_needed"]), 4)
+        power = paired.Power(rounded(m.power.detectable), m.power.needed)
+        return f"{head}: no significant difference, {figures}" + undetected(m.sentences, delta, power, 4)
     if worse_by < 0:
         return f"{head}: better, {figures}"
-    return f"{head}: worse, {figures}" + ("" if row["worse"] else f" (within the margin {row['margin']})")
+    return f"{head}: worse, {figures}" + ("" if worse else f" (within the margin {margin})")
 
 
-def _power(contributions: list[float], delta: float | None) -> dict:
-    p = paired.power(contributions, delta, ALPHA)
-    return dict(detectable_delta=rounded(p.detectable), sentences_needed=p.needed)
-
-
-def _wer(a: Run, b: Run, shared: list, base: dict, n_boot: int, seed: int) -> dict:
+def _wer(a: Run, b: Run, shared: list, which: dict, n_boot: int, seed: int) -> _Metric:
     words = [x.ref_words for x, _ in shared]
     ea, eb = [x.errors for x, _ in shared], [y.errors for _, y in shared]
-    delta, low, high = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
+    delta = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
     m = paired.mapsswe([(a.scores.alignment(x).ops, b.scores.alignment(y).ops) for x, y in shared])
     pa, pb = [100 * x.wer for x, _ in shared], [100 * y.wer for _, y in shared]
-    s, w = paired.sign_test(pb, pa), paired.wilcoxon(pb, pa)
-    return dict(base, metric="wer", a=rounded(sum(ea) / sum(words)), b=rounded(sum(eb) / sum(words)),
-                delta=rounded(delta), ci95_low=rounded(low), ci95_high=rounded(high), test="MAPSSWE", p=m.p,
-                mapsswe_z=rounded(m.z, 3), sign_b_worse=s.positive, sign_b_better=s.negative,
-                sign_p=float(f"{s.p:.4g}"), wilcoxon_z=rounded(w.z, 3), wilcoxon_p=float(f"{w.p:.4g}"),
-                **_power(paired.pooled_contributions(ea, eb, words), delta))
+    return _Metric(**which, sentences=len(shared), metric="wer", a=rounded(sum(ea) / sum(words)),
+                   b=rounded(sum(eb) / sum(words)), delta=delta, test="MAPSSWE", p=m.p, mapsswe_z=rounded(m.z, 3),
+                   sign=paired.sign_test(pb, pa), wilcoxon=paired.wilcoxon(pb, pa),
+                   power=paired.power(paired.pooled_contributions(ea, eb, words), delta[0], ALPHA))
 
 
-def _paired_values(base: dict, metric: str, va: list, vb: list, n_boot: int, seed: int,
-                   totals: list | None = None, ta: list | None = None, tb: list | None = None) -> dict:
+def _paired_values(which: dict, metric: str, va: list, vb: list, n_boot: int, seed: int,
+                   totals: list | None = None, ta: list | None = None, tb: list | None = None) -> _Metric:
     """Δ of a pooled rate (totals given: Σ errors / Σ totals) or of a mean, with a paired bootstrap interval, and
     the Wilcoxon signed-rank test on the per-sentence values."""
     if totals is not None:
-        delta, low, high = paired.paired_bootstrap(ta, tb, totals, n_boot, seed)
+        delta = paired.paired_bootstrap(ta, tb, totals, n_boot, seed)
         mean_a, mean_b = sum(ta) / max(1, sum(totals)), sum(tb) / max(1, sum(totals))
         contributions = paired.pooled_contributions(ta, tb, totals)
     else:
-        delta, low, high = paired.paired_bootstrap(va, vb, [1] * len(va), n_boot, seed)
+        delta = paired.paired_bootstrap(va, vb, [1] * len(va), n_boot, seed)
         mean_a, mean_b = float(np.mean(va)), float(np.mean(vb))
         contributions = [q - p for p, q in zip(va, vb)]
     pairs = [(p, q) for p, q in zip(va, vb) if p is not None and q is not None]
     w = paired.wilcoxon([q for _, q in pairs], [p for p, _ in pairs])
-    return dict(base, metric=metric, a=rounded(mean_a), b=rounded(mean_b), delta=rounded(delta), ci95_low=rounded(low),
-                ci95_high=rounded(high), test="Wilcoxon", p=w.p, mapsswe_z=None, sign_b_worse=None, sign_b_better=None,
-                sign_p=None, wilcoxon_z=rounded(w.z, 3), wilcoxon_p=float(f"{w.p:.4g}"),
-                **_power(contributions, delta))
+    return _Metric(**which, sentences=len(va), metric=metric, a=rounded(mean_a), b=rounded(mean_b), delta=delta,
+                   test="Wilcoxon", p=w.p, mapsswe_z=None, sign=None, wilcoxon=w,
+                   power=paired.power(contributions, delta[0], ALPHA))
 
 
 def as_json(a: Run, b: Run, rows: list[RunComparison], pairing: Pairing) -> dict:
     return {"a": str(a.folder), "b": str(b.folder), "evaluator": evaluator(a, [e for e in a.engines if e in b.engines]),
-            "comparisons": [dataclasses.asdict(r) for r in rows],
-            "unmatched": {"count": len(pairing.unmatched),
-                          "sentences": [dataclasses.asdict(u) for u in pairing.unmatched]}}
+            "comparisons": [records.as_row(r) for r in rows],
+            "unmatched": {"count": len(pairing.unmatched), "sentences": [records.as_row(u) for u in pairing.unmatched]}}

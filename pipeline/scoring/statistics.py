@@ -3,7 +3,7 @@ groups, the normalizer's share of the WER, WER by text difficulty and by the LM'
 words fail and whom to blame, engine agreement, and the breakdown SNR; and the files they are written to."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -20,6 +20,7 @@ from pipeline.core.records import (
     SurprisalEffect,
     VoiceSimilarity,
     WordAttribution,
+    as_row,
 )
 from pipeline.core.tables import Document, Table
 from pipeline.scoring import attribution, difficulty, failures_by_surprisal, measures, robustness, sensitivity
@@ -65,7 +66,7 @@ def compute(scores: Results, n_boot: int, seed: int, family_of: Callable[[str], 
 
 FILES = (  # the JSON first: it is always written, and an artifact is there when its first file is
     Document("comparisons.json", lambda s: {"normalizer": s.normalizer, "bootstrap": s.bootstrap,
-                                            "pairs": [asdict(c) for c in s.comparisons]},
+                                            "pairs": [as_row(c) for c in s.comparisons]},
              read=lambda data: {"normalizer": data["normalizer"], "bootstrap": data["bootstrap"]}),
     Table("comparisons.csv", Comparison, "comparisons"),
     Table("normalizers.csv", NormalizerEffect, "normalizers"),

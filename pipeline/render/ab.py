@@ -8,7 +8,7 @@ import html
 import json
 from pathlib import Path
 
-from pipeline.core.records import RunComparison, ScoredUtterance, Unmatched
+from pipeline.core.records import RunComparison, ScoredUtterance, Unmatched, label
 from pipeline.render.html import AUDIO_NOTE, SCRIPT, STYLE, Cell, _cell, coloured, embedded_audio, player, table
 from pipeline.scoring.runs import Change, Run
 
@@ -55,7 +55,7 @@ def render(a: Run, b: Run, rows: list[RunComparison], changes: list[Change], unm
             else "<p>B is not significantly worse than A beyond the margins in any metric.</p>")
     notes = "".join(f"<li><b>{html.escape(d.name)}</b> compares with {html.escape(d.comparable)}.</li>"
                     for d in a.measures.values() if d.comparable and any(m in d.columns for m in metrics))
-    missing = "".join(f"<li>{html.escape(u.group)}: {html.escape(u.sentence_id)}: {html.escape(u.reason)}</li>"
+    missing = "".join(f"<li>{html.escape(label(u.group))}: {html.escape(u.sentence_id)}: {html.escape(u.reason)}</li>"
                       for u in unmatched[:SHOWN])
     audio_data = json.dumps({key: data for key, data in (carried or {}).values()})
     return f"""<!DOCTYPE html>

@@ -11,6 +11,10 @@ from pathlib import Path
 import pytest
 
 from pipeline.asr.base import ENGINES
+from pipeline.asr.listener import Transcript
+from pipeline.io.speech import Speech
+from pipeline.lm.sentences import Sentence
+from pipeline.scoring.evaluate import Confusion, ErrorEvent, GroupSummary, Pair, ScoredUtterance
 from pipeline.cli import main
 from pipeline.config import run as config
 from pipeline.core import options, records
@@ -209,8 +213,8 @@ def test_checking_a_config_loads_no_model_library():
     assert out.stdout.strip().splitlines()[-1:] == ["[]"], out.stdout + out.stderr
 
 
-@pytest.mark.parametrize("cls", [records.Sentence, records.Speech, records.Transcript, records.ScoredUtterance,
-                                 records.ErrorEvent, records.Confusion, records.GroupSummary])
+@pytest.mark.parametrize("cls", [Sentence, Speech, Transcript, ScoredUtterance,
+                                 ErrorEvent, Confusion, GroupSummary])
 def test_records_round_trip_through_the_one_csv_reader_and_writer(tmp_path, cls):
     rng = random.Random(3)
     hints = typing.get_type_hints(cls)
@@ -241,7 +245,7 @@ def test_records_round_trip_through_the_one_csv_reader_and_writer(tmp_path, cls)
 
 def test_records_are_checked_on_creation():
     with pytest.raises(ValueError, match="status"):
-        records.Speech(sentence_id="a", voice="piper:joe", condition="clean", audio_path="", audio_seconds=None,
+        Speech(sentence_id="a", voice="piper:joe", condition="clean", audio_path="", audio_seconds=None,
                        tts_seconds=None, status="fine", error="")
 
 
@@ -250,12 +254,12 @@ def test_a_health_flag_is_declared_once_and_is_a_column_of_summary_csv(tmp_path)
     from pipeline.scoring import evaluate as scoring
     from pipeline.scoring.flags import NAMES
 
-    rows = [records.Pair(sentence_id="1", reference="a b", hypothesis="", level_dbfs=-20.0)]
+    rows = [Pair(sentence_id="1", reference="a b", hypothesis="", level_dbfs=-20.0)]
     results = evaluate(rows)
     scoring.write(results, tmp_path)
     header = list(store.read_csv(tmp_path / "summary.csv")[0])
     assert header[header.index("flagged") + 1:header.index("flagged") + 1 + len(NAMES)] == list(NAMES)
-    (summary,) = records.read_csv(tmp_path / "summary.csv", records.GroupSummary)
+    (summary,) = records.read_csv(tmp_path / "summary.csv", GroupSummary)
     assert summary == results.summary[0] and summary.flag_counts["empty_hypothesis"] == 1
 
 
@@ -265,7 +269,7 @@ def test_each_alignment_is_kept_as_scoring_found_it_and_read_back_from_the_files
 
     rng = random.Random(5)
     words = "the king and queen of a far land went home".split()
-    rows = [records.Pair(sentence_id=str(i), reference=" ".join(rng.choices(words, k=rng.randint(0, 8))),
+    rows = [Pair(sentence_id=str(i), reference=" ".join(rng.choices(words, k=rng.randint(0, 8))),
                          hypothesis=" ".join(rng.choices(words, k=rng.randint(0, 8)))) for i in range(300)]
     r = evaluate(rows, ScoreConfig(normalize="none", bootstrap=0))
     scoring.write(r, tmp_path)
@@ -299,13 +303,13 @@ def test_a_worker_returns_typed_results_and_a_cached_record_reads_back_as_the_sa
 
 def test_records_are_built_by_keyword_and_name_their_utterance_and_group():
     with pytest.raises(TypeError):
-        records.Sentence("l0001", None, "a text", 3, None)
-    t = records.Transcript(sentence_id="l0001", voice="piper:joe", condition="noise:snr=10", asr="faster-whisper:base",
+        Sentence("l0001", None, "a text", 3, None)
+    t = Transcript(sentence_id="l0001", voice="piper:joe", condition="noise:snr=10", asr="faster-whisper:base",
                            audio_path="", audio_seconds=1.0, tts_seconds=0.1, hypothesis="a text", asr_seconds=0.1,
                            status="ok", error="", audio_sha256="", level_dbfs=None)
     assert t.id == "piper-joe-noise-snr10-faster-whisper-base_l0001"
     assert t.group == ("piper:joe", "faster-whisper:base", "noise:snr=10")
-    u, = evaluate([records.Pair.heard(t, None, {}, audio_path="")]).utterances
+    u, = evaluate([Pair.heard(t, None, {}, audio_path="")]).utterances
     assert (u.id, u.group) == (t.id, t.group)  # scoring names it as the transcript did
 
 
@@ -314,9 +318,9 @@ def test_an_utterance_has_one_id_in_the_csvs_the_trn_files_and_pralign(tmp_path)
     from pipeline.scoring import evaluate as scoring
     from pipeline.scoring import sclite
 
-    pairs = [records.Pair(sentence_id="s_0 1", voice="piper:joe", asr="faster-whisper:base", condition="noise:snr=10",
+    pairs = [Pair(sentence_id="s_0 1", voice="piper:joe", asr="faster-whisper:base", condition="noise:snr=10",
                           reference="a b", hypothesis="a c"),
-             records.Pair(sentence_id="l0002", reference="the king", hypothesis="the king")]
+             Pair(sentence_id="l0002", reference="the king", hypothesis="the king")]
     scoring.write(evaluate(pairs), tmp_path)
     ids = [r["id"] for r in store.read_csv(tmp_path / "utterances.csv")]
     assert ids == ["piper-joe-noise-snr10-faster-whisper-base_s-0-1", "l0002"]
@@ -352,7 +356,7 @@ def test_an_artifacts_files_are_declared_once(tmp_path):
     from pipeline.core import tables
     from pipeline.scoring import evaluate as scoring
 
-    results = evaluate([records.Pair(sentence_id="1", reference="a b", hypothesis="a c")])
+    results = evaluate([Pair(sentence_id="1", reference="a b", hypothesis="a c")])
     written = scoring.write(results, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(tables.names(scoring.FILES)) == \
         sorted(p.name for p in written)

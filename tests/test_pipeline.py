@@ -11,7 +11,8 @@ import pytest
 import soundfile as sf
 
 from pipeline.core import store
-from pipeline.core.records import ScoredUtterance, columns
+from pipeline.core.records import columns
+from pipeline.scoring.evaluate import ScoredUtterance
 from tests.helpers import (
     OWN_CACHE,
     ROOT,

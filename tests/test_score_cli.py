@@ -2,7 +2,8 @@ import subprocess
 import sys
 
 from pipeline.core import store
-from pipeline.core.records import ScoredUtterance, columns
+from pipeline.core.records import columns
+from pipeline.scoring.evaluate import ScoredUtterance
 from pipeline.scoring import sclite
 from tests.helpers import ROOT
 

@@ -5,7 +5,7 @@ import subprocess
 import jiwer
 import pytest
 
-from pipeline.core.records import Pair
+from pipeline.scoring.evaluate import Pair
 from pipeline.scoring import sclite
 from pipeline.scoring.align import align_text
 from pipeline.scoring.evaluate import ScoreConfig, evaluate

@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from pipeline.core.records import Pair
+from pipeline.scoring.evaluate import Pair
 from pipeline.scoring import attribution, difficulty, robustness, sensitivity
 from pipeline.scoring.comparisons import compare, corrected, differs, family, most_confident
 from pipeline.scoring.evaluate import ScoreConfig, evaluate

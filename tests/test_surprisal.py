@@ -5,7 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from pipeline.core.records import Pair
+from pipeline.scoring.evaluate import Pair
 from pipeline.lm import tokenizer
 from pipeline.lm.model import GPT, GPT2_VOCAB, GPTConfig
 from pipeline.lm.perplexity import sequence_nll

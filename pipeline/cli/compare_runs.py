@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pipeline.core import records, store
 from pipeline.core.names import file_name
-from pipeline.core.records import RunComparison, Unmatched
+from pipeline.scoring.runs import RunComparison, Unmatched
 from pipeline.core.registry import suggest
 from pipeline.errors import ConfigError, InputError
 

@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from pipeline.core.options import add_flags, apply, check, given
-from pipeline.core.records import Pair
+from pipeline.scoring.evaluate import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.io.inputs import read_text
 from pipeline.scoring import sclite

@@ -6,10 +6,24 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from dataclasses import dataclass
+
 from pipeline.core import records
-from pipeline.core.records import Sentence
+from pipeline.core.records import joined, lm_only
+
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sentence:
+    sentence_id: str  # stable across reruns: s<sample>-<n> (LM), l<line> (a sentences file), or the manifest id
+    sample: int | None  # which LM sample it was cut from
+    text: str  # the reference, as written
+    lm_tokens: int  # GPT-2 tokens in the text
+    perplexity: float | None = lm_only()  # the LM's perplexity of the text, given the sampling prompt
+    word_surprisal: list[float] = joined(float, "{:.4f}", lm=True)  # each word of text.split(): its tokens'
+    # −log₂ p summed (bits, 4 decimals), given the prompt and the text before it (lm/surprisal.py)
 
 
 def write(out: Path, yardstick: Path, lm_dir: Path | None, texts: list[tuple[str, int | None, str]], *,

@@ -1,15 +1,35 @@
 """The assess worker: one measure, loaded once from its resolved Source; its result per utterance is an
-`Assessed` (pipeline/exec/workers.py says what every worker shares)."""
+`Assessed` (pipeline/exec/workers.py says what every worker shares). A `Measured` is a speech row as every
+selected measure saw it: the assess stage's rows."""
 from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from pipeline.core.records import Spoken, columns_of, joined
 from pipeline.core.source import Source
 from pipeline.exec.workers import Done, one_blas_thread, unloadable, where
 from pipeline.measures import base as measures
 from pipeline.measures.base import Scores
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measured(Spoken):
+    """One speech row as the measures saw it (the `assess` stage's measures.csv)."""
+    sentence_id: str
+    voice: str
+    condition: str
+    audio_sha256: str  # of the audio measured: every measure's cache key starts from it
+    status: str  # ok, or error when the audio could not be read (the row's transcript says so too)
+    notes: list[str] = joined()  # why a value is missing (silent audio, an unreadable speaker reference), or what
+    # was done to the audio (a clip under 0.5 s looped by DNSMOS)
+    values: dict[str, float | None] = columns_of()  # each selected measure's columns
+    speaker_reference: str = ""  # the audio the row's voice should sound like, as the run was given it
+
+    @property
+    def id(self) -> str:
+        return self.speech_id  # the speech row measured: every engine's transcript of it joins here
 
 
 @dataclass(kw_only=True, slots=True)

@@ -8,7 +8,11 @@ import html
 import json
 from pathlib import Path
 
-from pipeline.core.records import RunComparison, ScoredUtterance, Unmatched, label
+from pipeline.core.records import label
+
+from pipeline.scoring.evaluate import ScoredUtterance
+
+from pipeline.scoring.runs import RunComparison, Unmatched
 from pipeline.render.html import AUDIO_NOTE, SCRIPT, STYLE, Cell, _cell, coloured, embedded_audio, player, table
 from pipeline.scoring.runs import Change, Run
 

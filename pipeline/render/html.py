@@ -13,7 +13,13 @@ from urllib.parse import quote
 
 import numpy as np
 
-from pipeline.core.records import Comparison, Op, ScoredUtterance, label
+from pipeline.core.records import label
+
+from pipeline.scoring.align import Op
+
+from pipeline.scoring.comparisons import Comparison
+
+from pipeline.scoring.evaluate import ScoredUtterance
 from pipeline.measures.base import Described
 from pipeline.scoring.align import Ops
 from pipeline.scoring.evaluate import Results, ScoreConfig

@@ -7,6 +7,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pipeline.config import paths
+from pipeline.asr.listener import Transcript
+from pipeline.io.speech import Speech
+from pipeline.lm.sentences import Sentence
+from pipeline.measures.assessor import Measured
 from pipeline.config.run import Config
 from pipeline.core import records, store, tables
 from pipeline.core.names import inside
@@ -50,7 +54,7 @@ def _speech_files(cfg: Config) -> list[Path]:
     table = paths.run_dir(cfg) / "synthesis.csv"
     if not table.exists():
         return [table]
-    return [table, *dict.fromkeys(Path(s.audio_path) for s in records.read_csv(table, records.Speech)
+    return [table, *dict.fromkeys(Path(s.audio_path) for s in records.read_csv(table, Speech)
                                   if s.audio_path)]
 
 
@@ -99,7 +103,7 @@ def _measures(cfg: Config) -> Measures:
     table, vectors, declared = ARTIFACTS["measures"].files(cfg)
     with np.load(vectors) as z:
         embeddings = dict(zip((str(k) for k in z["keys"]), z["vectors"]))
-    return Measures(records.read_csv(table, records.Measured), embeddings, described(store.read_json(declared)))
+    return Measures(records.read_csv(table, Measured), embeddings, described(store.read_json(declared)))
 
 
 def _recordings(cfg: Config) -> manifests.Manifest:
@@ -130,15 +134,15 @@ ARTIFACTS: dict[str, Artifact] = {
     "sentences": Artifact("the reference sentences with their perplexity",
                           lambda cfg: [paths.run_dir(cfg) / n for n in ("sentences.csv", "sampled_sentences.json",
                                                                         "reference_perplexity.csv")],
-                          load=_rows("sentences", records.Sentence)),
+                          load=_rows("sentences", Sentence)),
     "speech": Artifact("a wav per sentence × voice × condition, and the table naming them", _speech_files,
-                       load=_rows("speech", records.Speech)),
+                       load=_rows("speech", Speech)),
     "measures": Artifact("each speech row's measures (naturalness, speaker similarity), their columns' meanings, and "
                          "voice embeddings", lambda cfg: [paths.run_dir(cfg) / n for n in
                                                           ("measures.csv", "embeddings.npz", "measures.json")],
                          load=_measures),
     "transcripts": Artifact("a hypothesis per speech row × engine", _run("transcripts.csv"),
-                            load=_rows("transcripts", records.Transcript)),
+                            load=_rows("transcripts", Transcript)),
     "scores": Artifact("per-utterance alignments, error events, confusions, group figures, trn files",
                        _in_run(evaluate.FILES), load=lambda cfg: tables.load(evaluate.FILES, paths.run_dir(cfg), evaluate.Results)),
     "statistics": Artifact("paired comparisons, normalizer sensitivity, difficulty bins, word attribution, "

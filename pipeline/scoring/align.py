@@ -14,14 +14,33 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
 
-from pipeline.core.records import Op
+
+class Op(str, Enum):
+    """An edit operation of an alignment, spelled once: its letter (sclite's pralign, the ops of an Alignment) and
+    its word (`errors.csv`'s type: substitution, deletion, insertion)."""
+    HIT = "H"
+    SUBSTITUTION = "S"
+    DELETION = "D"
+    INSERTION = "I"
+
+    @property
+    def word(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def named(cls, word: str) -> Op:
+        return cls[word.upper()]
+
+
+ERRORS = tuple(op.word for op in Op if op is not Op.HIT)
+Ops = list[tuple[Op, str | None, str | None]]  # (edit operation, reference word, hypothesis word)
 
 SUB, INS, DEL = 4, 3, 3
 DIAG, UP, LEFT = 0, 1, 2  # back-pointers: hit or substitution, deletion, insertion
-Ops = list[tuple[Op, str | None, str | None]]  # (edit operation, reference word, hypothesis word)
 
 
 @dataclass

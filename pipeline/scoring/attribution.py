@@ -4,13 +4,57 @@ that two families make on one voice points at the voice or the text; one that a 
 that ASR. Engines of different families that agree word for word say the audio was clear."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
-from pipeline.core.records import Blame, EngineAgreement, ScoredUtterance, WordAttribution
+from pipeline.core.records import lm_only
 from pipeline.io.conditions import CLEAN, SILENCE
-from pipeline.scoring.evaluate import Results
+from pipeline.scoring.evaluate import Results, ScoredUtterance
 from pipeline.scoring.failures_by_surprisal import outcomes
 from pipeline.scoring.rates import corpus_rates
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WordAttribution:
+    word: str  # a normalized reference word
+    occurrences: int  # in scored utterances
+    failures: int  # substituted or deleted
+    failure_rate: float
+    voices_failed: int  # voices in which it failed at least once
+    voices_heard: int  # voices that said it
+    engines_failed: int
+    engines_heard: int
+    points_at: str  # text, voice <name>, voice or text (every model family fails it on a voice), ASR <family>
+    # (one family fails it where another heard it right), or, with one family, "one ASR family: text or ASR"
+    utterances: str  # ;-separated ids of the rows where it failed
+    families_failed: int  # model families (Whisper, PocketSphinx) in which it failed
+    families_heard: int
+    mean_surprisal: float | None = lm_only()  # bits under the LM, over its occurrences
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineAgreement:
+    voice: str
+    condition: str
+    engines: int
+    utterances: int  # sentences every engine transcribed
+    agreement: float | None  # share whose normalized hypotheses are identical across the engines
+    families: int  # model families among the engines
+    family_agreement: float | None  # share where every family wrote one hypothesis in common; None: one family
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Blame:
+    """Voice, text or ASR? Of the reference words of one voice and condition that every ASR family heard, the share
+    whose failure points one way."""
+    voice: str
+    condition: str
+    points_at: str  # "voice or text" (every family failed the word) or "ASR <family>" (only that family did)
+    words: int  # reference words every family heard (a sentence × word position)
+    failures: int  # of them, the ones failed this way
+    rate: float | None  # failures / words
+    ci95_low: float | None  # bootstrap over sentences
+    ci95_high: float | None
 
 
 def _each_own_family(engine: str) -> str:

@@ -11,16 +11,51 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-from pipeline.core.records import Comparison, Group, ScoredUtterance
+from pipeline.core.records import Group, grouped
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
-from pipeline.scoring.evaluate import Results
+from pipeline.scoring.evaluate import Results, ScoredUtterance
+
 
 ALPHA = 0.05
 
 
 FACTORS = ("voice", "asr", "condition")
 ONE_FACTOR, CROSS_FACTOR = "one-factor", "cross-factor"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Comparison:
+    """Two groups (voice × engine × condition) scored on the same sentences: B against A."""
+    a: Group = grouped()  # voice | asr | condition
+    b: Group = grouped()
+    sentences: int  # shared sentences, both scored
+    wer_a: float | None
+    wer_b: float | None
+    delta_wer: float | None  # wer_b − wer_a, pooled over the shared sentences
+    delta_ci95_low: float | None  # paired bootstrap, resampling sentences
+    delta_ci95_high: float | None
+    cer_a: float | None
+    cer_b: float | None
+    delta_cer: float | None
+    mapsswe_segments: int
+    mapsswe_z: float | None  # A's errors minus B's per segment: negative when A has fewer
+    mapsswe_p: float
+    mapsswe_p_holm: float  # Holm-corrected within its holm_family
+    sign_b_worse: int  # sentences where B's WER is higher
+    sign_b_better: int
+    sign_ties: int
+    sign_p: float
+    sign_p_holm: float
+    wilcoxon_z: float | None
+    wilcoxon_p: float
+    wilcoxon_p_holm: float
+    verdict: str  # one line, by MAPSSWE after Holm at 0.05
+    differs: str  # the factors in which A and B differ: voice, asr, condition, or several joined by +
+    holm_family: str  # one-factor (the family Holm corrects over) or cross-factor (outside it: corrected apart)
+    detectable_delta: float | None = None  # the smallest |Δ| these sentences detect with 80% power at α 0.05 (a
+    # paired t-test on the per-sentence differences; docs/statistics.md)
+    sentences_needed: int | None = None  # sentences it would take to detect the observed Δ so; empty when Δ is 0
 
 
 def differs(a: Group, b: Group) -> str:

@@ -2,13 +2,32 @@
 run's sentences, so every group's bins hold the same sentences) and by reference length, with bootstrap CIs."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from pipeline.core.records import DifficultyBin, ScoredUtterance
+from pipeline.core.records import Grouped
 from pipeline.io.conditions import SILENCE
+from pipeline.scoring.evaluate import ScoredUtterance
 from pipeline.scoring.rates import corpus_wer
 
+
 LENGTH_BINS = ((1, 5), (6, 10), (11, 20), (21, None))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DifficultyBin(Grouped):
+    voice: str
+    asr: str
+    condition: str
+    by: str  # perplexity (quartiles of the run's sentences), words (reference length), or surprisal (deciles of
+    # the run's words: then micro_wer is the share of the bin's words substituted or deleted)
+    bin: str  # e.g. "Q1 (3.1-8.4)", "6-10" or "D10 (12.1-23.4 bits)"
+    n_utterances: int
+    micro_wer: float | None
+    ci95_low: float | None  # bootstrap over utterances
+    ci95_high: float | None
+    n_words: int  # reference words in the bin
 
 
 def perplexity_edges(utterances: list[ScoredUtterance]) -> list[float] | None:

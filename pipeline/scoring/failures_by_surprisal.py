@@ -5,15 +5,34 @@ between a word's surprisal and whether it failed. Decile edges come from the run
 bins hold the same words."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from pipeline.core.records import DifficultyBin, Op, ScoredUtterance, SurprisalEffect
+from pipeline.core.records import Grouped
 from pipeline.io.conditions import SILENCE
-from pipeline.scoring.align import Alignment
-from pipeline.scoring.evaluate import Results
+from pipeline.scoring.align import Alignment, Op
+from pipeline.scoring.difficulty import DifficultyBin
+from pipeline.scoring.evaluate import Results, ScoredUtterance
 from pipeline.scoring.rates import corpus_wer, spearman
 
+
 DECILES = 10
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SurprisalEffect(Grouped):
+    """Does the ASR fail where the LM was surprised? One group's reference words, by surprisal and failure."""
+    voice: str
+    asr: str
+    condition: str
+    words: int  # reference words with a surprisal
+    failures: int  # of them, substituted or deleted
+    mean_surprisal_failed: float | None  # bits
+    mean_surprisal_right: float | None
+    spearman_n: int
+    spearman_rho: float | None  # rank correlation of a word's surprisal and its failure (1) or not (0)
+    spearman_p: float | None
 
 
 def outcomes(u: ScoredUtterance, alignment: Alignment) -> list[tuple[str, bool, float | None]]:

@@ -9,7 +9,13 @@ from itertools import combinations
 
 import numpy as np
 
-from pipeline.core.records import Group, MeasureComparison, Measured, MeasureSummary, ScoredUtterance, VoiceSimilarity
+from dataclasses import dataclass
+
+from pipeline.core.records import Group, Grouped, grouped
+
+from pipeline.measures.assessor import Measured
+
+from pipeline.scoring.evaluate import ScoredUtterance
 from pipeline.scoring import paired
 from pipeline.scoring.comparisons import (
     ALPHA,
@@ -23,6 +29,59 @@ from pipeline.scoring.comparisons import (
 )
 from pipeline.scoring.rates import corpus_rates, resamples, spearman
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeasureSummary(Grouped):
+    """One measure column over one group's scored utterances."""
+    voice: str
+    asr: str
+    condition: str
+    measure: str  # the column: dnsmos_ovrl, speaker_sim, …
+    n: int  # utterances with a value
+    mean: float | None
+    ci95_low: float | None  # bootstrap over sentences
+    ci95_high: float | None
+    p5: float | None
+    median: float | None
+    p95: float | None
+    spearman_rho_wer: float | None  # rank correlation with the utterances' WER
+    spearman_p: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeasureComparison:
+    """Two groups on the same sentences, for one measure column: B against A."""
+    a: Group = grouped()  # voice | asr | condition
+    b: Group = grouped()
+    measure: str
+    sentences: int  # shared sentences where both have a value
+    mean_a: float | None
+    mean_b: float | None
+    delta: float | None  # mean_b − mean_a
+    delta_ci95_low: float | None  # paired bootstrap over sentences
+    delta_ci95_high: float | None
+    wilcoxon_z: float | None
+    wilcoxon_p: float
+    wilcoxon_p_holm: float  # Holm-corrected within the measure's holm_family
+    verdict: str
+    differs: str  # voice, condition, or both joined by + (groups that differ only in the engine heard the same audio)
+    holm_family: str  # one-factor or cross-factor, as for WER
+    detectable_delta: float | None = None  # the smallest |Δ| these sentences detect with 80% power at α 0.05 (a
+    # paired t-test on the per-sentence differences; docs/statistics.md)
+    sentences_needed: int | None = None  # sentences it would take to detect the observed Δ so; empty when Δ is 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoiceSimilarity:
+    """How alike two voices sound (Resemblyzer embeddings), in one condition; a voice against itself is its
+    consistency: how alike its own utterances sound."""
+    condition: str
+    voice_a: str
+    voice_b: str
+    pairs: int  # utterance pairs compared (a voice against itself: each pair of two different sentences once)
+    similarity: float | None  # their mean cosine
+    ci95_low: float | None  # bootstrap over sentences
+    ci95_high: float | None
 
 
 def columns(utterances: list[ScoredUtterance]) -> list[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.core.records import Op
+from pipeline.scoring.align import Op
 from pipeline.scoring.align import Ops
 
 BOUNDARY_WORDS = 2  # sc_stats' "Minimum Number of Correct Boundary words"

@@ -4,11 +4,42 @@ clean WER of 0 is 0, so the threshold is at least MIN_THRESHOLD. The interval re
 sentence's conditions move together)."""
 from __future__ import annotations
 
+import typing
+from dataclasses import dataclass
+
 import numpy as np
 
-from pipeline.core.records import Breakdown, ScoredUtterance, SnrWer
+from pipeline.core.records import joined
+from pipeline.scoring.evaluate import ScoredUtterance
+
 
 MIN_THRESHOLD = 0.02
+
+
+class SnrWer(typing.NamedTuple):
+    """A measured point of a WER-vs-SNR curve, written `snr:wer` (`10:0.3000`)."""
+    snr: float  # dB
+    wer: float
+
+    def __format__(self, spec: str) -> str:
+        return f"{self.snr:g}:{self.wer:.4f}"
+
+    @classmethod
+    def parse(cls, text: str) -> SnrWer:
+        snr, wer = text.split(":")
+        return cls(float(snr), float(wer))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Breakdown:
+    voice: str
+    asr: str
+    clean_wer: float | None
+    threshold: float | None  # twice the clean WER (at least 0.02)
+    breakdown_snr: float | None  # SNR (dB) where WER first reaches the threshold, interpolated; None: never
+    ci95_low: float | None  # bootstrap over sentences
+    ci95_high: float | None
+    curve: list[SnrWer] = joined(SnrWer.parse)  # the WER at each SNR measured, in the order of the conditions
 
 
 def snr_of(condition: str) -> float | None:

@@ -22,20 +22,59 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.core import records, store
-from pipeline.core.records import ErrorEvent, RunComparison, ScoredUtterance, Unmatched, label, utterance_id
+from pipeline.core.records import grouped, label, utterance_id
 from pipeline.errors import InputError
 from pipeline.io.conditions import SILENCE
 from pipeline.measures.base import Described, described
 from pipeline.scoring import paired
 from pipeline.scoring.align import Alignment
 from pipeline.scoring.comparisons import rounded, significant_digits, undetected
-from pipeline.scoring.evaluate import Results
+from pipeline.scoring.evaluate import ErrorEvent, Results, ScoredUtterance
+
 
 ALPHA = 0.05
 MARGINS = {"wer": 0.01, "macro_wer": 0.01, "cer": 0.01}  # absolute; any measure column: MEASURE_MARGIN
 MEASURE_MARGIN = 0.05
 SPEED_ONLY_ASR = ("engines", "threads", "batch_size")  # what does not change a transcript (asr/base.py)
 READ = ("utterances.csv", "errors.csv", "measures.json")  # the files of a run that a comparison reads
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unmatched:
+    """A sentence of one run that compare-runs could not pair with the other run's."""
+    sentence_id: str
+    group: tuple[str, str] = grouped()  # engine | condition
+    reason: str  # only in <run>, the reference text differs, or not scored in <run>
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunComparison:
+    """One metric of one matched group, run B against run A (`run_pipeline.py compare-runs`)."""
+    group: tuple[str, str] = grouped()  # engine | condition
+    voice_a: str
+    voice_b: str
+    metric: str  # wer (micro) or macro_wer, as the runs' headline; cer; or a measure column
+    sentences: int  # paired sentences with a value in both runs
+    a: float | None  # the metric in A over those sentences: pooled for wer and cer, the mean for a measure
+    b: float | None
+    delta: float | None  # b − a
+    ci95_low: float | None  # paired bootstrap over sentences
+    ci95_high: float | None
+    test: str  # the test behind p: MAPSSWE for wer, Wilcoxon signed-rank otherwise
+    p: float
+    p_holm: float  # Holm-corrected over every comparison of the two runs
+    mapsswe_z: float | None
+    sign_b_worse: int | None  # wer only: sentences where B's WER is higher
+    sign_b_better: int | None
+    sign_p: float | None
+    wilcoxon_z: float | None
+    wilcoxon_p: float
+    worse: bool  # B significantly worse (p_holm < 0.05, the CI excludes 0) by more than the margin
+    margin: float  # the least change that counts against B (--margin)
+    verdict: str
+    detectable_delta: float | None = None  # the smallest |Δ| these sentences detect with 80% power at α 0.05 (a
+    # paired t-test on the per-sentence differences; docs/statistics.md)
+    sentences_needed: int | None = None  # sentences it would take to detect the observed Δ so; empty when Δ is 0
 
 
 class RunInUse(RuntimeError):

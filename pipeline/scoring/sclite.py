@@ -1,7 +1,7 @@
 """NIST sclite's formats: `trn` transcripts and pralign-style alignment text."""
 from __future__ import annotations
 
-from pipeline.core.records import Op
+from pipeline.scoring.align import Op
 from pipeline.scoring.align import Alignment
 
 

@@ -3,10 +3,24 @@ reference and hypothesis. Cheap (alignment only), and it keeps numbers made unde
 being compared."""
 from __future__ import annotations
 
-from pipeline.core.records import NormalizerEffect, ScoredUtterance
+from dataclasses import dataclass
+
+from pipeline.core.records import Grouped, columns_of
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring.align import align_text
+from pipeline.scoring.evaluate import ScoredUtterance
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NormalizerEffect(Grouped):
+    voice: str
+    asr: str
+    condition: str
+    wer: dict[str, float | None] = columns_of()  # wer_<normalizer>: the same rows scored under each normalizer
+    # of scoring/normalize.py (wer_none: the words as written)
+    used: str  # the normalizer of this run's WER
+    normalization_share: float | None  # of the errors without normalization, the share the one used removes
 
 
 def effects(utterances: list[ScoredUtterance], used: str) -> list[NormalizerEffect]:

@@ -8,20 +8,14 @@ from pathlib import Path
 from typing import Callable
 
 from pipeline.core import tables
-from pipeline.core.records import (
-    Blame,
-    Breakdown,
-    Comparison,
-    DifficultyBin,
-    EngineAgreement,
-    MeasureComparison,
-    MeasureSummary,
-    NormalizerEffect,
-    SurprisalEffect,
-    VoiceSimilarity,
-    WordAttribution,
-    as_row,
-)
+from pipeline.core.records import as_row
+from pipeline.scoring.attribution import Blame, EngineAgreement, WordAttribution
+from pipeline.scoring.comparisons import Comparison
+from pipeline.scoring.difficulty import DifficultyBin
+from pipeline.scoring.failures_by_surprisal import SurprisalEffect
+from pipeline.scoring.measures import MeasureComparison, MeasureSummary, VoiceSimilarity
+from pipeline.scoring.robustness import Breakdown
+from pipeline.scoring.sensitivity import NormalizerEffect
 from pipeline.core.tables import Document, Table
 from pipeline.scoring import attribution, difficulty, failures_by_surprisal, measures, robustness, sensitivity
 from pipeline.scoring.comparisons import compare

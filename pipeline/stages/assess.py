@@ -15,7 +15,8 @@ import numpy as np
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store
-from pipeline.core.records import Measured, Speech
+from pipeline.io.speech import Speech
+from pipeline.measures.assessor import Measured
 from pipeline.core.source import Source
 from pipeline.exec import executor
 from pipeline.exec.items import Item, Unusable, cached_map, tally

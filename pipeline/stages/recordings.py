@@ -11,7 +11,7 @@ from pathlib import Path
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store
-from pipeline.core.records import Speech
+from pipeline.io.speech import Speech
 from pipeline.exec.items import Item, as_is, cached, written
 from pipeline.io import audio, conditions
 from pipeline.io.manifests import Manifest, Recording

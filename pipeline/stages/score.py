@@ -7,7 +7,9 @@ from pathlib import Path
 
 from pipeline.config import recipes
 from pipeline.config.run import Config
-from pipeline.core.records import Pair, Sentence, Transcript
+from pipeline.asr.listener import Transcript
+from pipeline.lm.sentences import Sentence
+from pipeline.scoring.evaluate import Pair
 from pipeline.run import artifacts
 from pipeline.run.stage import Result, Stage
 from pipeline.scoring.evaluate import evaluate, write

@@ -11,7 +11,8 @@ from pathlib import Path
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store
-from pipeline.core.records import Sentence, Speech
+from pipeline.io.speech import Speech
+from pipeline.lm.sentences import Sentence
 from pipeline.core.source import Source
 from pipeline.exec import executor
 from pipeline.exec.items import Item, as_is, cached, cached_map, tally, written

@@ -12,7 +12,8 @@ from pipeline.asr.listener import Heard, Listener
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import options, records, store
-from pipeline.core.records import Speech, Transcript
+from pipeline.asr.listener import Transcript
+from pipeline.io.speech import Speech
 from pipeline.core.source import Source
 from pipeline.exec import executor
 from pipeline.exec.items import Item, Unusable, cached_map, tally

@@ -146,7 +146,14 @@ def test_every_option_is_declared_with_help_and_shows_in_help(capsys):
     assert "%%" not in text and "95% CI" in text
     # the speech options come before the LM's
     assert short.index("--voices") < short.index("--iters") and short.index("--normalize") < short.index("--iters")
-    assert "one of none, basic, whisper, seed-tts-eval" in " ".join(short.split())
+    from pipeline.io import manifests
+    from pipeline.measures.base import MEASURES
+    from pipeline.scoring.normalize import NORMALIZERS
+
+    said = " ".join(short.split())  # the choices each registry holds, listed from it
+    assert f"one of {', '.join(NORMALIZERS)}" in said
+    assert f"({', '.join(MEASURES.offline())})" in said
+    assert all(f"{f.name}: {' '.join(f.doc.split())}" in said for f in manifests.formats().values())
 
 
 def test_a_config_is_frozen_and_loading_makes_a_new_one():

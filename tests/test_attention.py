@@ -45,15 +45,15 @@ def test_the_report_embeds_the_first_sentences_weights_and_says_when_it_holds_fe
 
     import numpy as np
 
-    from pipeline.render import html
+    from pipeline.render.sections import lm_attention as section
 
     rng = np.random.default_rng(0)
     attention = {}
     for sid in ("a", "b", "c"):
         w = rng.random((1, 2, 3, 3)) * np.tril(np.ones((3, 3)))
         attention[sid] = (["⏎", "Now", "␣is"], w / w.sum(-1, keepdims=True))
-    monkeypatch.setattr(html, "ATTENTION_SHOWN", 2)
-    page = html.attention_section(attention)
+    monkeypatch.setattr(section, "ATTENTION_SHOWN", 2)
+    page = section.embedded(attention)
     data = json.loads(re.search(r'id="attention-data">(.*?)</script>', page, re.S).group(1))
     assert list(data) == ["a", "b"] and "first 2 of 3 sentences" in page
     rows = data["a"]["w"][0][1]  # layer 1, head 2: rows of the visible part, the future as 0

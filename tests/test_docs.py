@@ -40,3 +40,22 @@ def test_the_readme_is_short_and_starts_with_the_two_commands_and_the_main_optio
     assert "scripts/setup && .venv/bin/python run_pipeline.py" in first_screen
     assert "scripts/setup --test && .venv/bin/python -m pytest -q" in first_screen
     assert "--audio-manifest" in first_screen and "## Main options" in first_screen
+
+
+def test_every_registered_choice_is_in_the_docs_that_list_its_kind():
+    """The lists the docs keep of each registry (formats, measures, normalizers, commands, recipes) hold every
+    entry the registry has."""
+    from pipeline.cli.command import COMMANDS
+    from pipeline.config import recipes
+    from pipeline.io import manifests
+    from pipeline.measures.base import MEASURES
+    from pipeline.scoring.normalize import NORMALIZERS
+
+    readme, manifest_doc = (ROOT / "README.md").read_text(), (ROOT / "docs" / "manifests.md").read_text()
+    stats = (ROOT / "docs" / "statistics.md").read_text()
+    missing = [f"docs/manifests.md: format {f}" for f in manifests.formats() if f"| `{f}` |" not in manifest_doc]
+    missing += [f"docs/statistics.md: measure {m}" for m in MEASURES.names() if f"| `{m}` |" not in stats]
+    missing += [f"docs/statistics.md: normalizer {n}" for n in NORMALIZERS if f"`{n}`" not in stats]
+    missing += [f"README.md: command {c}" for c in COMMANDS.names() if f"run_pipeline.py {c}" not in readme]
+    missing += [f"docs/manifests.md: recipe {r}" for r in recipes.names() if f"--preset {r}" not in manifest_doc]
+    assert not missing, missing

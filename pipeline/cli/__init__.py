@@ -1,4 +1,5 @@
-"""Command line: `run` (the default), `score` and `compare-runs`."""
+"""Command line: running the pipeline (what it does without a command), and each registered command
+(pipeline/cli/command.py: `score`, `compare-runs`, one module each)."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +9,7 @@ import os
 import signal
 import sys
 
+from pipeline.cli.command import COMMANDS, program
 from pipeline.config import run as config_mod
 from pipeline.core import options
 from pipeline.errors import WRITE_ERRORS, ConfigError, InputError
@@ -15,26 +17,19 @@ from pipeline.exec import interrupts
 from pipeline.exec.progress import say
 
 
-def program() -> str:
-    """The name the user typed: `run_pipeline.py`, or `speech-eval` where pip installed the console command."""
-    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    return name if name and name not in ("__main__.py", "-c") else "run_pipeline.py"
-
-
 def run_parser(every_key: bool = False) -> tuple[argparse.ArgumentParser, list[str]]:
     from pipeline.stages import STAGES
 
     prog = program()
     shown = "every config key" if every_key else "config keys (the LM's: --help-all)"
+    commands = COMMANDS.all()
     p = argparse.ArgumentParser(
         prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage=f"{prog} [options]\n       {prog} score --ref REF --hyp HYP [options]\n"
-              f"       {prog} compare-runs A B [options]",
+        usage=f"{prog} [options]" + "".join(f"\n       {prog} {c.name} {c.usage}" for c in commands),
         epilog=f"{shown} for --set and --config (defaults):\n" + config_keys(every_key),
-        description="Train a small GPT on Shakespeare, sample sentences, speak them with TTS voices, "
-                    "transcribe them with Whisper and score WER with a full alignment breakdown. "
-                    f"`{prog} score --help` scores your own transcripts; `{prog} compare-runs --help` "
-                    "judges one run against another.")
+        description="Train a small GPT on Shakespeare, sample sentences, speak them with TTS voices,\n"
+                    "transcribe them with Whisper and score WER with a full alignment breakdown.\n\ncommands "
+                    f"({prog} <command> --help):\n" + "\n".join(f"  {c.name:<14} {c.summary}" for c in commands))
     p.add_argument("--help-all", action="store_true", help="this help with every config key, the LM's too")
     p.add_argument("--config", help="TOML config file; presets and flags override it")
     p.add_argument("--preset", action="append", default=[], metavar="NAME",
@@ -132,12 +127,8 @@ def closed_pipe() -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "score":
-        from pipeline.cli.score import main as score_main
-        return score_main(argv[1:])
-    if argv and argv[0] == "compare-runs":
-        from pipeline.cli.compare_runs import main as compare_runs_main
-        return compare_runs_main(argv[1:])
+    if argv and not argv[0].startswith("-") and argv[0] in COMMANDS:
+        return COMMANDS.get(argv[0]).main(argv[1:])
     parser, shortcuts = run_parser()
     args = parser.parse_args(argv)
     if args.help_all:

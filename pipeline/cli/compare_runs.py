@@ -11,6 +11,7 @@ import contextlib
 import sys
 from pathlib import Path
 
+from pipeline.cli.command import COMMANDS, Command, program
 from pipeline.core import records, store
 from pipeline.core.names import file_name
 from pipeline.scoring.runs import RunComparison, Unmatched
@@ -21,8 +22,6 @@ PASS, WORSE, REFUSED, IN_USE, UNWRITABLE = 0, 1, 2, 3, 4
 
 
 def parser() -> argparse.ArgumentParser:
-    from pipeline.cli import program
-
     p = argparse.ArgumentParser(
         prog=f"{program()} compare-runs",
         description="Compare run B with run A on the same sentences, heard and scored alike: every metric "
@@ -144,3 +143,7 @@ def main(argv: list[str]) -> int:
             print(f"FAIL {r.verdict}", file=sys.stderr)
         return WORSE
     return PASS
+
+
+COMMANDS.register(Command("compare-runs", "A B [options]",
+                          "judge run B against run A on the same sentences: a release gate", main))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pipeline.cli.command import COMMANDS, Command, program
 from pipeline.core.options import add_flags, apply, check, given
 from pipeline.scoring.evaluate import Pair
 from pipeline.errors import ConfigError, InputError
@@ -45,8 +46,6 @@ def read_pairs(ref_path: str, hyp_path: str) -> list[Pair]:
 
 
 def main(argv: list[str]) -> int:
-    from pipeline.cli import program
-
     p = argparse.ArgumentParser(prog=f"{program()} score",
                                 description="Score hypotheses against references: WER with alignment breakdown.")
     p.add_argument("--ref", required=True, help="references: one utterance per line, or a sclite trn file")
@@ -72,3 +71,7 @@ def main(argv: list[str]) -> int:
     print(summary_table(results.summary, len(results.utterances), macro_first=cfg.headline == "macro"))
     print(f"results in {args.out}/")
     return 0
+
+
+COMMANDS.register(Command("score", "--ref REF --hyp HYP [options]",
+                          "score your own transcripts against references; loads no model", main))

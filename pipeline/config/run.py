@@ -57,12 +57,11 @@ class Config:
                             "<models_dir>/cache, off turns it off", speed_only=True)
     sentences: str = option("", "your own sentences, one per line: skips training and sampling",
                             flag="--sentences")
-    audio_manifest: str = option("", "recordings to score instead of synthesizing: a CSV/TSV (id, audio, reference), "
-                                 "seed-tts-eval meta.lst, NeMo JSONL, Kaldi data dir, LJSpeech metadata.csv or "
-                                 "Hugging Face audiofolder", flag="--audio-manifest")
-    manifest_format: str = option("auto", "the --audio-manifest's format: auto (detected), csv, seed-tts, nemo, "
-                                  "kaldi, ljspeech or audiofolder", flag="--manifest-format",
-                                  check=lambda name: _manifests().check_format(name))
+    audio_manifest: str = option("", "recordings to score instead of synthesizing: a file or folder in any format "
+                                 "--manifest-format names", flag="--audio-manifest")
+    manifest_format: str = option("auto", lambda: "the --audio-manifest's format: auto (detected), or " + "; ".join(
+                                  f"{f.name}: {f.doc}" for f in _manifests().formats().values()),
+                                  flag="--manifest-format", check=lambda name: _manifests().check_format(name))
     audio_dir: str = option("", "for a meta.lst: the folder of the system's <utt>.wav (the system is named after the "
                             "folder), or SYSTEM=DIR,SYSTEM=DIR to compare systems", flag="--audio-dir")
     recipe: str = option("", "the published recipe this run follows, set by its preset (--preset seed-tts-eval): "

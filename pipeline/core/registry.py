@@ -1,4 +1,6 @@
-"""Backends by name: `family:name` (`piper:joe`, `faster-whisper:base`). Each family is one module of a
+"""Backends by name, and declarations by name.
+
+`Registry`: backends named `family:name` (`piper:joe`, `faster-whisper:base`). Each family is one module of a
 package that registers itself on import; the registry imports the package's modules the first time a name is
 looked up, so adding a backend is adding a file. It leaves out modules named with a leading underscore: a
 backend's own helpers, which may import torch at once (seconds that checking a config on a rerun must not pay).
@@ -136,3 +138,46 @@ def suggest(wrong: str, known) -> str:
     """The known name a typo most likely meant ('piper:jo' → 'piper:joe'), or "" when none is close."""
     near = difflib.get_close_matches(wrong, list(known), n=1, cutoff=0.75)
     return near[0] if near else ""
+
+
+class Catalog:
+    """Declarations by name (a measure, a statistic, a report section, a subcommand): each is one module of a
+    package, or of an installed plugin (an entry point of `group`), that calls `register`. The modules are imported
+    the first time the catalog is asked for, so adding one is adding a file; a plugin that fails to import is named
+    when its name is asked for, and leaves the others usable."""
+
+    def __init__(self, package: str, group: str, what: str, skip: tuple[str, ...] = ("base",)):
+        self.package, self.group, self.what, self.skip = package, group, what, skip
+        self._declared: dict[str, Any] = {}
+        self._broken: dict[str, str] = {}
+        self._discovered = False
+
+    def register(self, declaration: Any) -> None:
+        self._declared[declaration.name] = declaration
+
+    def _discover(self) -> None:
+        if not self._discovered:
+            self._discovered = True
+            self._broken = discover(self.package, self.group, self.skip)
+
+    def get(self, name: str) -> Any:
+        self._discover()
+        if name in self._broken and name not in self._declared:
+            raise ConfigError(f"{self.what}: {name!r}: {self._broken[name]}")
+        if name not in self._declared:
+            near = suggest(name, self._declared)
+            raise ConfigError(f"{self.what}: unknown {name!r}; {f'did you mean {near}? ' if near else ''}"
+                              f"available: {', '.join(self.names()) or 'none'}")
+        return self._declared[name]
+
+    def __contains__(self, name: str) -> bool:
+        self._discover()
+        return name in self._declared
+
+    def names(self) -> list[str]:
+        self._discover()
+        return list(self._declared)
+
+    def all(self) -> list[Any]:
+        self._discover()
+        return list(self._declared.values())

@@ -15,7 +15,7 @@ from typing import Callable, Protocol
 import numpy as np
 
 from pipeline.core.options import option
-from pipeline.core.registry import discover, suggest
+from pipeline.core.registry import Catalog
 from pipeline.core.source import Source
 from pipeline.errors import ConfigError
 
@@ -99,39 +99,11 @@ class Measures:
     declared: dict[str, Described]
 
 
-class Registry:
-    """Measures by name; the package's modules are imported the first time a name is looked up, so adding a
-    measure is adding a file."""
-
-    def __init__(self):
-        self._declared: dict[str, Declaration] = {}
-        self._broken: dict[str, str] = {}
-        self._discovered = False
-
-    def register(self, declaration: Declaration) -> None:
-        self._declared[declaration.name] = declaration
-
-    def _discover(self) -> None:
-        if not self._discovered:
-            self._discovered = True
-            self._broken = discover(__package__, "speech_eval.measures", ("base", "assessor"))
-
-    def get(self, name: str) -> Declaration:
-        self._discover()
-        if name in self._broken and name not in self._declared:
-            raise ConfigError(f"assess.measures: {name!r}: {self._broken[name]}")
-        if name not in self._declared:
-            near = suggest(name, self._declared)
-            raise ConfigError(f"assess.measures: unknown {name!r}; {f'did you mean {near}? ' if near else ''}"
-                              f"available: {', '.join(self.names()) or 'none'}")
-        return self._declared[name]
-
-    def names(self) -> list[str]:
-        self._discover()
-        return list(self._declared)
+class MeasureCatalog(Catalog):
+    """Measures by name: each is one file of this package (or a plugin's) that registers its Declaration."""
 
     def offline(self) -> list[str]:
-        return [n for n in self.names() if not self._declared[n].network]
+        return [n for n in self.names() if not self.get(n).network]
 
     def check_all(self, names: list[str]) -> None:
         for name in names:
@@ -143,7 +115,7 @@ class Registry:
         return {c: meaning for n in names for c, meaning in self.get(n).columns.items()}
 
 
-MEASURES = Registry()
+MEASURES = MeasureCatalog(__package__, "speech_eval.measures", "assess.measures", ("base", "assessor"))
 
 
 @dataclass(frozen=True)

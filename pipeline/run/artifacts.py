@@ -110,8 +110,8 @@ def _recordings(cfg: Config) -> manifests.Manifest:
     return manifests.scan(cfg.audio_manifest, cfg.manifest_format, cfg.audio_dir)
 
 
-def _in_run(files: tuple[tables.File, ...]) -> Callable[[Config], list[Path]]:
-    return lambda cfg: [paths.run_dir(cfg) / name for name in tables.names(files)]
+def _in_run(files: Callable[[], tuple[tables.File, ...]]) -> Callable[[Config], list[Path]]:
+    return lambda cfg: [paths.run_dir(cfg) / name for name in tables.names(files())]
 
 
 def _user_file(path_of: Callable[[Config], str]) -> Callable[[Config], list[Path]]:
@@ -144,10 +144,11 @@ ARTIFACTS: dict[str, Artifact] = {
     "transcripts": Artifact("a hypothesis per speech row × engine", _run("transcripts.csv"),
                             load=_rows("transcripts", Transcript)),
     "scores": Artifact("per-utterance alignments, error events, confusions, group figures, trn files",
-                       _in_run(evaluate.FILES), load=lambda cfg: tables.load(evaluate.FILES, paths.run_dir(cfg), evaluate.Results)),
+                       _in_run(lambda: evaluate.FILES),
+                       load=lambda cfg: tables.load(evaluate.FILES, paths.run_dir(cfg), evaluate.Results)),
     "statistics": Artifact("paired comparisons, normalizer sensitivity, difficulty bins, word attribution, "
-                           "engine agreement, breakdown SNR", _in_run(statistics.FILES),
-                           load=lambda cfg: tables.load(statistics.FILES, paths.run_dir(cfg),
+                           "engine agreement, breakdown SNR", _in_run(statistics.files),
+                           load=lambda cfg: tables.load(statistics.files(), paths.run_dir(cfg),
                                                         statistics.Statistics)),
     "attention": Artifact("each sentence's attention weights per layer and head", _attention_files,
                           load=_attention),

@@ -12,6 +12,7 @@ from pipeline.io.conditions import CLEAN, SILENCE
 from pipeline.scoring.evaluate import Results, ScoredUtterance
 from pipeline.scoring.failures_by_surprisal import outcomes
 from pipeline.scoring.rates import corpus_rates
+from pipeline.scoring.statistics import STATISTICS, Statistic
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -198,3 +199,10 @@ def blame(scores: Results, family_of: Callable[[str], str], n_boot: int = 1000, 
                              ci95_low=None if c.ci_low is None else round(c.ci_low, 4),
                              ci95_high=None if c.ci_high is None else round(c.ci_high, 4)))
     return out
+
+
+STATISTICS.register(Statistic("words", "words.csv", WordAttribution, lambda given: words(given.scores, given.family_of)))
+STATISTICS.register(Statistic("agreement", "agreement.csv", EngineAgreement,
+                              lambda given: agreement(given.scores.utterances, given.family_of)))
+STATISTICS.register(Statistic("blame", "blame.csv", Blame,
+                              lambda given: blame(given.scores, given.family_of, given.n_boot, given.seed)))

@@ -15,6 +15,7 @@ from pipeline.core.records import Group, grouped
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
 from pipeline.scoring.evaluate import Results, ScoredUtterance
+from pipeline.scoring.statistics import STATISTICS, Statistic
 
 
 ALPHA = 0.05
@@ -190,3 +191,7 @@ def most_confident(comparisons: list[Comparison], k: int = 3) -> list[Comparison
     differ in one factor only (two voices under the same engine and condition) come first, as they answer a
     question."""
     return sorted(comparisons, key=lambda c: (c.holm_family != ONE_FACTOR, c.mapsswe_p_holm, -abs(c.delta_wer or 0)))[:k]
+
+
+STATISTICS.register(Statistic("comparisons", "comparisons.csv", Comparison,
+                              lambda given: compare(given.scores, given.n_boot, given.seed)))

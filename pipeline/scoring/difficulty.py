@@ -10,6 +10,7 @@ from pipeline.core.records import Grouped
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring.evaluate import ScoredUtterance
 from pipeline.scoring.rates import corpus_wer
+from pipeline.scoring.statistics import STATISTICS, Statistic
 
 
 LENGTH_BINS = ((1, 5), (6, 10), (11, 20), (21, None))
@@ -75,3 +76,13 @@ def bins(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int = 1337
                                          n_utterances=c.n_utterances, micro_wer=micro, ci95_low=low, ci95_high=high,
                                          n_words=c.ref_words))
     return out
+
+
+def _with_surprisal(given) -> list[DifficultyBin]:
+    from pipeline.scoring import failures_by_surprisal  # it reads this module's bins
+
+    return bins(given.scores.utterances, given.n_boot, given.seed) + \
+        failures_by_surprisal.bins(given.scores, given.n_boot, given.seed)
+
+
+STATISTICS.register(Statistic("difficulty", "difficulty.csv", DifficultyBin, _with_surprisal))

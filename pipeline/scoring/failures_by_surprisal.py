@@ -15,6 +15,7 @@ from pipeline.scoring.align import Alignment, Op
 from pipeline.scoring.difficulty import DifficultyBin
 from pipeline.scoring.evaluate import Results, ScoredUtterance
 from pipeline.scoring.rates import corpus_wer, spearman
+from pipeline.scoring.statistics import STATISTICS, Statistic
 
 
 DECILES = 10
@@ -108,3 +109,6 @@ def effects(scores: Results) -> list[SurprisalEffect]:
             spearman_n=rho.n, spearman_rho=None if rho.rho is None else round(rho.rho, 4),
             spearman_p=None if rho.p is None else round(rho.p, 6)))
     return out
+
+
+STATISTICS.register(Statistic("surprisal", "surprisal.csv", SurprisalEffect, lambda given: effects(given.scores)))

@@ -28,6 +28,7 @@ from pipeline.scoring.comparisons import (
     undetected,
 )
 from pipeline.scoring.rates import corpus_rates, resamples, spearman
+from pipeline.scoring.statistics import STATISTICS, Statistic
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -200,3 +201,11 @@ def _similarity(condition: str, va: str, vb: str, sims: np.ndarray, n_boot: int,
             low, high = np.percentile(means, [2.5, 97.5])
     return VoiceSimilarity(condition=condition, voice_a=va, voice_b=vb, pairs=pairs, similarity=rounded(mean),
                            ci95_low=rounded(low), ci95_high=rounded(high))
+
+
+STATISTICS.register(Statistic("measure_summary", "measure_summary.csv", MeasureSummary,
+                              lambda given: summaries(given.scores.utterances, given.n_boot, given.seed)))
+STATISTICS.register(Statistic("measure_comparisons", "measure_comparisons.csv", MeasureComparison,
+                              lambda given: comparisons(given.scores.utterances, given.n_boot, given.seed)))
+STATISTICS.register(Statistic("voices", "voices.csv", VoiceSimilarity,
+                              lambda given: voices(given.measured, given.embeddings, given.n_boot, given.seed)))

@@ -11,6 +11,7 @@ import numpy as np
 
 from pipeline.core.records import joined
 from pipeline.scoring.evaluate import ScoredUtterance
+from pipeline.scoring.statistics import STATISTICS, Statistic
 
 
 MIN_THRESHOLD = 0.02
@@ -102,3 +103,7 @@ def breakdowns(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int 
                              ci95_low=None if low is None else round(low, 2),
                              ci95_high=None if high is None else round(high, 2), curve=curve))
     return out
+
+
+STATISTICS.register(Statistic("breakdown", "breakdown.csv", Breakdown,
+                              lambda given: breakdowns(given.scores.utterances, given.n_boot, given.seed)))

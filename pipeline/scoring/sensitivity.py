@@ -10,6 +10,7 @@ from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring.align import align_text
 from pipeline.scoring.evaluate import ScoredUtterance
+from pipeline.scoring.statistics import STATISTICS, Statistic
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,3 +44,7 @@ def effects(utterances: list[ScoredUtterance], used: str) -> list[NormalizerEffe
                                     wer={f"wer_{n}": rate for n, rate in wer.items()}, used=used,
                                     normalization_share=share))
     return out
+
+
+STATISTICS.register(Statistic("normalizers", "normalizers.csv", NormalizerEffect,
+                              lambda given: effects(given.scores.utterances, given.scores.normalizer)))

@@ -1,80 +1,74 @@
-"""The statistics that answer users' questions, computed from the scores: paired comparisons between every two
-groups, the normalizer's share of the WER, WER by text difficulty and by the LM's surprisal at each word, which
-words fail and whom to blame, engine agreement, and the breakdown SNR; and the files they are written to."""
+"""The statistics that answer users' questions, computed from the scores by the compare stage, and the files they
+are written to. Each statistic is declared beside the code that computes it, with its record type and its CSV
+(`STATISTICS.register(Statistic(...))` in scoring/comparisons.py, sensitivity.py, difficulty.py, attribution.py,
+failures_by_surprisal.py, robustness.py, measures.py), so a new table is one file; an installed plugin adds one
+through the entry point group `speech_eval.statistics`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from pipeline.core import tables
 from pipeline.core.records import as_row
-from pipeline.scoring.attribution import Blame, EngineAgreement, WordAttribution
-from pipeline.scoring.comparisons import Comparison
-from pipeline.scoring.difficulty import DifficultyBin
-from pipeline.scoring.failures_by_surprisal import SurprisalEffect
-from pipeline.scoring.measures import MeasureComparison, MeasureSummary, VoiceSimilarity
-from pipeline.scoring.robustness import Breakdown
-from pipeline.scoring.sensitivity import NormalizerEffect
+from pipeline.core.registry import Catalog
 from pipeline.core.tables import Document, Table
-from pipeline.scoring import attribution, difficulty, failures_by_surprisal, measures, robustness, sensitivity
-from pipeline.scoring.comparisons import compare
 from pipeline.scoring.evaluate import Results
 
 
-@dataclass(kw_only=True)
+@dataclass(frozen=True)
+class Inputs:
+    """What every statistic is computed from."""
+    scores: Results
+    n_boot: int  # bootstrap resamples behind every interval
+    seed: int
+    family_of: Callable[[str], str]  # the model family an engine runs (asr.base.ENGINES.model_family)
+    measured: list  # the measures' rows (measures.assessor.Measured)
+    embeddings: dict  # their voice embeddings, by row id
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """A table of the compare stage: its name (what the report reads it as), its CSV in the run folder, the record
+    type of its rows, and how it is computed."""
+    name: str
+    file: str
+    record: type
+    compute: Callable[[Inputs], list]
+
+
+STATISTICS = Catalog("pipeline.scoring", "speech_eval.statistics", "statistic", skip=("statistics",))
+
+
 class Statistics:
-    normalizer: str  # the run's, under which the utterances were scored
-    bootstrap: int  # resamples behind every interval
-    comparisons: list[Comparison]
-    normalizers: list[NormalizerEffect]
-    difficulty: list[DifficultyBin]
-    words: list[WordAttribution]
-    agreement: list[EngineAgreement]
-    breakdown: list[Breakdown]
-    surprisal: list[SurprisalEffect]
-    blame: list[Blame]
-    measure_summary: list[MeasureSummary]
-    measure_comparisons: list[MeasureComparison]
-    voices: list[VoiceSimilarity]
+    """Every statistic of a run, by name: `stats.comparisons` is the comparisons table's rows."""
+
+    def __init__(self, normalizer: str, bootstrap: int, **computed: list):
+        self.normalizer = normalizer  # the run's, under which the utterances were scored
+        self.bootstrap = bootstrap  # resamples behind every interval
+        self.tables: dict[str, list] = computed
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["tables"][name]
+        except KeyError:
+            raise AttributeError(f"no statistic {name!r}; known: {', '.join(self.__dict__.get('tables', {}))}") from None
 
 
 def compute(scores: Results, n_boot: int, seed: int, family_of: Callable[[str], str],
             measured: list | None = None, embeddings: dict | None = None) -> Statistics:
-    """`family_of(engine)`: the model family an engine runs (asr.base.ENGINES.model_family); `measured`: the
-    measures' rows, and `embeddings` their voice embeddings by row id."""
-    utterances = scores.utterances
-    return Statistics(normalizer=scores.normalizer, bootstrap=n_boot, comparisons=compare(scores, n_boot, seed),
-                      measure_summary=measures.summaries(utterances, n_boot, seed),
-                      measure_comparisons=measures.comparisons(utterances, n_boot, seed),
-                      voices=measures.voices(measured or [], embeddings or {}, n_boot, seed),
-                      normalizers=sensitivity.effects(utterances, scores.normalizer),
-                      difficulty=difficulty.bins(utterances, n_boot, seed) + failures_by_surprisal.bins(scores, n_boot,
-                                                                                                        seed),
-                      surprisal=failures_by_surprisal.effects(scores),
-                      blame=attribution.blame(scores, family_of, n_boot, seed),
-                      words=attribution.words(scores, family_of),
-                      agreement=attribution.agreement(utterances, family_of),
-                      breakdown=robustness.breakdowns(utterances, n_boot, seed))
+    given = Inputs(scores, n_boot, seed, family_of, measured or [], embeddings or {})
+    return Statistics(scores.normalizer, n_boot, **{s.name: s.compute(given) for s in STATISTICS.all()})
 
 
-FILES = (  # the JSON first: it is always written, and an artifact is there when its first file is
-    Document("comparisons.json", lambda s: {"normalizer": s.normalizer, "bootstrap": s.bootstrap,
-                                            "pairs": [as_row(c) for c in s.comparisons]},
-             read=lambda data: {"normalizer": data["normalizer"], "bootstrap": data["bootstrap"]}),
-    Table("comparisons.csv", Comparison, "comparisons"),
-    Table("normalizers.csv", NormalizerEffect, "normalizers"),
-    Table("difficulty.csv", DifficultyBin, "difficulty"),
-    Table("words.csv", WordAttribution, "words"),
-    Table("agreement.csv", EngineAgreement, "agreement"),
-    Table("breakdown.csv", Breakdown, "breakdown"),
-    Table("surprisal.csv", SurprisalEffect, "surprisal"),
-    Table("blame.csv", Blame, "blame"),
-    Table("measure_summary.csv", MeasureSummary, "measure_summary"),
-    Table("measure_comparisons.csv", MeasureComparison, "measure_comparisons"),
-    Table("voices.csv", VoiceSimilarity, "voices"),
-)
+def files() -> tuple[tables.File, ...]:
+    """The statistics' files: the JSON first (it is always written, and an artifact is there when its first file is),
+    then each statistic's table."""
+    return (Document("comparisons.json", lambda s: {"normalizer": s.normalizer, "bootstrap": s.bootstrap,
+                                                    "pairs": [as_row(c) for c in s.comparisons]},
+                     read=lambda data: {"normalizer": data["normalizer"], "bootstrap": data["bootstrap"]}),
+            *(Table(s.file, s.record, s.name) for s in STATISTICS.all()))
 
 
 def write(stats: Statistics, out_dir: str | Path) -> list[Path]:
-    return tables.write(FILES, stats, out_dir, skip_empty=True)
+    return tables.write(files(), stats, out_dir, skip_empty=True)

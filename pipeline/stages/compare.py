@@ -21,4 +21,5 @@ def run(cfg: Config, loaded: dict) -> Result:
 
 STAGE = Stage("compare", "paired comparisons, normalizer sensitivity, difficulty bins, error attribution, "
               "breakdown SNR, the measures' statistics", reads=("scores",), optional=("measures",),
-              makes=("statistics",), config=("score",), run=run)
+              makes=("statistics",), config=("score",), run=run,
+              environment=lambda cfg: {"statistics": statistics.STATISTICS.names()})  # a plugin's table too

@@ -1,6 +1,6 @@
-"""report: scores and statistics → results/<run>/report.html: the group figures, comparisons, plots, and every
-utterance with its alignment (rebuilt from the error events scoring saved), audio player and flags; then the
-terminal summary."""
+"""report: scores and statistics → results/<run>/report.html, every section of pipeline/render/sections/ in turn
+(the group figures, comparisons, plots, and every utterance with its alignment, audio player and flags); and the
+terminal summary at the end of every run."""
 from __future__ import annotations
 
 import logging
@@ -21,19 +21,11 @@ log = logging.getLogger(__name__)
 
 
 def run(cfg: Config, loaded: dict) -> Result:
-    from pipeline.render import plots  # matplotlib: only when a report is drawn
-
     scores, stats, out = loaded["scores"], loaded["statistics"], artifacts.path("report", cfg)
-    figures = {"groups": plots.wer_heatmaps(scores.summary),
-               "perplexity": plots.wer_vs_perplexity(scores.utterances),
-               "difficulty": plots.difficulty(stats.difficulty),
-               "snr": plots.wer_vs_snr(scores.summary, stats.breakdown),
-               "measures": plots.measure_distributions(scores.utterances)}
-    links = {name: name for name in (*tables.names(evaluate.FILES), *tables.names(statistics.FILES),
+    links = {name: name for name in (*tables.names(evaluate.FILES), *tables.names(statistics.files()),
                                      "manifest.json") if (out.parent / name).exists()}
-    if loaded["lm"] is not None:  # the model that scored the perplexities
-        loss_log = loaded["lm"] / "loss_log.csv"
-        figures["loss"] = plots.loss_curve(loss_log)
+    loss_log = loaded["lm"] / "loss_log.csv" if loaded["lm"] is not None else None  # the LM that scored perplexity
+    if loss_log:
         links["training loss log"] = Path(os.path.relpath(loss_log.resolve(), out.parent.resolve())).as_posix()
     declared = loaded["measures"].declared if loaded["measures"] else {}
     if declared:
@@ -42,8 +34,8 @@ def run(cfg: Config, loaded: dict) -> Result:
                                   out.parent)
     page = html.render(html.Page(title=f"Speech evaluation: run {cfg.run}", scores=scores, stats=stats,
                                  score=cfg.score, config=loaded["plan"], versions=versions(), links=links,
-                                 folder=out.parent, figures=figures, attention=loaded["attention"], measures=declared,
-                                 audio=carried, comparable=scores.comparable.get("line", "")))
+                                 folder=out.parent, loss_log=loss_log, attention=loaded["attention"],
+                                 measures=declared, audio=carried, comparable=scores.comparable.get("line", "")))
     store.write_text(out, page)
     if carried is None:
         log.warning("the report links its audio instead of carrying it (more than %d MB as FLAC): keep it in %s, "
@@ -65,4 +57,5 @@ def epilogue(cfg: Config) -> str:
 
 STAGE = Stage("report", "one self-contained HTML page of the scores and statistics; the terminal summary",
               reads=("scores", "statistics"), optional=("lm", "attention", "measures"),
-              makes=("report",), config=("run",), run=run, epilogue=epilogue)
+              makes=("report",), config=("run",), run=run, epilogue=epilogue,
+              environment=lambda cfg: {"sections": html.SECTIONS.names()})  # a plugin's section too

@@ -38,7 +38,7 @@ class Recording:
 @dataclass(frozen=True)
 class Format:
     name: str
-    doc: str  # one line for --help: what the format is and what it reads
+    doc: str  # one line for --help (--manifest-format): what the format is and what it reads
     detect: Callable[[Path], bool]  # whether a path (file or folder) is in this format
     read: Callable[["Source"], list[tuple[int, Recording]]]  # (line, recording) pairs
     rank: int = 0  # tried from the most specific format down; the plain table accepts anything, last

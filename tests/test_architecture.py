@@ -185,11 +185,6 @@ def test_a_preset_is_a_file_and_flags_override_it(capsys):
     assert "quick" in capsys.readouterr().err
 
 
-def test_an_old_speech_key_says_where_it_went():
-    with pytest.raises(ConfigError, match="tts"):
-        config.load(overrides={"speech.voices": "piper:joe"})
-
-
 def test_voices_and_engines_share_one_registry(tmp_path):
     from pipeline.core.source import ModelMissing
     from pipeline.tts.base import TTSConfig

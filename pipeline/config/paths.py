@@ -30,7 +30,7 @@ def data_dir(cfg: Config) -> Path:
 def lm_dir(cfg: Config) -> Path:
     """One directory per (data, model, training) config: an unchanged config finds its finished model."""
     what = {"data": corpus_identity(cfg), "model": identity(cfg.model), "train": identity(cfg.train)}
-    if cfg.device != "cpu":  # another device trains other weights; CPU models keep the keys they always had
+    if cfg.device != "cpu":  # another device trains other weights; a CPU-trained model's folder names no device
         what["device"] = cfg.device
     key = store.key_of(what)
     return Path(cfg.models_dir) / f"lm-{key}"

@@ -21,11 +21,6 @@ from pipeline.scoring.evaluate import ScoreConfig
 from pipeline.tts.base import TTSConfig
 
 PRESETS = Path(__file__).resolve().parents[2] / "configs"
-MOVED = {"speech": "the speech section was split: speech.voices, .conditions, .voice_noise and .seed are now "
-                   "tts.*; speech.asr is asr.engines, and the decoding options are asr.*",
-         "wav_dir": "the folder of a meta.lst's wavs is audio_dir (--audio-dir); the folder this tool writes its own "
-                    "speech to is speech_dir"}
-
 
 def _manifests():
     from pipeline.io import manifests
@@ -100,23 +95,15 @@ def preset(name: str) -> dict:
     return values
 
 
-def apply(cfg: Config, values: dict[str, Any]) -> Config:
-    for key in values:
-        head = key.partition(".")[0]
-        if head in MOVED:
-            raise ConfigError(f"config key {key!r}: {MOVED[head]}")
-    return options.apply(cfg, values)
-
-
 def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
          presets: list[str] = ()) -> Config:
     """Defaults, then the --config file, then presets, then flags and --set."""
     cfg = Config()
     if path:
-        cfg = apply(cfg, _read_toml(Path(path), "--config"))
+        cfg = options.apply(cfg, _read_toml(Path(path), "--config"))
     for name in presets:
-        cfg = apply(cfg, preset(name))
-    return validate(apply(cfg, overrides or {}))
+        cfg = options.apply(cfg, preset(name))
+    return validate(options.apply(cfg, overrides or {}))
 
 
 def validate(cfg: Config) -> Config:
@@ -141,7 +128,7 @@ def validate(cfg: Config) -> Config:
         _refuse_beside_manifest(cfg)
     elif cfg.audio_dir or cfg.manifest_format != "auto":
         raise ConfigError("--audio-dir and --manifest-format describe an --audio-manifest; give one, or drop them (the "
-                          "folder this tool writes its own speech to is speech_dir, which was called audio_dir before)")
+                          "folder this tool writes its own speech to is speech_dir)")
     if bool(cfg.data.train_bin) != bool(cfg.data.val_bin):
         raise ConfigError("data.train_bin and data.val_bin go together; set both or neither")
     for key in ("models_dir", "speech_dir", "results_dir"):

@@ -120,7 +120,7 @@ def _spread(cls: type) -> str | None:
 
 @functools.cache
 def _defaults(cls: type) -> frozenset[str]:
-    """Fields a table written before they existed may lack: they have a default."""
+    """Fields a table may lack, and a record then holds its default (a table of recordings has no LM column)."""
     return frozenset(f.name for f in dataclasses.fields(cls)
                      if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING)
 

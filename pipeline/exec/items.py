@@ -6,7 +6,7 @@ computed by a worker on the executor and recorded as they arrive, so a killed ru
 An item that makes no file (a transcript, a measure's score) is also kept under its key alone in a cache every run
 shares (`Item.shared`): the same audio heard by the same engine with the same options under another run name is a
 copy of that record, not a decode. Errors are not recorded, and a stage with failed items says how many
-(stage.Result.failed), so the runner runs it again next time, and only the failed items are tried again; an item
+(stage.Outcome.failed), so the runner runs it again next time, and only the failed items are tried again; an item
 whose input is unusable loads no model (the executor starts a worker with its first job)."""
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ def finished(out: Path) -> dict:
     ckpt = out / "ckpt.pt"
     if not done or not ckpt.exists():
         return {}
-    if "ckpt_sha256" not in done:  # written before hashes were recorded: trusted if it loads, then sealed
+    if "ckpt_sha256" not in done:  # a train.json that records no hash: trusted if its checkpoint loads, then sealed
         from pipeline.lm.trainer import load_model
 
         try:

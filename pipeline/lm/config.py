@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.core.options import option
+from pipeline.exec import device
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class TrainConfig:
     seed: int = option(1337, "training seed", flag="--seed")
     precision: str = option("auto", "training precision: auto picks the faster of fp32 and bf16 autocast on this "
                             "machine by measuring both (pipeline/exec/device.py)", flag="--precision",
-                            choices=("auto", "fp32", "bf16"))
+                            choices=device.PRECISIONS)
     threads: int = option(0, "torch threads; 0: all cores", at_least=0, speed_only=True)
 
 

@@ -18,17 +18,15 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from pipeline.asr import base as asr
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import options, store
 from pipeline.core.versions import git_commit, versions
 from pipeline.errors import ConfigError
-from pipeline.exec import device, interrupts
+from pipeline.exec import interrupts
 from pipeline.exec.progress import say
 from pipeline.run.artifacts import ARTIFACTS
 from pipeline.run.stage import Stage
-from pipeline.scoring.evaluate import SCORING_REVISION
 
 log = logging.getLogger("pipeline")
 
@@ -243,12 +241,13 @@ def run(cfg: Config, declared: list[Stage], stages: list[str] | None = None, sta
         state_dir = run_dir / ".stages"
         manifest_path = run_dir / "manifest.json"
         manifest = store.read_json_or_empty(manifest_path)
-        manifest.update(config=asdict(cfg), versions=versions(), git_commit=git_commit(), asr_decoding=asr.DECODING,
-                        scoring_revision=SCORING_REVISION,
-                        ctranslate2_settings=asr.backend_settings(),
-                        matmul_gflops=device.peaks(cfg.models_dir),  # what train.precision = auto chose from
+        planned = plan(cfg, declared)
+        manifest.update(config=asdict(cfg), versions=versions(), git_commit=git_commit(),
                         seeds={"train": cfg.train.seed, "sample": cfg.sample.seed, "tts": cfg.tts.seed,
                                "bootstrap": cfg.score.seed}, complete=False)
+        for stage in planned:
+            if stage.records:
+                manifest.update(stage.records(cfg))
         if cfg.executor.kind == "ray":  # before any work: a cluster open to anyone is refused here
             from pipeline.exec import ray_auth
 
@@ -256,7 +255,6 @@ def run(cfg: Config, declared: list[Stage], stages: list[str] | None = None, sta
         else:
             manifest["executor"] = {"kind": cfg.executor.kind}
         chosen = select(cfg, declared, stages, start)
-        planned = plan(cfg, declared)
         models = resolve_models(cfg, chosen)
         manifest.setdefault("models", {}).update(
             {spec: source.describe(cfg.models_dir) for found in models.values() for spec, source in found.items()})

@@ -11,7 +11,7 @@ from pipeline.core.source import Source
 
 
 @dataclass
-class Result:
+class Outcome:
     summary: dict = field(default_factory=dict)  # counts and figures, kept in the manifest's stage_results
     model_files: dict[str, str] = field(default_factory=dict)  # {path: sha256} of the weights it read
     device: str | None = None  # where its model work ran, for stages that run a model
@@ -31,7 +31,7 @@ class Stage:
     makes: tuple[str, ...]  # artifacts it writes
     config: tuple[str, ...]  # config sections or keys its outputs depend on
     # called with the loaded input artifacts by name, and "plan": the inputs and config of every stage of the run
-    run: Callable[[Config, dict[str, Any]], Result]
+    run: Callable[[Config, dict[str, Any]], Outcome]
     optional: tuple[str, ...] = ()  # artifacts it uses when they exist (loaded as None otherwise)
     # the models it runs, resolved before any stage runs: their files' hashes join its key, the manifest records
     # where each was found, and the stage receives them as loaded["models"], {spec: Source}
@@ -45,3 +45,6 @@ class Stage:
     # what the stage tells the user at the end of every run that selects it, whether it ran or was up to date (the
     # report's summary table and path)
     epilogue: Callable[[Config], str] | None = None
+    # what the run's manifest records of the computation behind the stage's outputs, for a reader of the run (the
+    # decoding every engine does, the scoring revision compare-runs checks)
+    records: Callable[[Config], dict] | None = None

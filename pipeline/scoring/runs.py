@@ -16,11 +16,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
 
+from pipeline.asr.base import ASRConfig
 from pipeline.core import records, store
 from pipeline.core.records import grouped, label, utterance_id
 from pipeline.errors import InputError
@@ -35,8 +36,9 @@ from pipeline.scoring.evaluate import ErrorEvent, Results, ScoredUtterance
 ALPHA = 0.05
 MARGINS = {"wer": 0.01, "macro_wer": 0.01, "cer": 0.01}  # absolute; any measure column: MEASURE_MARGIN
 MEASURE_MARGIN = 0.05
-SPEED_ONLY_ASR = ("engines", "threads", "batch_size")  # what does not change a transcript (asr/base.py)
 READ = ("utterances.csv", "errors.csv", "measures.json")  # the files of a run that a comparison reads
+# the asr section's fields that do not change a transcript: the engines (compared one by one) and the speed-only ones
+NOT_DECODING = {"engines"} | {f.name for f in fields(ASRConfig) if f.metadata.get("speed_only")}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -220,7 +222,7 @@ def metrics(*runs: Run) -> list[str]:
 def evaluator(run: Run, engines: list[str]) -> dict[str, object]:
     """What scored a run: each field that must be equal for two runs to be compared."""
     config = run.manifest.get("config", {})
-    decoding = {k: v for k, v in config.get("asr", {}).items() if k not in SPEED_ONLY_ASR}
+    decoding = {k: v for k, v in config.get("asr", {}).items() if k not in NOT_DECODING}
     out: dict[str, object] = {"scoring revision": run.manifest.get("scoring_revision"),
                               "normalizer": config.get("score", {}).get("normalize"),
                               "headline WER": run.headline,

@@ -24,7 +24,7 @@ from pipeline.io import audio
 from pipeline.measures import base as measures
 from pipeline.measures.assessor import Assessed, Assessor
 from pipeline.run import artifacts
-from pipeline.run.stage import Result, Stage
+from pipeline.run.stage import Outcome, Stage
 
 
 def models(cfg: Config) -> dict[str, Source]:
@@ -50,7 +50,7 @@ def heard(path: str, reference: str) -> tuple:
     return (samples, ref, note), lambda done: replace(done, audio_sha256=sha)
 
 
-def run(cfg: Config, loaded: dict) -> Result:
+def run(cfg: Config, loaded: dict) -> Outcome:
     speech: list[Speech] = [s for s in loaded["speech"] if s.status == "ok"]
     sources: dict[str, Source] = loaded["models"]
     values: dict[int, dict] = {i: {} for i in range(len(speech))}
@@ -104,7 +104,7 @@ def run(cfg: Config, loaded: dict) -> Result:
     store.write_bytes(vectors, buf.getvalue())
     chosen = {name: measures.MEASURES.get(name) for name in sources}
     store.write_json(declared, {name: d.described().as_json() for name, d in chosen.items()})
-    return Result({**tally([r.status for r in rows], reused), "measures": list(sources)}, files, failed=failed)
+    return Outcome({**tally([r.status for r in rows], reused), "measures": list(sources)}, files, failed=failed)
 
 
 STAGE = Stage("assess", "each speech row scored by each selected measure (naturalness, speaker similarity), "

@@ -12,10 +12,10 @@ from pipeline.config.run import Config
 from pipeline.core import store
 from pipeline.core.names import file_name, inside
 from pipeline.run import artifacts
-from pipeline.run.stage import Result, Stage
+from pipeline.run.stage import Outcome, Stage
 
 
-def run(cfg: Config, loaded: dict) -> Result:
+def run(cfg: Config, loaded: dict) -> Outcome:
     index_path = artifacts.path("attention", cfg)
     out, index = index_path.parent, {}
     if loaded["lm"] is not None:
@@ -34,7 +34,7 @@ def run(cfg: Config, loaded: dict) -> Result:
             index[s.sentence_id] = {"file": name, "tokens": tokens, "layers": int(weights.shape[0]),
                                     "heads": int(weights.shape[1])}
     store.write_json(index_path, {"prompt": cfg.sample.start, "sentences": index})
-    return Result({"sentences": len(index)}, device=cfg.device if index else None)
+    return Outcome({"sentences": len(index)}, device=cfg.device if index else None)
 
 
 STAGE = Stage("attention", "each sentence's causal attention weights per layer and head, under the trained LM",

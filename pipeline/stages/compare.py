@@ -4,18 +4,18 @@ from __future__ import annotations
 from pipeline.asr import base as asr
 from pipeline.config.run import Config
 from pipeline.run import artifacts
-from pipeline.run.stage import Result, Stage
+from pipeline.run.stage import Outcome, Stage
 from pipeline.scoring import statistics
 
 
-def run(cfg: Config, loaded: dict) -> Result:
+def run(cfg: Config, loaded: dict) -> Outcome:
     scores, s = loaded["scores"], cfg.score
     measures = loaded["measures"]
     stats = statistics.compute(scores, s.bootstrap, s.seed, asr.ENGINES.model_family,
                                measures.rows if measures else [], measures.embeddings if measures else {})
     statistics.write(stats, artifacts.path("statistics", cfg).parent)
     significant = sum(1 for c in stats.comparisons if c.mapsswe_p_holm < 0.05)
-    return Result({"pairs": len(stats.comparisons), "significant": significant, "failing_words": len(stats.words),
+    return Outcome({"pairs": len(stats.comparisons), "significant": significant, "failing_words": len(stats.words),
                    "breakdowns": len(stats.breakdown)})
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pipeline.config.run import Config
 from pipeline.lm import sentences
 from pipeline.run import artifacts
-from pipeline.run.stage import Result, Stage
+from pipeline.run.stage import Outcome, Stage
 
 
-def run(cfg: Config, loaded: dict) -> Result:
+def run(cfg: Config, loaded: dict) -> Outcome:
     texts = [(f"l{i:04d}", None, text) for i, text in enumerate(loaded["sentence_file"], 1)]
-    return Result({"sentences": sentences.write(*artifacts.sentence_tables(cfg), loaded["lm"], texts,
+    return Outcome({"sentences": sentences.write(*artifacts.sentence_tables(cfg), loaded["lm"], texts,
                                                        device=cfg.device, prompt=cfg.sample.start)})
 
 

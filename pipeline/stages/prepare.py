@@ -8,16 +8,16 @@ from pipeline.config.run import Config
 from pipeline.core import store
 from pipeline.io import inputs
 from pipeline.lm import corpus
-from pipeline.run.stage import Result, Stage
+from pipeline.run.stage import Outcome, Stage
 
 
-def run(cfg: Config, loaded: dict) -> Result:
+def run(cfg: Config, loaded: dict) -> Outcome:
     out = paths.data_dir(cfg)
     meta_path = out / "meta.json"
     meta = store.read_json_or_empty(meta_path)
     recorded = meta.get("sha256", {})
     if all((out / n).exists() and recorded.get(n) == store.sha256_stat(out / n) for n in ("train.bin", "val.bin")):
-        return Result(meta)  # made by an earlier run with the same corpus, and intact
+        return Outcome(meta)  # made by an earlier run with the same corpus, and intact
     if cfg.data.train_bin:
         train, val = corpus.load_bin(cfg.data.train_bin), corpus.load_bin(cfg.data.val_bin)
     else:
@@ -31,7 +31,7 @@ def run(cfg: Config, loaded: dict) -> Result:
             "tokenizer": "gpt2 (r50k_base)",
             "sha256": {n: store.sha256_file(out / n) for n in ("train.bin", "val.bin")}}
     store.write_json(meta_path, meta)
-    return Result(meta)
+    return Outcome(meta)
 
 
 STAGE = Stage("prepare", "the corpus as GPT-2 token ids, split for training and validation",

@@ -17,13 +17,13 @@ from pipeline.io import audio, conditions
 from pipeline.io.manifests import Manifest, Recording
 from pipeline.lm import sentences
 from pipeline.run import artifacts
-from pipeline.run.stage import Result, Stage
+from pipeline.run.stage import Outcome, Stage
 
 log = logging.getLogger(__name__)
 NAMED = 10  # unused lines named on the terminal; the manifest's stage result counts them all
 
 
-def run(cfg: Config, loaded: dict) -> Result:
+def run(cfg: Config, loaded: dict) -> Outcome:
     manifest: Manifest = loaded["audio_manifest"]
     recordings = manifest.recordings
     if manifest.unused:
@@ -38,7 +38,7 @@ def run(cfg: Config, loaded: dict) -> Result:
     rows = [row for r in recordings for row in speech(cfg, r, conds)]
     records.write_csv(artifacts.path("speech", cfg), Speech, rows)
     systems = {r.system for r in recordings if r.system}
-    return Result({"sentences": n, "recordings": len(recordings), **({"systems": len(systems)} if systems else {}),
+    return Outcome({"sentences": n, "recordings": len(recordings), **({"systems": len(systems)} if systems else {}),
                    **({"unused": [str(u) for u in manifest.unused]} if manifest.unused else {})},
                   failed=sum(row.status == "error" for row in rows))
 

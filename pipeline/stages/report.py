@@ -12,7 +12,7 @@ from pipeline.core import store, tables
 from pipeline.core.versions import versions
 from pipeline.render import html
 from pipeline.run import artifacts
-from pipeline.run.stage import Result, Stage
+from pipeline.run.stage import Outcome, Stage
 from pipeline.scoring import evaluate, statistics
 from pipeline.scoring.comparisons import most_confident
 from pipeline.scoring.evaluate import failures, summary_table
@@ -20,7 +20,7 @@ from pipeline.scoring.evaluate import failures, summary_table
 log = logging.getLogger(__name__)
 
 
-def run(cfg: Config, loaded: dict) -> Result:
+def run(cfg: Config, loaded: dict) -> Outcome:
     scores, stats, out = loaded["scores"], loaded["statistics"], artifacts.path("report", cfg)
     links = {name: name for name in (*tables.names(evaluate.FILES), *tables.names(statistics.files()),
                                      "manifest.json") if (out.parent / name).exists()}
@@ -40,7 +40,7 @@ def run(cfg: Config, loaded: dict) -> Result:
     if carried is None:
         log.warning("the report links its audio instead of carrying it (more than %d MB as FLAC): keep it in %s, "
                     "beside the audio folder", html.EMBED_LIMIT >> 20, out.parent)
-    return Result({"report": str(out)})
+    return Outcome({"report": str(out)})
 
 
 def epilogue(cfg: Config) -> str:

@@ -11,8 +11,8 @@ from pipeline.asr.listener import Transcript
 from pipeline.lm.sentences import Sentence
 from pipeline.scoring.evaluate import Pair
 from pipeline.run import artifacts
-from pipeline.run.stage import Result, Stage
-from pipeline.scoring.evaluate import evaluate, write
+from pipeline.run.stage import Outcome, Stage
+from pipeline.scoring.evaluate import SCORING_REVISION, evaluate, write
 
 
 def from_run(path: str, run_dir: Path) -> str:
@@ -27,7 +27,7 @@ def from_run(path: str, run_dir: Path) -> str:
     return str(absolute)
 
 
-def run(cfg: Config, loaded: dict) -> Result:
+def run(cfg: Config, loaded: dict) -> Outcome:
     sentences: dict[str, Sentence] = {s.sentence_id: s for s in loaded["sentences"]}
     transcripts: list[Transcript] = loaded["transcripts"]
     measured = {m.id: m for m in loaded["measures"].rows} if loaded["measures"] else {}
@@ -40,10 +40,11 @@ def run(cfg: Config, loaded: dict) -> Result:
                                 speaker_reference=from_run(m.speaker_reference, out) if m else ""))
     results = evaluate(pairs, cfg.score, comparable=recipes.of(cfg).as_json())
     write(results, out)
-    return Result({"utterances": len(results.utterances), "failed": results.failed, "groups": len(results.summary)},
+    return Outcome({"utterances": len(results.utterances), "failed": results.failed, "groups": len(results.summary)},
                   failed_rows=results.failed)
 
 
 STAGE = Stage("score", "each transcript aligned with its sentence: WER, error events, group figures",
               reads=("sentences", "transcripts"), optional=("measures",), makes=("scores",),
-              config=("score", "recipe", "asr"), run=run)
+              config=("score", "recipe", "asr"), run=run,
+              records=lambda cfg: {"scoring_revision": SCORING_REVISION})

@@ -18,7 +18,7 @@ from pipeline.exec import executor
 from pipeline.exec.items import Item, as_is, cached, cached_map, tally, written
 from pipeline.io import audio, conditions
 from pipeline.run import artifacts
-from pipeline.run.stage import Result, Stage
+from pipeline.run.stage import Outcome, Stage
 from pipeline.tts import base as tts
 from pipeline.tts.speaker import Speaker, Spoken
 
@@ -27,7 +27,7 @@ def models(cfg: Config) -> dict[str, Source]:
     return {voice: tts.resolve(voice, cfg.tts, cfg.models_dir) for voice in cfg.tts.voices}
 
 
-def run(cfg: Config, loaded: dict) -> Result:
+def run(cfg: Config, loaded: dict) -> Outcome:
     sentences: list[Sentence] = loaded["sentences"]
     conds = [conditions.parse(c) for c in cfg.tts.conditions]
     rows, statuses, files, reused, failed = [], [], {}, 0, 0
@@ -51,7 +51,7 @@ def run(cfg: Config, loaded: dict) -> Result:
                                        audio_seconds=done.audio_seconds, tts_seconds=done.tts_seconds,
                                        status=done.status, error=done.error))
     records.write_csv(artifacts.path("speech", cfg), Speech, rows)
-    return Result(tally(statuses, reused), files, failed=failed)
+    return Outcome(tally(statuses, reused), files, failed=failed)
 
 
 def condition_one(cfg: Config, cond: conditions.Condition, clean: Item, wav: Path, sentence_id: str,

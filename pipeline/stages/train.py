@@ -10,12 +10,12 @@ from pipeline.config.run import Config
 from pipeline.core import store
 from pipeline.exec import device
 from pipeline.lm.checkpoint import finished
-from pipeline.run.stage import Result, Stage
+from pipeline.run.stage import Outcome, Stage
 
 log = logging.getLogger(__name__)
 
 
-def run(cfg: Config, loaded: dict) -> Result:
+def run(cfg: Config, loaded: dict) -> Outcome:
     out = paths.lm_dir(cfg)
     summary = finished(out)
     if not summary:
@@ -34,8 +34,9 @@ def run(cfg: Config, loaded: dict) -> Result:
         summary.update(model=asdict(cfg.model), train=asdict(cfg.train), data=meta["data"], device=cfg.device,
                        checkpoint=str(out / "ckpt.pt"), ckpt_sha256=store.sha256_file(out / "ckpt.pt"))
         store.write_json(out / "train.json", summary)
-    return Result(summary, store.file_hashes(cfg.models_dir, [out / "ckpt.pt"]), summary.get("device", "cpu"))
+    return Outcome(summary, store.file_hashes(cfg.models_dir, [out / "ckpt.pt"]), summary.get("device", "cpu"))
 
 
 STAGE = Stage("train", "PA6a's GPT trained on the tokens; the best checkpoint by validation loss",
-              reads=("tokens",), makes=("lm",), config=("model", "train", "device"), run=run)
+              reads=("tokens",), makes=("lm",), config=("model", "train", "device"), run=run,
+              records=lambda cfg: {"matmul_gflops": device.peaks(cfg.models_dir)})  # what precision auto chose from

@@ -19,7 +19,7 @@ from pipeline.exec import executor
 from pipeline.exec.items import Item, Unusable, cached_map, tally
 from pipeline.io import audio
 from pipeline.run import artifacts
-from pipeline.run.stage import Result, Stage
+from pipeline.run.stage import Outcome, Stage
 
 
 def decoding(cfg: Config):
@@ -66,7 +66,7 @@ def computation(cfg: Config) -> dict:
     return {**asr.backend_settings(), **({"arithmetic": revisions} if revisions else {})}
 
 
-def run(cfg: Config, loaded: dict) -> Result:
+def run(cfg: Config, loaded: dict) -> Outcome:
     speech: list[Speech] = loaded["speech"]
     sources: dict[str, Source] = loaded["models"]
     rows, files, reused, failed = [], {}, 0, 0
@@ -98,9 +98,10 @@ def run(cfg: Config, loaded: dict) -> Result:
                     tts_seconds=s.tts_seconds, hypothesis=h.hypothesis, asr_seconds=h.asr_seconds, status=h.status,
                     error=h.error, audio_sha256=h.audio_sha256, level_dbfs=h.level_dbfs))
     records.write_csv(artifacts.path("transcripts", cfg), Transcript, rows)
-    return Result(tally([r.status for r in rows], reused), files, cfg.device, failed=failed)
+    return Outcome(tally([r.status for r in rows], reused), files, cfg.device, failed=failed)
 
 
 STAGE = Stage("transcribe", "each speech row heard by each ASR engine, every utterance decoded alone",
               reads=("speech",), makes=("transcripts",), config=("asr", "device"), run=run, models=models,
-              environment=computation)
+              environment=computation, records=lambda cfg: {"asr_decoding": asr.DECODING,
+                                                            "ctranslate2_settings": asr.backend_settings()})

@@ -3,13 +3,14 @@ module here declaring `FORMAT` (pipeline/io/manifests/base.py), so a new format 
 the format of a file or folder, or takes the one named with --manifest-format."""
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import ConfigError
-from pipeline.io.manifests.base import Format, ManifestError, Recording, Source, Unused, checked
+from pipeline.io.manifests.base import Format, ManifestError, Recording, Reading, Unused, checked
 
 __all__ = ["Recording", "ManifestError", "Manifest", "Unused", "formats", "detect", "read", "scan", "audio_dirs",
            "audio_present"]
@@ -71,10 +72,25 @@ class Manifest:
 def scan(path: str | Path, format: str = AUTO, audio_dir: str = "") -> Manifest:
     """The recordings a manifest lists, checked, and what it holds that no recording uses. A missing audio file
     is not an error here: the recordings stage records it on that row, so that one missing wav never drops a
-    system's row unseen (a system none of whose audio is there is a wrong folder: audio_present)."""
+    system's row unseen (a system none of whose audio is there is a wrong folder: audio_present). Read once per
+    run: the config's check, the stage's key and the stage all ask, and get the same reading while the files it
+    read are unchanged."""
     path = Path(path).expanduser()
     if not path.exists():
         raise ManifestError(f"--audio-manifest {path}: no such file or folder")
+    return _scanned(path.resolve(), format, audio_dir, _stamp(path, audio_dir), path)
+
+
+def _stamp(path: Path, audio_dir: str) -> tuple:
+    """What a reading depends on besides its arguments: the manifest's files and the audio folders' listings."""
+    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    folders = [Path(part.rpartition("=")[2].strip()).expanduser() for part in audio_dir.split(",") if part.strip()]
+    return (tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files),
+            tuple((str(d), d.stat().st_mtime_ns) for d in folders if d.is_dir()))
+
+
+@functools.lru_cache(maxsize=8)
+def _scanned(resolved: Path, format: str, audio_dir: str, stamp: tuple, path: Path) -> Manifest:
     fmt = formats()[format] if format != AUTO else detect(path)
     dirs = audio_dirs(audio_dir)
     if dirs and not fmt.needs_audio_dir:
@@ -83,8 +99,8 @@ def scan(path: str | Path, format: str = AUTO, audio_dir: str = "") -> Manifest:
     if fmt.needs_audio_dir and not dirs:
         raise ConfigError(f"--audio-manifest {path}: a {fmt.name} manifest names no audio file; add --audio-dir DIR "
                           "(the folder of <utt>.wav), or SYSTEM=DIR,SYSTEM=DIR for several systems")
-    source = Source(path, dirs)
-    return Manifest(path, checked(source, fmt.read(source)), source.unused, dirs)
+    reading = Reading(path, dirs)
+    return Manifest(path, checked(reading, fmt.read(reading)), reading.unused, dirs)
 
 
 def audio_present(manifest: Manifest) -> None:

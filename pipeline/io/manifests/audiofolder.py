@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from pipeline.io.manifests.base import Format, Recording, Source, first
+from pipeline.io.manifests.base import Format, Recording, Reading, first
 
 TEXT = ("transcription", "text", "sentence", "transcript")
 ID = ("id", "utt_id", "utterance_id")
@@ -20,23 +20,23 @@ def metadata(path: Path) -> Path | None:
     return next((path / n for n in ("metadata.jsonl", "metadata.csv") if (path / n).is_file()), None)
 
 
-def read(source: Source) -> list[tuple[int, Recording]]:
-    meta = metadata(source.path)
+def read(reading: Reading) -> list[tuple[int, Recording]]:
+    meta = metadata(reading.path)
     folder = meta.parent
     if meta.suffix == ".jsonl":
-        numbered = list(source.json_lines(meta))
+        numbered = list(reading.json_lines(meta))
     else:
-        reader = csv.DictReader(source.text(meta).splitlines())
+        reader = csv.DictReader(reading.text(meta).splitlines())
         numbered = [(n, row) for n, row in enumerate(reader, 2)]
         if reader.fieldnames is None:
-            raise source.error(None, "empty metadata.csv; expected a header with file_name and transcription", meta)
+            raise reading.error(None, "empty metadata.csv; expected a header with file_name and transcription", meta)
     rows = []
     for n, row in numbered:
         if None in row:
-            raise source.error(n, "more fields than the header has; quote a field that holds a comma", meta)
+            raise reading.error(n, "more fields than the header has; quote a field that holds a comma", meta)
         name, text = first(row, ("file_name",)), first(row, TEXT)
         if name is None or text is None:
-            raise source.error(n, f"no {'file_name' if name is None else ' or '.join(TEXT)} field; an audiofolder's "
+            raise reading.error(n, f"no {'file_name' if name is None else ' or '.join(TEXT)} field; an audiofolder's "
                                   f"metadata names each file_name and its {'/'.join(TEXT)}", meta)
         prompt = first(row, SPEAKER_REFERENCE) or ""
         rows.append((n, Recording(id=first(row, ID) or Path(name).stem, audio_path=str(folder / name), reference=text,

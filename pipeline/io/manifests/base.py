@@ -40,7 +40,7 @@ class Format:
     name: str
     doc: str  # one line for --help (--manifest-format): what the format is and what it reads
     detect: Callable[[Path], bool]  # whether a path (file or folder) is in this format
-    read: Callable[["Source"], list[tuple[int, Recording]]]  # (line, recording) pairs
+    read: Callable[["Reading"], list[tuple[int, Recording]]]  # (line, recording) pairs
     rank: int = 0  # tried from the most specific format down; the plain table accepts anything, last
     needs_audio_dir: bool = False  # rows name no audio file: it is <id>.wav in --audio-dir
     # what a path that is nearly in this format lacks ("metadata.csv has no file_name column"), or None: said when
@@ -61,8 +61,9 @@ class Unused:
 
 
 @dataclass(frozen=True)
-class Source:
-    """What a reader is given: the manifest path (a file, or a folder for folder formats) and --audio-dir."""
+class Reading:
+    """One manifest being read: its path (a file, or a folder for folder formats), --audio-dir, and what the
+    reader passed over."""
     path: Path
     audio_dirs: dict[str, Path]  # system → folder of <id>.wav
     unused: list[Unused] = field(default_factory=list)  # what a reader passed over, said to the user
@@ -113,7 +114,7 @@ def first(row: dict, names: tuple[str, ...]) -> str | None:
     return None
 
 
-def seconds(source: Source, line: int, value, what: str) -> float | None:
+def seconds(reading: Reading, line: int, value, what: str) -> float | None:
     if value is None or value == "":
         return None
     try:
@@ -121,11 +122,11 @@ def seconds(source: Source, line: int, value, what: str) -> float | None:
     except (TypeError, ValueError):
         number = float("nan")
     if not number >= 0:
-        raise source.error(line, f"{what} {value!r} is not a number of seconds ≥ 0")
+        raise reading.error(line, f"{what} {value!r} is not a number of seconds ≥ 0")
     return number
 
 
-def checked(source: Source, rows: list[tuple[int, Recording]]) -> list[Recording]:
+def checked(reading: Reading, rows: list[tuple[int, Recording]]) -> list[Recording]:
     """The rows, once every id is usable: non-empty, free of NUL, unique per system, and one reference per id
     (the sentences table holds one text per id, which every system's recording of it is scored against)."""
     seen: set[tuple[str, str]] = set()
@@ -133,23 +134,23 @@ def checked(source: Source, rows: list[tuple[int, Recording]]) -> list[Recording
     named: dict[str, str] = {}  # a row's id in every file (core/records.py utterance_id) → the id it came from
     for n, r in rows:
         if not r.id:
-            raise source.error(n, "empty id; give every row an id")
+            raise reading.error(n, "empty id; give every row an id")
         if "\0" in r.id:
-            raise source.error(n, f"the id {r.id!r} holds a NUL character, which no text id has (a damaged or "
+            raise reading.error(n, f"the id {r.id!r} holds a NUL character, which no text id has (a damaged or "
                                   "binary file?); mend that line")
         if (r.system, r.id) in seen:
-            raise source.error(n, f"duplicate id {r.id!r}" + (f" for system {r.system!r}" if r.system else "") +
+            raise reading.error(n, f"duplicate id {r.id!r}" + (f" for system {r.system!r}" if r.system else "") +
                                "; ids must be unique" + (" per system" if r.system else ""))
         seen.add((r.system, r.id))
         for given, name in ((r.id, utterance_id(sentence_id=r.id, voice="_")),
                             (r.system, utterance_id(sentence_id="_", voice=r.system))):
             if given and named.setdefault(name, given) != given:
-                raise source.error(n, f"{given!r} and {named[name]!r} would be one name in every file this tool "
+                raise reading.error(n, f"{given!r} and {named[name]!r} would be one name in every file this tool "
                                       "writes (an id holds no space, and `_`, `:` and `=` inside a name are "
                                       "written `-`, `-` and nothing); rename one")
         if texts.setdefault(r.id, r.reference) != r.reference:
-            raise source.error(n, f"id {r.id!r} has another reference than on an earlier line ({texts[r.id]!r}); "
+            raise reading.error(n, f"id {r.id!r} has another reference than on an earlier line ({texts[r.id]!r}); "
                                   "each id is one sentence, whichever system spoke it")
     if not rows:
-        raise source.error(None, "empty manifest: no recordings in it")
+        raise reading.error(None, "empty manifest: no recordings in it")
     return [r for _, r in rows]

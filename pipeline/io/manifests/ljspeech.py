@@ -5,20 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.io.manifests.base import Format, Recording, Source
+from pipeline.io.manifests.base import Format, Recording, Reading
 
 
 def metadata(path: Path) -> Path:
     return path / "metadata.csv" if path.is_dir() else path
 
 
-def read(source: Source) -> list[tuple[int, Recording]]:
-    meta = metadata(source.path)
+def read(reading: Reading) -> list[tuple[int, Recording]]:
+    meta = metadata(reading.path)
     rows = []
-    for n, line in source.lines(meta):
+    for n, line in reading.lines(meta):
         parts = line.split("|")
         if len(parts) not in (2, 3):
-            raise source.error(n, f"{len(parts)} '|'-separated fields; expected id|transcription|normalized "
+            raise reading.error(n, f"{len(parts)} '|'-separated fields; expected id|transcription|normalized "
                                   "transcription", meta)
         uid, text = parts[0].strip(), parts[-1].strip() or parts[1].strip()
         rows.append((n, Recording(id=uid, audio_path=str(meta.parent / "wavs" / f"{uid}.wav"), reference=text)))

@@ -6,26 +6,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.io.manifests.base import Format, Recording, Source, beside, first, seconds
+from pipeline.io.manifests.base import Format, Recording, Reading, beside, first, seconds
 
 ID = ("id", "utt_id", "utterance_id", "audio_id")
 SPEAKER_REFERENCE = ("speaker_reference", "prompt_wav", "prompt_audio_filepath", "context_audio_filepath")
 
 
-def read(source: Source) -> list[tuple[int, Recording]]:
+def read(reading: Reading) -> list[tuple[int, Recording]]:
     rows = []
-    for n, row in source.json_lines():
+    for n, row in reading.json_lines():
         audio, text = row.get("audio_filepath"), row.get("text")
         if not isinstance(audio, str) or not isinstance(text, str):
             missing = [k for k, v in (("audio_filepath", audio), ("text", text)) if not isinstance(v, str)]
-            raise source.error(n, f"no {' or '.join(missing)} string; a NeMo manifest line needs "
+            raise reading.error(n, f"no {' or '.join(missing)} string; a NeMo manifest line needs "
                                   '{"audio_filepath": ..., "text": ...}')
-        offset = seconds(source, n, row.get("offset"), "offset") or 0.0
-        duration = seconds(source, n, row.get("duration"), "duration") if offset else None
+        offset = seconds(reading, n, row.get("offset"), "offset") or 0.0
+        duration = seconds(reading, n, row.get("duration"), "duration") if offset else None
         uid = first(row, ID) or Path(audio).stem + (f"@{offset:g}" if offset else "")
-        rows.append((n, Recording(id=uid, audio_path=beside(source.path, audio), reference=text.strip(),
+        rows.append((n, Recording(id=uid, audio_path=beside(reading.path, audio), reference=text.strip(),
                                   system=first(row, ("system",)) or "", offset=offset, duration=duration,
-                                  speaker_reference=beside(source.path, first(row, SPEAKER_REFERENCE) or ""))))
+                                  speaker_reference=beside(reading.path, first(row, SPEAKER_REFERENCE) or ""))))
     return rows
 
 

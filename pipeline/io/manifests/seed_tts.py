@@ -6,34 +6,34 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.io.manifests.base import Format, Recording, Source, beside
+from pipeline.io.manifests.base import Format, Recording, Reading, beside
 
 FIELDS = {2: ("utt", "infer_text"), 3: ("utt", "infer_text", "prompt_wav"),
           4: ("utt", "prompt_text", "prompt_wav", "infer_text"),
           5: ("utt", "prompt_text", "prompt_wav", "infer_text", "gt_wav")}
 
 
-def read(source: Source) -> list[tuple[int, Recording]]:
+def read(reading: Reading) -> list[tuple[int, Recording]]:
     rows = []
-    for n, line in source.lines():
+    for n, line in reading.lines():
         parts = line.strip().split("|")
         if len(parts) not in FIELDS:
-            raise source.error(n, f"{len(parts)} '|'-separated fields; expected "
+            raise reading.error(n, f"{len(parts)} '|'-separated fields; expected "
                                   + " or ".join("|".join(f) for f in FIELDS.values()))
         row = dict(zip(FIELDS[len(parts)], parts))
         utt = row["utt"].strip()
         if len(parts) == 3 and utt.endswith(".wav"):  # as seed-tts-eval's own reader strips it in that form
             utt = utt[:-4]
-        prompt = beside(source.path, row.get("prompt_wav", "").strip())
-        for system, folder in source.audio_dirs.items():
+        prompt = beside(reading.path, row.get("prompt_wav", "").strip())
+        for system, folder in reading.audio_dirs.items():
             rows.append((n, Recording(id=utt, audio_path=str(folder / f"{utt}.wav"), reference=row["infer_text"],
                                       speaker_reference=prompt, system=system)))
     named = {Path(r.audio_path).name for _, r in rows}
-    for system, folder in source.audio_dirs.items():
+    for system, folder in reading.audio_dirs.items():
         for wav in sorted(folder.glob("*.wav")):
             if wav.name not in named:
-                source.skip(folder, None, wav.name, f"a wav of system {system!r} that no line of "
-                                                     f"{source.path.name} names")
+                reading.skip(folder, None, wav.name, f"a wav of system {system!r} that no line of "
+                                                     f"{reading.path.name} names")
     return rows
 
 

@@ -255,9 +255,8 @@ def test_an_engines_changed_arithmetic_joins_its_transcripts_keys_and_only_there
     every other engine and type has none."""
     from dataclasses import replace
 
-    from pipeline.asr.base import ENGINES, backend_settings
+    from pipeline.asr.base import ENGINES
     from pipeline.config.run import Config
-    from pipeline.core import options, store
     from pipeline.stages.transcribe import transcript_keys
 
     for engine in ("openai-whisper:tiny.en", "faster-whisper:tiny.en"):
@@ -266,7 +265,21 @@ def test_an_engines_changed_arithmetic_joins_its_transcripts_keys_and_only_there
             cfg = replace(cfg, asr=replace(cfg.asr, compute_type=compute_type))
             revision = ENGINES.arithmetic(engine, cfg.asr)
             assert bool(revision) == (engine.startswith("faster-whisper") or compute_type == "bfloat16")
-            decoding = {**{k: v for k, v in options.identity(cfg.asr).items() if k != "engines"},
-                        "device": cfg.device, "compute_type": compute_type, "ctranslate2": backend_settings()}
-            assert transcript_keys(cfg, engine, ["cd34"])("ab12") == store.key_of(["ab12", engine, ["cd34"],
-                                                                                   decoding, revision])
+    # what a transcript's key must change with, and what it must not
+    cfg = Config()
+    key = transcript_keys(cfg, "faster-whisper:tiny.en", ["cd34"])("ab12")
+    changed = {
+        "the audio": transcript_keys(cfg, "faster-whisper:tiny.en", ["cd34"])("ab13"),
+        "the engine": transcript_keys(cfg, "openai-whisper:tiny.en", ["cd34"])("ab12"),
+        "the model's files": transcript_keys(cfg, "faster-whisper:tiny.en", ["cd35"])("ab12"),
+        "the device": transcript_keys(replace(cfg, device="cuda"), "faster-whisper:tiny.en", ["cd34"])("ab12"),
+        **{f"asr.{name}": transcript_keys(replace(cfg, asr=replace(cfg.asr, **{name: value})), "faster-whisper:tiny.en",
+                                          ["cd34"])("ab12")
+           for name, value in (("beam_size", 5), ("temperature", 0.2), ("language", "de"), ("compute_type", "float32"),
+                               ("condition_on_previous_text", True))},
+    }
+    assert all(k != key for k in changed.values()), [what for what, k in changed.items() if k == key]
+    assert len(set(changed.values())) == len(changed)
+    for name, value in (("batch_size", 1), ("threads", 1), ("engines", ["pocketsphinx:en-us"])):  # speed, not text
+        assert transcript_keys(replace(cfg, asr=replace(cfg.asr, **{name: value})), "faster-whisper:tiny.en",
+                               ["cd34"])("ab12") == key, name

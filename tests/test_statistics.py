@@ -45,6 +45,7 @@ def test_one_extra_error_per_sentence_is_a_known_delta():
     (c,) = compare(r, 500)
     assert c.delta_wer == pytest.approx(12 / 120) and c.sentences == 12
     assert c.delta_ci95_low == c.delta_ci95_high == pytest.approx(0.1)  # every sentence moves by the same 0.1
+    assert c.mapsswe_segments == 12 and c.mapsswe_z is None  # every segment differs alike: the exact sign test
     assert (c.sign_b_worse, c.sign_b_better, c.sign_ties) == (12, 0, 0)
     assert c.mapsswe_p < 0.001 and c.sign_p < 0.001 and c.wilcoxon_p < 0.01
     assert c.verdict.startswith("asr:x, clean: b:2 has more errors than a:1, Δ = +0.100")

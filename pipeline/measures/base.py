@@ -91,7 +91,7 @@ def described(text: dict) -> dict[str, Described]:
 
 
 @dataclass(frozen=True)
-class Measures:
+class Assessment:
     """The measures of a run, as the assess stage wrote them: each speech row's values and notes, each row's voice
     embedding by its id, and each measure as the run describes it."""
     rows: list  # Measured

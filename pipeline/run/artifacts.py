@@ -15,7 +15,7 @@ from pipeline.config.run import Config
 from pipeline.core import records, store, tables
 from pipeline.core.names import inside
 from pipeline.io import inputs, manifests
-from pipeline.measures.base import Measures, described
+from pipeline.measures.base import Assessment, described
 from pipeline.scoring import evaluate, statistics
 
 
@@ -97,13 +97,13 @@ def _attention(cfg: Config) -> dict:
     return out
 
 
-def _measures(cfg: Config) -> Measures:
+def _measures(cfg: Config) -> Assessment:
     import numpy as np
 
     table, vectors, declared = ARTIFACTS["measures"].files(cfg)
     with np.load(vectors) as z:
         embeddings = dict(zip((str(k) for k in z["keys"]), z["vectors"]))
-    return Measures(records.read_csv(table, Measured), embeddings, described(store.read_json(declared)))
+    return Assessment(records.read_csv(table, Measured), embeddings, described(store.read_json(declared)))
 
 
 def _recordings(cfg: Config) -> manifests.Manifest:

@@ -152,7 +152,7 @@ def test_every_option_is_declared_with_help_and_shows_in_help(capsys):
 
     said = " ".join(short.split())  # the choices each registry holds, listed from it
     assert f"one of {', '.join(NORMALIZERS)}" in said
-    assert f"({', '.join(MEASURES.offline())})" in said
+    assert f"({', '.join(MEASURES.default())})" in said
     assert all(f"{f.name}: {' '.join(f.doc.split())}" in said for f in manifests.formats().values())
 
 

@@ -56,6 +56,9 @@ class Declaration:
     load: Callable[[Source], Measure]
     needs: tuple[str, ...] = ()  # besides the audio: SPEAKER_REFERENCE
     network: bool = False  # needs a network to run: left out of the default selection
+    # whether the package holding its model is installed: a measure of an optional package is left out of the
+    # default selection where it is not (asked for by name, it says how to install it)
+    installed: Callable[[], bool] = lambda: True
     paper: str = ""  # where its numbers come from, for the docs and the report
     better: str = "higher"  # which way of its columns is better: higher or lower (compare-runs' release gate)
     comparable: str = ""  # what its values can stand beside, said wherever they are shown
@@ -102,8 +105,9 @@ class Assessment:
 class MeasureCatalog(Catalog):
     """Measures by name: each is one file of this package (or a plugin's) that registers its Declaration."""
 
-    def offline(self) -> list[str]:
-        return [n for n in self.names() if not self.get(n).network]
+    def default(self) -> list[str]:
+        """What `--measures default` runs: every measure that needs no network and whose model is installed."""
+        return [n for n in self.names() if not self.get(n).network and self.get(n).installed()]
 
     def check_all(self, names: list[str]) -> None:
         for name in names:
@@ -122,8 +126,8 @@ MEASURES = MeasureCatalog(__package__, "speech_eval.measures", "assess.measures"
 class AssessConfig:
     """The `assess` config section: which measures score each utterance, and the speaker references."""
     measures: list[str] = option(["default"], lambda: "comma-separated measures, or none; default: every measure "
-                                 f"that needs no network ({', '.join(MEASURES.offline())})", flag="--measures",
-                                 check=MEASURES.check_all)
+                                 f"that needs no network and whose model is installed ({', '.join(MEASURES.default())})",
+                                 flag="--measures", check=MEASURES.check_all)
     speaker_references: list[str] = option([], "voice=reference.wav pairs: the audio each voice should sound like, "
                                            "for speaker_sim (an --audio-manifest gives it per row instead)",
                                            check=lambda pairs: [reference_pair(p) for p in pairs])
@@ -133,7 +137,7 @@ class AssessConfig:
 
 def selected(options: AssessConfig) -> list[str]:
     names = [n for n in options.measures if n != "none"]
-    return [m for n in names for m in (MEASURES.offline() if n == "default" else [n])]
+    return [m for n in names for m in (MEASURES.default() if n == "default" else [n])]
 
 
 def reference_pair(text: str) -> tuple[str, str]:

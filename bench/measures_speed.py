@@ -6,12 +6,15 @@
   it) against ours (pipeline/measures/dnsmos.py): one clip per call on one thread, and the assess stage's way,
   one clip per core. The largest difference of any value is printed: the goal is ≥ 3× at 1e-4.
 - speaker_sim: Resemblyzer's embed_utterance(preprocess_wav(x, 16000)), as the measure calls it.
+- Distill-MOS: the distillmos package's own `ConvTransformerSQAModel` forward, one clip per call on every core, as
+  its users call it, against ours (pipeline/measures/distill_mos.py) in the assess stage, a clip per core.
 - The transcribe stage's engine on the same clips (faster-whisper base int8, one utterance per core), since all
   measures together should take no longer than transcription.
 Clips are the bundled Piper voice speaking Shakespeare lines of 4-30 words."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -67,6 +70,16 @@ def main() -> None:
     sim = Assessor("speaker_sim", base.MEASURES.get("speaker_sim").source())
     sim.work([(xs[0], None, "")])
     t_sim = timed(lambda: sim.work([(x, None, "") for x in xs]))
+    package, torch = distillmos_package(), __import__("torch")
+    torch.set_num_threads(os.cpu_count() or 1)  # the package's own call, as its users call it: every core
+    package(xs[0])
+    distill_theirs: list[float] = []
+    t_dm_ref = timed(lambda: distill_theirs.extend(package(x) for x in xs))
+    distill = Assessor("distill_mos", base.MEASURES.get("distill_mos").source())  # one thread a clip from here on
+    distill.work([(xs[0], None, "")])
+    distill_ours: list = []
+    t_dm = timed(lambda: distill_ours.extend(distill.work([(x, None, "") for x in xs])))
+    dm_worst = max(abs(d.scores.values["distill_mos"] - t) for d, t in zip(distill_ours, distill_theirs))
     options = asr.ASRConfig()
     listener = Listener(asr.resolve("faster-whisper:base", options, str(ROOT / "models")), options,
                         str(ROOT / "models"))
@@ -80,16 +93,44 @@ def main() -> None:
              f"| ours, one clip per call, one thread | {t_one / n:.3f} | {t_ref / t_one:.2f}× |",
              f"| ours, the assess stage (a clip per core) | {t_par / n:.3f} | {t_ref / t_par:.2f}× |",
              f"| speaker_sim (Resemblyzer), a clip per core | {t_sim / n:.3f} | |",
-             f"| all measures (assess) | {(t_par + t_sim) / n:.3f} | |",
+             f"| distillmos's own `ConvTransformerSQAModel` forward (its threads) | {t_dm_ref / n:.3f} | |",
+             f"| distill_mos, the assess stage (a clip per core) | {t_dm / n:.3f} | "
+             f"{t_dm_ref / t_dm:.2f}× distillmos |",
+             f"| all measures (assess) | {(t_par + t_sim + t_dm) / n:.3f} | |",
              f"| transcribe: faster-whisper base int8, a clip per core | {t_asr / n:.3f} | |", "",
-             f"Largest difference from speechmos in any value: {worst:.2e} (goal ≤ 1e-4).",
+             f"Largest difference from speechmos in any value: {worst:.2e} (goal ≤ 1e-4); from distillmos: "
+             f"{dm_worst:.2e} (goal ≤ 1e-4). distill_mos at least as fast as distillmos's call: "
+             f"{'met' if t_dm <= t_dm_ref else 'not met'} ({t_dm_ref / t_dm:.2f}×).",
              f"Goal ≥ 3× speechmos per clip: {'met' if t_ref / t_par >= 3 else 'not met'} "
              f"({t_ref / t_par:.2f}× in the stage, {t_ref / t_one:.2f}× on one thread).",
              f"Goal: all measures no slower than transcription: "
-             f"{'met' if t_par + t_sim <= t_asr else 'not met'} ({t_par + t_sim:.1f} s vs {t_asr:.1f} s)."]
+             f"{'met' if t_par + t_sim + t_dm <= t_asr else 'not met'} ({t_par + t_sim + t_dm:.1f} s vs {t_asr:.1f} s)."]
     write_report("measures_speed", lines, {"clips": n, "audio_s": seconds, "speechmos_s": t_ref, "ours_one_s": t_one,
                                            "ours_stage_s": t_par, "speaker_sim_s": t_sim, "transcribe_s": t_asr,
-                                           "max_abs_diff": worst})
+                                           "max_abs_diff": worst, "distillmos_s": t_dm_ref, "distill_mos_s": t_dm,
+                                           "distill_mos_max_abs_diff": dm_worst})
+
+
+def distillmos_package():
+    """distillmos's own model, per clip. Its module imports torchaudio for its command-line reader alone, which no
+    wheel provides beside this project's torch: for that import, in this process, the name is an empty module."""
+    import types
+
+    import torch
+
+    saved = sys.modules.get("torchaudio")
+    sys.modules["torchaudio"] = types.ModuleType("torchaudio")
+    try:
+        from distillmos.sqa import ConvTransformerSQAModel
+    finally:
+        if saved is None:
+            del sys.modules["torchaudio"]
+    model = ConvTransformerSQAModel().eval()
+
+    def score(x: np.ndarray) -> float:
+        with torch.no_grad():
+            return float(model(torch.from_numpy(np.asarray(x, dtype=np.float32))[None]))
+    return score
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import soundfile as sf
 
 from pipeline.core import store
 from pipeline.core.records import columns
+from pipeline.measures.base import MEASURES
 from pipeline.scoring.evaluate import ScoredUtterance
 from tests.helpers import (
     OWN_CACHE,
@@ -45,7 +46,7 @@ def test_full_run_writes_every_artifact(default_run, models_dir):
     fixed = columns(ScoredUtterance)
     assert rows and list(rows[0])[:len(fixed)] == fixed
     # the default measures' columns come after the fixed ones, and every spoken row has its naturalness
-    assert list(rows[0])[len(fixed):] == ["dnsmos_sig", "dnsmos_bak", "dnsmos_ovrl", "dnsmos_p808", "speaker_sim"]
+    assert list(rows[0])[len(fixed):] == list(MEASURES.columns(MEASURES.default()))
     assert all(1 <= float(r["dnsmos_ovrl"]) <= 5 for r in rows)
     assert all(r["status"] == "ok" and float(r["perplexity"]) > 1 for r in rows)
     assert all((cwd / "results" / "default" / r["audio_path"]).exists() for r in rows)

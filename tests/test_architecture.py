@@ -41,8 +41,8 @@ def imports(path: Path) -> set[str]:
 # Each folder of pipeline/ imports only folders before it here: the library at the bottom, the backends and
 # statistics above it, the config that composes their sections, the run that orders the stages it is handed, the
 # stages, and the command line on top. errors.py sits below everything.
-LAYERS = ["errors", "core", "exec", "io", "lm", "tts", "asr", "measures", "scoring", "render", "config", "run",
-          "stages", "cli"]
+LAYERS = ["errors", "core", "exec", "io", "lm", "tts", "asr", "measures", "scoring", "listen", "render", "config",
+          "run", "stages", "cli"]
 
 
 def test_every_folder_imports_only_the_folders_below_it():

@@ -43,11 +43,12 @@ def test_the_readme_is_short_and_starts_with_the_two_commands_and_the_main_optio
 
 
 def test_every_registered_choice_is_in_the_docs_that_list_its_kind():
-    """The lists the docs keep of each registry (formats, measures, normalizers, commands, recipes) hold every
-    entry the registry has."""
+    """The lists the docs keep of each registry (formats, measures, normalizers, commands, recipes, listening-test
+    kinds) hold every entry the registry has."""
     from pipeline.cli.command import COMMANDS
     from pipeline.config import recipes
     from pipeline.io import manifests
+    from pipeline.listen.kinds import KINDS
     from pipeline.measures.base import MEASURES
     from pipeline.scoring.normalize import NORMALIZERS
 
@@ -58,4 +59,6 @@ def test_every_registered_choice_is_in_the_docs_that_list_its_kind():
     missing += [f"docs/statistics.md: normalizer {n}" for n in NORMALIZERS if f"`{n}`" not in stats]
     missing += [f"README.md: command {c}" for c in COMMANDS.names() if f"run_pipeline.py {c}" not in readme]
     missing += [f"docs/manifests.md: recipe {r}" for r in recipes.names() if f"--preset {r}" not in manifest_doc]
+    listening = (ROOT / "docs" / "listening.md").read_text()
+    missing += [f"docs/listening.md: kind {k}" for k in KINDS.names() if f"| `{k}` |" not in listening]
     assert not missing, missing

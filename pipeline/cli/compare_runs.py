@@ -45,6 +45,9 @@ def parser() -> argparse.ArgumentParser:
                    help="the least absolute change that fails the gate, e.g. wer=0.02 (defaults: wer and macro_wer "
                         "0.01, cer 0.01, any measure 0.05)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--listening", metavar="TEST.db",
+                   help="a listening test that rated both runs (`listen create A B`): the listeners' mean vote of "
+                        "each sentence is one more paired metric, listeners_mos (or listeners_smos), in the gate")
     p.add_argument("--wait", type=float, default=0, metavar="SECONDS",
                    help="wait this long for a run that is being written (default 0: refuse at once)")
     return p
@@ -89,6 +92,19 @@ def output(given: str | None, default: Path, *runs) -> Path:
     return out
 
 
+def listened(path: str | None, a, b) -> tuple[object | None, list[str]]:
+    """The listening test's ratings of both runs, and what of it could not be used."""
+    if not path:
+        return None, []
+    from pipeline.listen import analysis, store
+
+    conn = store.connect(path)
+    try:
+        return analysis.human(conn, [a, b])
+    finally:
+        conn.close()
+
+
 def main(argv: list[str]) -> int:
     from pipeline.render import ab
     from pipeline.scoring import runs
@@ -105,11 +121,12 @@ def main(argv: list[str]) -> int:
                                  "\n  - ".join(refused) + "\n  Score both with the same engines, decoding options, "
                                  "normalizer, headline and measures (rerun one with --from transcribe or --from "
                                  "score)")
-            margins = margins_of(args.margin, runs.metrics(a, b))
+            human, notes = listened(args.listening, a, b)
+            margins = margins_of(args.margin, runs.metrics(a, b, human=human))
             out = output(args.out, Path(args.results_dir) / f"compare-{file_name(a.name)}-vs-{file_name(b.name)}",
                          a, b)
             rows, pairing, changes = runs.compare(a, b, pairs(args.pair, "--pair", empty_key=True), args.bootstrap,
-                                                  margins=margins)
+                                                  margins=margins, human=human)
             if not rows:
                 raise InputError(f"{a.name} and {b.name} have no sentence in common under a shared engine and "
                                  f"condition ({len(pairing.unmatched)} sentences unpaired); compare runs made from "
@@ -135,6 +152,11 @@ def main(argv: list[str]) -> int:
     for d in a.measures.values():
         if d.comparable and any(r.metric in d.columns for r in rows):
             print(f"{d.name} compares with {d.comparable}")
+    for note in notes:
+        print(note)
+    if human and any(r.metric == human.metric for r in rows):
+        print(f"{human.metric}: the accepted listeners of test {human.test!r}, each sentence's mean vote, paired "
+              "by sentence (the interval resamples sentences; the panel is taken as it is)")
     print(f"{sum(r.sentences for r in rows if r.metric in ('wer', 'macro_wer'))} sentences paired, "
           f"{len(pairing.unmatched)} not (unmatched.csv); listen: {out / 'ab.html'}")
     worse = [r for r in rows if r.worse]

@@ -40,6 +40,13 @@ def _recipe(name: str) -> None:
         raise ConfigError(f"recipe = {name!r}: no such recipe; a recipe is a preset in {PRESETS} that sets it")
 
 
+def _listening(path: str) -> None:
+    if path:
+        from pipeline.listen import store
+
+        store.connect(path).close()
+
+
 @dataclass(frozen=True)
 class Config:
     run: str = option("default", "run name: results/<run>/ and audio/<run>/", flag="--run", check=_plain_name)
@@ -63,6 +70,8 @@ class Config:
                          "what differs from it is said beside the WER; '' for none", check=_recipe)
     device: str = option("auto", "where the LM and Whisper run: auto (cuda when torch sees a GPU), cpu or cuda",
                          flag="--device", choices=device.DEVICES)
+    listening: str = option("", "a listening test (`listen create`, TEST.db): the report shows what its listeners "
+                            "said, and checks every measure against them", flag="--listening", check=_listening)
     model: GPTConfig = field(default_factory=GPTConfig)
     data: DataConfig = field(default_factory=DataConfig)
     train: TrainConfig = field(default_factory=TrainConfig)

@@ -18,6 +18,7 @@ from pipeline.core.options import option
 from pipeline.core.registry import Catalog
 from pipeline.core.source import Source
 from pipeline.errors import ConfigError
+from pipeline.measures import calibration
 
 SPEAKER_REFERENCE = "speaker reference"  # a need: the audio of the voice the utterance should sound like
 
@@ -119,7 +120,8 @@ class MeasureCatalog(Catalog):
         return {c: meaning for n in names for c, meaning in self.get(n).columns.items()}
 
 
-MEASURES = MeasureCatalog(__package__, "speech_eval.measures", "assess.measures", ("base", "assessor"))
+MEASURES = MeasureCatalog(__package__, "speech_eval.measures", "assess.measures",
+                          ("base", "assessor", "calibration"))
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,9 @@ class AssessConfig:
                                            check=lambda pairs: [reference_pair(p) for p in pairs])
     threads: int = option(0, "utterances scored side by side, each on one thread; 0: one per core, at most 8",
                           at_least=0, speed_only=True)
+    calibration: str = option("", "a listening test's calibration.json (`listen results`): a calibrated_<measure> "
+                              "column beside each measure it fits, on that test's listener scale",
+                              check=lambda path: calibration.read(path) if path else None)
 
 
 def selected(options: AssessConfig) -> list[str]:

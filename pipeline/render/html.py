@@ -190,6 +190,7 @@ class Page:
     measures: dict[str, Described] = field(default_factory=dict)  # each measure of the run, by name
     audio: dict[str, tuple[str, str]] | None = None  # path → (key, base64 FLAC): the audio the page carries
     comparable: str = ""  # what the run's WER is comparable with (config/recipes.py), said at the top
+    listening: object | None = None  # the Analysis of the run's listening test (pipeline/listen/analysis.py), if any
 
     @property
     def with_lm(self) -> bool:

@@ -235,3 +235,28 @@ def measure_distributions(utterances: list[ScoredUtterance]) -> bytes | None:
                       rotation=30, ha="right")
         ax.yaxis.set_tick_params(labelleft=True)
     return _save(fig)
+
+
+def predicted_vs_listeners(clips: list[dict], measures: list[str], calibrations: dict) -> bytes | None:
+    """Per measure, each clip's predicted value against its listeners' mean vote, one colour per system, with
+    the calibration line over the range it was fitted on."""
+    measures = [m for m in measures if any(c["measures"].get(m) is not None for c in clips)]
+    if not measures:
+        return None
+    fig, axes = _grid(len(measures))
+    systems = sorted({c["system"] for c in clips})
+    for ax, m in zip(axes, measures):
+        for s, colour in zip(systems, plt.rcParams["axes.prop_cycle"].by_key()["color"] * 8):
+            own = [c for c in clips if c["system"] == s and c["measures"].get(m) is not None]
+            ax.scatter([c["measures"][m] for c in own], [c["mean"] for c in own], s=14, color=colour, label=s,
+                       alpha=0.8)
+        fit = calibrations.get(m)
+        if fit is not None:
+            xs = np.array([fit.low, fit.high])
+            ax.plot(xs, fit.intercept + fit.slope * xs, color="#444", lw=1)
+        ax.set_title(m, fontsize=9)
+        ax.set_xlabel("predicted", fontsize=8)
+        ax.set_ylabel("listeners' mean", fontsize=8)
+        ax.tick_params(labelsize=7)
+    _legend_outside(fig, axes)
+    return _save(fig)

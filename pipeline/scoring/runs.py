@@ -210,13 +210,24 @@ def _changed(folder: Path, manifest: dict) -> list[tuple[str, str]]:
     return out
 
 
-def metrics(*runs: Run) -> list[str]:
+def metrics(*runs: Run, human: Human | None = None) -> list[str]:
     """The metrics a comparison of these runs can have: the headline WER they were scored with (wer for micro,
-    macro_wer), CER and every measure column."""
+    macro_wer), CER, every measure column, and the listeners' score where a listening test rated both."""
     out = [*("macro_wer" if run.headline == "macro" else "wer" for run in runs), "cer"]
     for run in runs:
         out += [c for d in run.measures.values() for c in d.columns]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out + ([human.metric] if human else [])))
+
+
+@dataclass(frozen=True)
+class Human:
+    """A listening test's ratings of both runs' audio: each sentence's mean vote, by run, voice and condition."""
+    metric: str  # listeners_mos, listeners_smos
+    test: str
+    means: dict[tuple[str, str, str], dict[str, float]]  # (run folder, voice, condition) → sentence → mean vote
+
+    def of(self, run: Run, voice: str, condition: str) -> dict[str, float]:
+        return self.means.get((str(run.folder.resolve()), voice, condition), {})
 
 
 def evaluator(run: Run, engines: list[str]) -> dict[str, object]:
@@ -307,14 +318,17 @@ class _Metric:
 
 
 def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 1000, seed: int = 1337,
-            margins: dict[str, float] | None = None) -> tuple[list[RunComparison], Pairing, list[Change]]:
+            margins: dict[str, float] | None = None,
+            human: Human | None = None) -> tuple[list[RunComparison], Pairing, list[Change]]:
     """The comparisons, the pairing with what could not be paired, and each shared sentence's change (for the
     listening page). The WER compared is the headline the runs were scored with: micro (pooled, MAPSSWE) or
-    macro (the mean of per-sentence WER, Wilcoxon)."""
+    macro (the mean of per-sentence WER, Wilcoxon). With `human`, the listeners' mean vote of each sentence rated
+    in both is one more metric, once for each pair of voices and condition."""
     margins = {**MARGINS, **(margins or {})}
     pairing = pair_groups(a, b, voices or {})
     by_b = {u.id: u for u in b.utterances}
     found, changes = [], []
+    rated: set[tuple[str, str, str]] = set()  # the listeners' metric, once for each pair of voices and condition
     for group_a, group_b in pairing.groups:
         in_a = {u.sentence_id: u for u in a.utterances if u.group == group_a}
         ids_b = {u.sentence_id for u in b.utterances if u.group == group_b}
@@ -350,6 +364,13 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
             both = [(p, q) for p, q in both if p is not None and q is not None]
             if both:
                 found.append(_paired_values(which, column, [p for p, _ in both], [q for _, q in both], n_boot, seed))
+        if human and (group_a[0], group_b[0], condition) not in rated:
+            ha, hb = human.of(a, group_a[0], condition), human.of(b, group_b[0], condition)
+            both = sorted(set(ha) & set(hb) & {x.sentence_id for x, _ in shared})
+            if both:
+                rated.add((group_a[0], group_b[0], condition))
+                found.append(_paired_values(which, human.metric, [ha[s] for s in both], [hb[s] for s in both],
+                                            n_boot, seed))
         changes += [Change(group=group, a=x, b=y, alignment_a=a.scores.alignment(x), alignment_b=b.scores.alignment(y))
                     for x, y in shared]
     better = {c: d.better for d in a.measures.values() for c in d.columns}

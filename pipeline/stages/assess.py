@@ -22,6 +22,7 @@ from pipeline.exec import executor
 from pipeline.exec.items import Item, Unusable, cached_map, tally
 from pipeline.io import audio
 from pipeline.measures import base as measures
+from pipeline.measures import calibration
 from pipeline.measures.assessor import Assessed, Assessor
 from pipeline.run import artifacts
 from pipeline.run.stage import Outcome, Stage
@@ -97,16 +98,42 @@ def run(cfg: Config, loaded: dict) -> Outcome:
                      notes=list(dict.fromkeys(notes[i])), values=values[i],
                      speaker_reference=s.speaker_reference or by_voice.get(s.voice, "")) for i, s in enumerate(speech)]
     out, vectors, declared = artifacts.files("measures", cfg)
-    records.write_csv(out, Measured, rows)
     buf = io.BytesIO()
     np.savez(buf, keys=np.array(list(embeddings), dtype=str),
              vectors=np.stack(list(embeddings.values())) if embeddings else np.zeros((0, 0), np.float32))
     store.write_bytes(vectors, buf.getvalue())
-    chosen = {name: measures.MEASURES.get(name) for name in sources}
-    store.write_json(declared, {name: d.described().as_json() for name, d in chosen.items()})
+    described = {name: measures.MEASURES.get(name).described() for name in sources}
+    fitted = calibrated(cfg, rows, described)
+    if fitted is not None:
+        described[calibration.NAME] = fitted
+    records.write_csv(out, Measured, rows)
+    store.write_json(declared, {name: d.as_json() for name, d in described.items()})
     return Outcome({**tally([r.status for r in rows], reused), "measures": list(sources)}, files, failed=failed)
+
+
+def calibrated(cfg: Config, rows: list[Measured], described: dict) -> measures.Described | None:
+    """The calibrated_<measure> columns of `assess.calibration`, added to each row (empty outside the range
+    each fit holds for); what they mean, or None when it fits none of the run's measures."""
+    if not cfg.assess.calibration:
+        return None
+    fits = [f for f in calibration.read(cfg.assess.calibration)
+            if any(f.measure in d.columns for d in described.values())]
+    if not fits:
+        return None
+    for row in rows:
+        for f in fits:
+            row.values[f.column] = f.apply(row.values.get(f.measure))
+    return measures.Described(name=calibration.NAME, columns={f.column: f.meaning() for f in fits},
+                              paper="ITU-T P.808 listening tests of this team's own listeners",
+                              better="higher", comparable="the listening test each column names, only")
+
+
+def environment(cfg: Config) -> dict:
+    """The calibration's content, which a path alone does not name."""
+    path = cfg.assess.calibration
+    return {"calibration_sha256": store.sha256_or_none(path)} if path else {}
 
 
 STAGE = Stage("assess", "each speech row scored by each selected measure (naturalness, speaker similarity), "
               "every utterance alone", reads=("speech",), makes=("measures",), config=("assess",), run=run,
-              models=models)
+              models=models, environment=environment)

@@ -35,12 +35,34 @@ def run(cfg: Config, loaded: dict) -> Outcome:
     page = html.render(html.Page(title=f"Speech evaluation: run {cfg.run}", scores=scores, stats=stats,
                                  score=cfg.score, config=loaded["plan"], versions=versions(), links=links,
                                  folder=out.parent, loss_log=loss_log, attention=loaded["attention"],
-                                 measures=declared, audio=carried, comparable=scores.comparable.get("line", "")))
+                                 measures=declared, audio=carried, comparable=scores.comparable.get("line", ""),
+                                 listening=listened(cfg)))
     store.write_text(out, page)
     if carried is None:
         log.warning("the report links its audio instead of carrying it (more than %d MB as FLAC): keep it in %s, "
                     "beside the audio folder", html.EMBED_LIMIT >> 20, out.parent)
     return Outcome({"report": str(out)})
+
+
+def listened(cfg: Config):
+    """What the listeners of `listening` said so far, or None."""
+    if not cfg.listening:
+        return None
+    from pipeline.listen import analysis, store
+
+    conn = store.connect(cfg.listening)
+    try:
+        return analysis.analyse(conn)
+    finally:
+        conn.close()
+
+
+def environment(cfg: Config) -> dict:
+    """Every report section, a plugin's too; and the listening test's votes so far, which a path does not name."""
+    from pipeline.listen import store
+
+    return {"sections": html.SECTIONS.names(), **({"listening": store.fingerprint(cfg.listening)}
+                                                  if cfg.listening else {})}
 
 
 def epilogue(cfg: Config) -> str:
@@ -57,5 +79,5 @@ def epilogue(cfg: Config) -> str:
 
 STAGE = Stage("report", "one self-contained HTML page of the scores and statistics; the terminal summary",
               reads=("scores", "statistics"), optional=("lm", "attention", "measures"),
-              makes=("report",), config=("run",), run=run, epilogue=epilogue,
-              environment=lambda cfg: {"sections": html.SECTIONS.names()})  # a plugin's section too
+              makes=("report",), config=("run", "listening"), run=run, epilogue=epilogue,
+              environment=environment)

@@ -1,0 +1,204 @@
+"""The listening-test server under load: N simulated listeners at once, on loopback, bounded in count and time.
+
+    python bench/listen_load.py [--listeners 50] [--sentences 20] [--seconds 120]
+
+Makes a MOS test of two voices (Piper joe and espeak, `sentences` Shakespeare lines each) with the code
+`listen create` runs, starts `listen serve` in its own process, and lets each listener do what the page does with
+no pause to listen: fetch a trial, fetch its audio, post its play and end events, vote; until every session is
+rated or `seconds` pass. The baseline, in the same run: one listener alone, and the server's static file under the
+same load (no database). Reports votes a second, the p50/p99 latency of the vote POST and of an audio fetch, and
+votes lost (acknowledged to a listener but not in the database afterwards: must be 0). Writes
+bench/out/listen_load.md. The goal on 2 cores: 50 listeners at a p99 vote latency under 50 ms."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import ROOT, cpu_name, shakespeare_lines, write_report
+
+sys.path.insert(0, str(ROOT))
+
+
+def make_test(path: Path, sentences: int) -> None:
+    from pipeline.listen import create
+    from pipeline.listen.kinds import KINDS
+    from pipeline.listen import store
+    from pipeline.tts import base
+
+    lines = shakespeare_lines(sentences, 4, 14)
+    by = {}
+    for system, voice in (("joe", base.load("piper:joe")), ("espeak", base.load("espeak:en-us"))):
+        for i, text in enumerate(lines):
+            samples, sr = voice.synthesize(text)
+            by.setdefault(system, {})[f"s{i:03d}"] = create.Clip("test", system, system, "", system, f"s{i:03d}",
+                                                                 f"{system}_{i}", text, {}, samples, sr)
+    options = create.Options(name="load", votes_per_clip=10, trials_per_session=20)
+    conn = store.connect(path, create=True)
+    try:
+        create.write(conn, KINDS.get("mos"), options, by, {}, sorted(by), sorted(by["joe"]), random.Random(1), "x" * 32,
+                     [])
+    finally:
+        conn.close()
+
+
+def invite(path: Path, n: int, prefix: str) -> list[str]:
+    from pipeline.listen import store
+
+    conn = store.connect(path)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        secrets = [store.invite(conn, f"{prefix}-{k}") for k in range(n)]
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return secrets
+
+
+def seconds_of(wav: bytes) -> float:
+    """A 16-bit mono WAV's length, from its header (the clips are written so)."""
+    return (len(wav) - 44) / 2 / int.from_bytes(wav[24:28], "little")
+
+
+async def listener(url: str, secret: str, deadline: float, took: dict, acked: list, speed: float) -> None:
+    import httpx
+
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        page = await client.get(f"/l/{secret}")
+        token = re.search(r'name="session-token" content="([^"]+)"', page.text).group(1)
+        headers = {"origin": url, "x-session-token": token}
+        while time.monotonic() < deadline:
+            trial = (await client.get("/api/trial")).json()
+            if trial["done"]:
+                return
+            for clip in trial["clips"]:
+                start = time.perf_counter()
+                wav = await client.get(f"/audio/{clip}")
+                assert wav.status_code == 200
+                took["audio"].append(time.perf_counter() - start)
+                for event in ("play", "ended"):
+                    await client.post("/api/play", json={"trial": trial["trial"], "clip": clip, "event": event},
+                                      headers=headers)
+                    if event == "play" and speed:
+                        await asyncio.sleep(seconds_of(wav.content) / speed)
+            start = time.perf_counter()
+            r = await client.post("/api/vote", json={"trial": trial["trial"], "value": random.randint(1, 5),
+                                                     "submission": f"sub-{trial['trial']}"}, headers=headers)
+            took["vote"].append(time.perf_counter() - start)
+            if r.status_code == 200:
+                acked.append((secret, trial["trial"]))
+
+
+async def static_probe(url: str, stop: asyncio.Event, took: list) -> None:
+    import httpx
+
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        while not stop.is_set():
+            start = time.perf_counter()
+            await client.get("/static/listen.css")
+            took.append(time.perf_counter() - start)
+            await asyncio.sleep(0.05)
+
+
+async def load(url: str, secrets: list[str], seconds: float, speed: float) -> tuple[dict, list, float, list]:
+    took, acked, probe = {"vote": [], "audio": []}, [], []
+    stop = asyncio.Event()
+    prober = asyncio.create_task(static_probe(url, stop, probe))
+    start = time.monotonic()
+    await asyncio.gather(*(listener(url, s, start + seconds, took, acked, speed) for s in secrets))
+    wall = time.monotonic() - start
+    stop.set()
+    await prober
+    return took, acked, wall, probe
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000 if ordered else float("nan")
+
+
+def load_average() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().split()[0]
+    except OSError:
+        return "?"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--listeners", type=int, default=50)
+    p.add_argument("--sentences", type=int, default=20)
+    p.add_argument("--speed", type=float, default=10, help="listeners hear each clip this many times faster than "
+                                                            "real time (default 10)")
+    p.add_argument("--seconds", type=float, default=120, help="the most each load runs")
+    args = p.parse_args()
+    if not 1 <= args.listeners <= 200:
+        raise SystemExit("--listeners: 1 to 200 (a load test stays bounded)")
+    work = Path(tempfile.mkdtemp(prefix="listen_load-"))
+    db = work / "load.db"
+    make_test(db, args.sentences)
+    loads = [("1 listener, no time to listen (baseline)", invite(db, 1, "alone"), 0),
+             (f"{args.listeners} listeners, each clip heard at {args.speed:g}× speed",
+              invite(db, args.listeners, "heard"), args.speed),
+             (f"{args.listeners} listeners, no time to listen", invite(db, args.listeners, "stress"), 0)]
+    from tests.listening import free_port, wait_for
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    before = load_average()
+    server = subprocess.Popen([sys.executable, str(ROOT / "run_pipeline.py"), "listen", "serve", str(db), "--port",
+                               str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    measured = []
+    try:
+        wait_for(url, server)
+        for name, secrets, speed in loads:
+            measured.append((name, *asyncio.run(load(url, secrets, args.seconds, speed))))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    conn = sqlite3.connect(db)
+    stored = {t for (t,) in conn.execute("SELECT l.name || ' ' || v.trial FROM votes v JOIN listeners l ON l.id = "
+                                         "v.listener")}
+    conn.close()
+    names = {secret: f"{prefix}-{k}" for (_, secrets, _), prefix in zip(loads, ("alone", "heard", "stress"))
+             for k, secret in enumerate(secrets)}
+    acked = [(names[secret], trial) for _, _, a, _, _ in measured for secret, trial in a]
+    lost = sum(f"{name} {trial}" not in stored for name, trial in acked)
+    lines = [f"# listen_load: {cpu_name()}; load average {before} before the run", "",
+             f"A MOS test of 2 voices × {args.sentences} sentences; a session is 20 test, 2 gold, 2 trapping and 3 "
+             "training trials. The listeners run in this process (httpx), the server in its own (uvicorn, one "
+             f"process; SQLite WAL, synchronous=FULL), on the same cores; each load is bounded at {args.seconds:.0f} "
+             "s.", "",
+             "| load | votes | votes/s | vote p50 ms | vote p99 ms | audio p50 ms | audio p99 ms | static p99 ms |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, took, a, wall, probe in measured:
+        lines.append(f"| {name} | {len(a)} | {len(a) / wall:.0f} | {pct(took['vote'], .5):.1f} | "
+                     f"{pct(took['vote'], .99):.1f} | {pct(took['audio'], .5):.1f} | {pct(took['audio'], .99):.1f} | "
+                     f"{pct(probe, .99):.1f} |")
+    goal = pct(measured[1][1]["vote"], .99)
+    lines += ["", "static: the server's stylesheet, fetched every 50 ms during the load (no database)",
+              f"p99 vote latency of the listening crowd against one listener alone: "
+              f"{goal / pct(measured[0][1]['vote'], .99):.1f}×",
+              f"votes lost: {lost} of {len(acked)} acknowledged",
+              f"goal ({args.listeners} listeners, p99 vote < 50 ms): {'met' if goal < 50 else 'not met'} "
+              f"({goal:.1f} ms); load average after {load_average()}"]
+    write_report("listen_load", lines, {"rows": [{"load": name, "votes": len(a), "wall_s": wall,
+                                                  "vote_p50_ms": pct(t["vote"], .5), "vote_p99_ms": pct(t["vote"], .99),
+                                                  "audio_p50_ms": pct(t["audio"], .5),
+                                                  "audio_p99_ms": pct(t["audio"], .99)}
+                                                 for name, t, a, wall, _ in measured], "lost": lost})
+    if lost:
+        raise SystemExit(f"{lost} acknowledged votes lost")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    main()

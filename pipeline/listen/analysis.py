@@ -1,0 +1,478 @@
+"""What a listening test says, from its votes (`listen results`, the report's listeners section, compare-runs):
+
+- P.808's acceptance rules, per listener: every recording played to its end, every trapping trial answered as it
+  asked, every gold trial within one point of its answer (a pair's preference: its answer), and ratings that vary
+  (variance at least MIN_VARIANCE); a listener who breaks one is left out, with each of their votes, and why;
+- MOS (or SMOS) per system with a 95% CI from a bootstrap that resamples listeners and sentences together (a
+  sentence's clips in every system move together), so that the interval holds for other listeners and other
+  sentences, not only these;
+- CMOS per pair of systems with the same CI and a paired test (Wilcoxon signed-rank on the sentences' means); A/B
+  preference with a two-sided binomial test; Bradley-Terry strengths with bootstrap CIs when more than two systems
+  are compared;
+- the listeners' agreement, Krippendorff's alpha (interval);
+- every automatic measure of the runs checked against the listeners: MSE, LCC, SRCC and KTAU at the utterance and
+  at the system level, as the VoiceMOS Challenge computes them (unilight/sheet's calculate_metrics.py), each with
+  a bootstrap CI; and a calibration: the least-squares line from the measure to this panel's scale, with its
+  uncertainty and the range of the measure it was fitted on."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from pipeline.listen.kinds import KINDS, Kind
+from pipeline.measures.calibration import Calibration
+from pipeline.listen.store import Test
+
+MIN_VARIANCE = 0.15  # P.808's toolkit: a listener whose ratings hardly vary did not listen
+N_BOOT = 1000
+SEED = 1337
+SIMILARITY = ("speaker_sim",)  # measures that predict SMOS; every other measure predicts MOS
+
+
+@dataclass(frozen=True)
+class Vote:
+    listener: int
+    name: str  # the listener's
+    trial: str
+    role: str
+    raw: int  # as clicked
+    value: int  # as the trial reads, once a pair's order is put right
+    expected: int | None
+    sentence: str
+    first: str  # clip ids, in the order the test made them
+    second: str | None
+    played: bool  # every recording of the trial played to its end before the vote
+
+
+@dataclass(frozen=True, kw_only=True)
+class SystemScore:
+    system: str  # run/voice
+    votes: int
+    clips: int
+    mean: float | None
+    ci95_low: float | None
+    ci95_high: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Excluded:
+    listener: str
+    votes: int
+    reasons: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairScore:
+    """Two systems compared on the same sentences: B against A (CMOS: B's quality relative to A's, −3…+3; A/B:
+    the share of votes that prefer B)."""
+    a: str
+    b: str
+    votes: int
+    mean: float | None  # CMOS: the mean of B − A; A/B: the share preferring B among those with a preference
+    ci95_low: float | None
+    ci95_high: float | None
+    prefer_a: int
+    prefer_b: int
+    no_preference: int
+    test: str  # Wilcoxon signed-rank on the sentences' means (CMOS), two-sided binomial (A/B)
+    p: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Strength:
+    system: str
+    score: float  # Bradley-Terry log-strength, the systems' mean at 0
+    ci95_low: float | None
+    ci95_high: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Agreement:
+    """One automatic measure against the listeners, as the VoiceMOS Challenge scores a predictor."""
+    measure: str
+    level: str  # utterance or system
+    n: int
+    mse: float | None
+    mse_ci95_low: float | None
+    mse_ci95_high: float | None
+    lcc: float | None
+    lcc_ci95_low: float | None
+    lcc_ci95_high: float | None
+    srcc: float | None
+    srcc_ci95_low: float | None
+    srcc_ci95_high: float | None
+    ktau: float | None
+    ktau_ci95_low: float | None
+    ktau_ci95_high: float | None
+
+
+@dataclass
+class Analysis:
+    test: str
+    kind: str
+    listeners: int
+    accepted: int
+    votes: int  # test votes of accepted listeners
+    excluded: list[Excluded] = field(default_factory=list)
+    systems: list[SystemScore] = field(default_factory=list)
+    pairs: list[PairScore] = field(default_factory=list)
+    strengths: list[Strength] = field(default_factory=list)
+    alpha: float | None = None  # Krippendorff's, interval
+    agreements: list[Agreement] = field(default_factory=list)
+    calibrations: list[Calibration] = field(default_factory=list)
+    clips: list[dict] = field(default_factory=list)  # each test clip: system, sentence, mean vote, its measures
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def votes_of(conn: sqlite3.Connection, kind: Kind) -> list[Vote]:
+    ended = {(r[0], r[1], r[2]) for r in conn.execute("SELECT listener, trial, clip FROM plays WHERE event = 'ended'")}
+    out = []
+    for r in conn.execute("SELECT v.listener, l.name, v.trial, t.role, v.value, t.expected, t.sentence_id, t.first, "
+                          "t.second, t.swapped FROM votes v JOIN trials t ON t.id = v.trial JOIN listeners l ON "
+                          "l.id = v.listener ORDER BY v.at"):
+        played = all((r[0], r[2], c) in ended for c in (r[7], r[8]) if c)
+        out.append(Vote(r[0], r[1], r[2], r[3], r[4], kind.oriented(r[4], bool(r[9])), r[5], r[6], r[7], r[8], played))
+    return out
+
+
+def acceptance(votes: list[Vote], kind: Kind) -> dict[int, list[str]]:
+    """Each listener who breaks a rule, and which."""
+    by: dict[int, list[Vote]] = defaultdict(list)
+    for v in votes:
+        by[v.listener].append(v)
+    out = {}
+    for listener, own in by.items():
+        reasons = []
+        unplayed = sum(not v.played for v in own)
+        if unplayed:
+            reasons.append(f"{unplayed} recording(s) not played to the end")
+        traps = [v for v in own if v.role == "trap"]
+        wrong = sum(v.raw != v.expected for v in traps)
+        if wrong:
+            reasons.append(f"{wrong} of {len(traps)} trapping trial(s) answered otherwise than asked")
+        golds = [v for v in own if v.role == "gold"]
+        tolerance = 0 if kind.pair and len(kind.values) <= 3 else 1
+        off = sum(abs(v.value - v.expected) > tolerance for v in golds)
+        if off:
+            reasons.append(f"{off} of {len(golds)} gold trial(s) more than {tolerance} from their answer")
+        rated = [v.value for v in own if v.role == "test"]
+        if not kind.pair and len(rated) >= 2 and np.var(rated) < MIN_VARIANCE:
+            reasons.append(f"ratings that hardly vary (variance {np.var(rated):.2f} < {MIN_VARIANCE})")
+        if reasons:
+            out[listener] = reasons
+    return out
+
+
+def clip_table(conn: sqlite3.Connection) -> dict[str, dict]:
+    return {r["id"]: {"system": r["system"], "sentence": r["sentence_id"], "run": r["run"],
+                      "run_folder": r["run_folder"], "voice": r["voice"], "utterance_id": r["utterance_id"],
+                      "source_sha256": r["source_sha256"], "measures": json.loads(r["measures"])}
+            for r in conn.execute("SELECT id, system, sentence_id, run, run_folder, voice, utterance_id, "
+                                  "source_sha256, measures FROM clips WHERE role = 'test'")}
+
+
+def resampled_weights(listeners: np.ndarray, items: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """(n_boot, votes): how many times each vote is drawn when listeners and items are resampled together, each
+    with replacement: a vote counts as often as its listener times its item."""
+    rng = np.random.default_rng(seed)
+    ln, inn = listeners.max() + 1, items.max() + 1
+    wl = np.stack([np.bincount(rng.integers(0, ln, ln), minlength=ln) for _ in range(n_boot)])
+    wi = np.stack([np.bincount(rng.integers(0, inn, inn), minlength=inn) for _ in range(n_boot)])
+    return wl[:, listeners] * wi[:, items]
+
+
+def interval(draws: np.ndarray) -> tuple[float | None, float | None]:
+    draws = draws[np.isfinite(draws)]
+    if not len(draws):
+        return None, None
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return round(float(low), 4), round(float(high), 4)
+
+
+def index(values: list) -> tuple[np.ndarray, list]:
+    names = sorted(set(values))
+    at = {n: i for i, n in enumerate(names)}
+    return np.array([at[v] for v in values]), names
+
+
+def system_scores(kept: list[Vote], clips: dict, n_boot: int, seed: int) -> list[SystemScore]:
+    """Each system's mean vote, with the listeners-and-sentences bootstrap."""
+    if not kept:
+        return []
+    listeners, _ = index([v.listener for v in kept])
+    items, _ = index([v.sentence for v in kept])
+    systems, names = index([clips[v.second or v.first]["system"] for v in kept])
+    values = np.array([v.value for v in kept], dtype=float)
+    weights = resampled_weights(listeners, items, n_boot, seed)
+    out = []
+    for s, name in enumerate(names):
+        mine = systems == s
+        w = weights[:, mine]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = (w * values[mine]).sum(axis=1) / w.sum(axis=1)
+        low, high = interval(means)
+        out.append(SystemScore(system=name, votes=int(mine.sum()),
+                               clips=len({v.second or v.first for v, m in zip(kept, mine) if m}),
+                               mean=round(float(values[mine].mean()), 4), ci95_low=low, ci95_high=high))
+    return out
+
+
+def pair_scores(kept: list[Vote], clips: dict, kind: Kind, n_boot: int, seed: int) -> list[PairScore]:
+    from scipy.stats import binomtest, wilcoxon
+
+    by: dict[tuple[str, str], list[Vote]] = defaultdict(list)
+    for v in kept:
+        by[clips[v.first]["system"], clips[v.second]["system"]].append(v)
+    out = []
+    for (a, b), own in sorted(by.items()):
+        listeners, _ = index([v.listener for v in own])
+        items, _ = index([v.sentence for v in own])
+        weights = resampled_weights(listeners, items, n_boot, seed)
+        ccr = kind_ccr(kind)
+        first = sum((v.value < 0) if ccr else (v.value == 1) for v in own)  # votes preferring A
+        second = sum((v.value > 0) if ccr else (v.value == 2) for v in own)
+        none = len(own) - first - second
+        if ccr:
+            values = np.array([v.value for v in own], dtype=float)
+            per = defaultdict(list)
+            for v in own:
+                per[v.sentence].append(v.value)
+            means = [np.mean(x) for x in per.values()]
+            p = float(wilcoxon(means, zero_method="zsplit").pvalue) if any(means) else 1.0
+            mean, test = float(values.mean()), "Wilcoxon signed-rank on the sentences' means"
+        else:
+            keep = np.array([v.value != 0 for v in own])
+            values = np.array([1.0 if v.value == 2 else 0.0 for v in own if v.value != 0])
+            weights = weights[:, keep]
+            p = float(binomtest(second, first + second).pvalue) if first + second else None
+            mean, test = (float(values.mean()) if len(values) else None), "binomial, two-sided"
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws = (weights * values).sum(axis=1) / weights.sum(axis=1)
+        low, high = interval(draws)
+        out.append(PairScore(a=a, b=b, votes=len(own), mean=None if mean is None else round(mean, 4), ci95_low=low,
+                             ci95_high=high, prefer_a=first, prefer_b=second, no_preference=none, test=test,
+                             p=None if p is None else float(f"{p:.4g}")))
+    return out
+
+
+def kind_ccr(kind: Kind) -> bool:
+    return min(kind.values) < 0
+
+
+def bradley_terry(wins: np.ndarray, iterations: int = 500) -> np.ndarray:
+    """Log-strengths (mean 0) from wins[i, j], the times i was preferred to j (a tie is half to each), by Hunter's
+    minorization-maximization."""
+    n = len(wins)
+    games = wins + wins.T
+    strength = np.ones(n)
+    for _ in range(iterations):
+        total = wins.sum(axis=1)
+        denominator = np.array([sum(games[i, j] / (strength[i] + strength[j]) for j in range(n) if j != i and
+                                    games[i, j]) for i in range(n)])
+        updated = np.where(denominator > 0, total / np.where(denominator > 0, denominator, 1), strength)
+        updated = np.maximum(updated, 1e-12)
+        updated /= np.exp(np.mean(np.log(updated)))
+        if np.allclose(updated, strength, rtol=1e-10, atol=1e-12):
+            break
+        strength = updated
+    return np.log(strength)
+
+
+def strengths(kept: list[Vote], clips: dict, kind: Kind, n_boot: int, seed: int) -> list[Strength]:
+    systems = sorted({clips[v.first]["system"] for v in kept} | {clips[v.second]["system"] for v in kept})
+    if len(systems) < 3:
+        return []
+    at = {s: i for i, s in enumerate(systems)}
+
+    def wins_of(sample: list[Vote]) -> np.ndarray:
+        wins = np.zeros((len(systems), len(systems)))
+        for v in sample:
+            a, b = at[clips[v.first]["system"]], at[clips[v.second]["system"]]
+            better = (v.value > 0) if kind_ccr(kind) else (v.value == 2)
+            worse = (v.value < 0) if kind_ccr(kind) else (v.value == 1)
+            if better:
+                wins[b, a] += 1
+            elif worse:
+                wins[a, b] += 1
+            else:
+                wins[a, b] += 0.5
+                wins[b, a] += 0.5
+        return wins
+
+    point = bradley_terry(wins_of(kept))
+    rng = np.random.default_rng(seed)
+    listeners = sorted({v.listener for v in kept})
+    sentences = sorted({v.sentence for v in kept})
+    draws = []
+    for _ in range(min(n_boot, 200)):  # each draw is an MM fit: 200 make the interval, at a few ms each
+        lw = defaultdict(int, zip(*np.unique(rng.choice(listeners, len(listeners)), return_counts=True)))
+        sw = defaultdict(int, zip(*np.unique(rng.choice(sentences, len(sentences)), return_counts=True)))
+        sample = [v for v in kept for _ in range(lw[v.listener] * sw[v.sentence])]
+        draws.append(bradley_terry(wins_of(sample)))
+    draws = np.array(draws)
+    return [Strength(system=s, score=round(float(point[i]), 4), ci95_low=interval(draws[:, i])[0],
+                     ci95_high=interval(draws[:, i])[1]) for i, s in enumerate(systems)]
+
+
+def krippendorff_interval(units: list[list[float]]) -> float | None:
+    """Krippendorff's alpha for interval data: 1 − observed / expected disagreement, over the units (a trial's
+    votes) that have two values or more."""
+    pairable = [np.asarray(u, dtype=float) for u in units if len(u) >= 2]
+    if not pairable:
+        return None
+    values = np.concatenate(pairable)
+    n = len(values)
+    observed = sum(((u[:, None] - u[None, :]) ** 2).sum() / (len(u) - 1) for u in pairable) / n
+    expected = ((values[:, None] - values[None, :]) ** 2).sum() / (n * (n - 1))
+    return None if expected == 0 else round(float(1 - observed / expected), 4)
+
+
+def metrics(human: np.ndarray, predicted: np.ndarray) -> tuple[float, float, float, float]:
+    """MSE, LCC, SRCC, KTAU, as unilight/sheet's calculate_metrics.py computes them."""
+    from scipy.stats import kendalltau, spearmanr
+
+    return (float(np.mean((human - predicted) ** 2)), float(np.corrcoef(human, predicted)[0][1]),
+            float(spearmanr(human, predicted)[0]), float(kendalltau(human, predicted)[0]))
+
+
+def agreements(per_clip: list[dict], measure: str, n_boot: int, seed: int) -> list[Agreement]:
+    rows = [c for c in per_clip if c["measures"].get(measure) is not None]
+    if len(rows) < 3:
+        return []
+    human = np.array([c["mean"] for c in rows])
+    predicted = np.array([c["measures"][measure] for c in rows], dtype=float)
+    systems = sorted({c["system"] for c in rows})
+    which = np.array([systems.index(c["system"]) for c in rows])
+
+    def system_level(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        present = [s for s in range(len(systems)) if np.any(which[idx] == s)]
+        return (np.array([human[idx][which[idx] == s].mean() for s in present]),
+                np.array([predicted[idx][which[idx] == s].mean() for s in present]))
+
+    rng = np.random.default_rng(seed)
+    draws = {"utterance": [], "system": []}
+    for _ in range(n_boot):
+        idx = rng.integers(0, len(rows), len(rows))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws["utterance"].append(metrics(human[idx], predicted[idx]))
+            h, p = system_level(idx)
+            if len(h) >= 3:
+                draws["system"].append(metrics(h, p))
+    out = []
+    for level, (h, p) in (("utterance", (human, predicted)), ("system", system_level(np.arange(len(rows))))):
+        if len(h) < 3:
+            continue
+        point = metrics(h, p)
+        cis = np.array(draws[level]) if draws[level] else np.zeros((0, 4))
+        figures = {}
+        for k, name in enumerate(("mse", "lcc", "srcc", "ktau")):
+            figures[name] = None if np.isnan(point[k]) else round(point[k], 4)
+            figures[f"{name}_ci95_low"], figures[f"{name}_ci95_high"] = interval(cis[:, k])
+        out.append(Agreement(measure=measure, level=level, n=len(h), **figures))
+    return out
+
+
+def calibration(per_clip: list[dict], measure: str, test: str, kind: str, n_boot: int,
+                seed: int) -> Calibration | None:
+    """The least-squares line from the measure to the clips' mean votes, with a bootstrap over clips."""
+    rows = [c for c in per_clip if c["measures"].get(measure) is not None]
+    x = np.array([c["measures"][measure] for c in rows], dtype=float)
+    y = np.array([c["mean"] for c in rows])
+    if len(rows) < 3 or np.ptp(x) == 0:
+        return None
+    slope, intercept = np.polyfit(x, y, 1)
+    rng = np.random.default_rng(seed)
+    fits = []
+    for _ in range(n_boot):
+        idx = rng.integers(0, len(x), len(x))
+        if np.ptp(x[idx]) > 0:
+            fits.append(np.polyfit(x[idx], y[idx], 1))
+    fits = np.array(fits).reshape(-1, 2)
+    (slope_low, slope_high), (intercept_low, intercept_high) = interval(fits[:, 0]), interval(fits[:, 1])
+    residual = y - (intercept + slope * x)
+    return Calibration(measure=measure, test=test, kind=kind, intercept=round(float(intercept), 4),
+                       slope=round(float(slope), 4), intercept_ci95_low=intercept_low,
+                       intercept_ci95_high=intercept_high, slope_ci95_low=slope_low, slope_ci95_high=slope_high,
+                       residual_sd=round(float(np.std(residual, ddof=2)), 4), low=round(float(x.min()), 4),
+                       high=round(float(x.max()), 4), clips=len(x))
+
+
+def analyse(conn: sqlite3.Connection, n_boot: int = N_BOOT, seed: int = SEED) -> Analysis:
+    test = Test.read(conn)
+    kind = KINDS.get(test.kind)
+    votes = votes_of(conn, kind)
+    clips = clip_table(conn)
+    left_out = acceptance(votes, kind)
+    names = {v.listener: v.name for v in votes}
+    kept = [v for v in votes if v.role == "test" and v.listener not in left_out]
+    result = Analysis(test=test.name, kind=kind.name, listeners=len(names), accepted=len(names) - len(left_out),
+                      votes=len(kept),
+                      excluded=[Excluded(listener=names[l], votes=sum(v.listener == l for v in votes), reasons=r)
+                                for l, r in sorted(left_out.items())])
+    by_trial: dict[str, list[float]] = defaultdict(list)
+    for v in kept:
+        by_trial[v.trial].append(v.value)
+    result.alpha = krippendorff_interval(list(by_trial.values()))
+    if kind.pair:
+        result.pairs = pair_scores(kept, clips, kind, n_boot, seed)
+        result.strengths = strengths(kept, clips, kind, n_boot, seed)
+        return result
+    result.systems = system_scores(kept, clips, n_boot, seed)
+    per_clip: dict[str, list[float]] = defaultdict(list)
+    for v in kept:
+        per_clip[v.second or v.first].append(v.value)
+    result.clips = [{**clips[c], "clip": c, "mean": round(float(np.mean(x)), 4), "votes": len(x)}
+                    for c, x in sorted(per_clip.items())]
+    measures = sorted({m for c in result.clips for m, value in c["measures"].items() if value is not None
+                       and (m in SIMILARITY) == kind.reference})
+    for m in measures:
+        result.agreements += agreements(result.clips, m, n_boot, seed)
+        fit = calibration(result.clips, m, test.name, kind.name, n_boot, seed)
+        if fit is not None:
+            result.calibrations.append(fit)
+    return result
+
+
+def human(conn: sqlite3.Connection, runs: list) -> tuple[object | None, list[str]]:
+    """The accepted listeners' mean vote of each sentence of these runs (scoring.runs.Run), for compare-runs,
+    and what could not be used: a pair test has no score of one system, and a clip whose run's audio changed since
+    the test was made rates audio the run no longer has."""
+    from pipeline.core import store as files
+    from pipeline.scoring.runs import Human
+
+    test = Test.read(conn)
+    kind = KINDS.get(test.kind)
+    if kind.pair:
+        return None, [f"listening test {test.name!r} is a {kind.name} test: it scores pairs, not each run alone"]
+    votes = votes_of(conn, kind)
+    left_out = acceptance(votes, kind)
+    clips = clip_table(conn)
+    per_clip: dict[str, list[int]] = defaultdict(list)
+    for v in votes:
+        if v.role == "test" and v.listener not in left_out:
+            per_clip[v.second or v.first].append(v.value)
+    heard = {u.id: (run, u) for run in runs for u in run.utterances}
+    means: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
+    changed = 0
+    for cid, values in per_clip.items():
+        clip = clips[cid]
+        found = heard.get(clip["utterance_id"])
+        if found is None or str(found[0].folder.resolve()) != clip["run_folder"]:
+            continue
+        run, u = found
+        if files.sha256_or_none(run.audio(u.audio_path)) != clip["source_sha256"]:
+            changed += 1
+            continue
+        means[clip["run_folder"], u.voice, u.condition][clip["sentence"]] = float(np.mean(values))
+    notes = [f"listening test {test.name!r}: {changed} rated clip(s) left out, their run's audio changed since the "
+             "test was made"] if changed else []
+    if not means:
+        notes.append(f"listening test {test.name!r} rated none of these runs' audio")
+        return None, notes
+    return Human(metric=f"listeners_{kind.name}", test=test.name, means=dict(means)), notes

@@ -1,0 +1,81 @@
+"use strict";
+// The listener's page: one trial at a time. An answer can be given once every recording of the trial has been
+// played to its end (the server checks it too); every text is set as text, never as HTML.
+const token = document.querySelector('meta[name="session-token"]').content;
+const $ = (id) => document.getElementById(id);
+
+function newId() {
+  const bytes = new Uint8Array(18);
+  crypto.getRandomValues(bytes);
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+async function post(path, body) {
+  for (let attempt = 0; ; attempt++) {  // the same body again after a lost answer: the server keeps it once
+    try {
+      const r = await fetch(path, {method: "POST", credentials: "same-origin",
+        headers: {"content-type": "application/json", "x-session-token": token}, body: JSON.stringify(body)});
+      if (r.status < 500) return r;
+    } catch (e) { /* the network: try again */ }
+    if (attempt >= 20) throw new Error("the server does not answer");
+    await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** attempt, 5000)));
+  }
+}
+
+async function next() {
+  const r = await fetch("/api/trial", {credentials: "same-origin"});
+  const t = await r.json();
+  const clips = $("clips"), answers = $("answers");
+  clips.replaceChildren();
+  answers.replaceChildren();
+  if (t.error) { $("status").textContent = t.error; return; }
+  if (t.done) {
+    $("progress").textContent = "";
+    $("title").textContent = "Thank you: every trial is rated.";
+    document.body.dataset.done = "1";
+    return;
+  }
+  $("progress").textContent = `Trial ${t.position} of ${t.total}`;
+  $("title").textContent = t.title;
+  const played = new Set();
+  const buttons = t.scale.map(([value, label]) => {
+    const b = document.createElement("button");
+    b.textContent = label;
+    b.disabled = true;
+    b.dataset.value = value;
+    b.addEventListener("click", () => answer(t.trial, value, buttons));
+    answers.append(b);
+    return b;
+  });
+  t.clips.forEach((id, i) => {
+    const row = document.createElement("div"), name = document.createElement("span");
+    const a = document.createElement("audio");
+    row.className = "clip";
+    name.textContent = t.names[i];
+    a.controls = true;
+    a.preload = "auto";
+    a.src = `/audio/${id}`;
+    a.dataset.clip = id;
+    let reached = 0;  // no skipping ahead: a recording counts as heard when it was played to its end
+    a.addEventListener("timeupdate", () => { if (!a.seeking) reached = Math.max(reached, a.currentTime); });
+    a.addEventListener("seeking", () => { if (a.currentTime > reached + 0.5) a.currentTime = reached; });
+    a.addEventListener("play", () => post("/api/play", {trial: t.trial, clip: id, event: "play"}));
+    a.addEventListener("ended", async () => {
+      await post("/api/play", {trial: t.trial, clip: id, event: "ended"});
+      played.add(id);
+      if (played.size === t.clips.length) buttons.forEach((b) => { b.disabled = false; });
+    });
+    row.append(name, a);
+    clips.append(row);
+  });
+}
+
+async function answer(trial, value, buttons) {
+  buttons.forEach((b) => { b.disabled = true; });
+  const r = await post("/api/vote", {trial, value, submission: newId()});
+  if (!r.ok) { $("status").textContent = (await r.json()).error; return; }
+  $("status").textContent = "";
+  next();
+}
+
+next();

@@ -1,0 +1,79 @@
+"""What the listeners said (a listening test, `listening = "TEST.db"`; pipeline/listen/): each system's MOS or
+SMOS with its CI, CMOS and A/B, who was left out and why, the listeners' agreement, every measure of the run
+checked against them with a scatter, and each measure on their scale. `listen results` writes the same as
+results.html."""
+from __future__ import annotations
+
+import html
+
+from pipeline.render.html import SECTIONS, STYLE, Page, Section, _cell, _img, _interval, table
+
+
+def _ci(value, low, high) -> str:
+    return html.escape(_interval(value, low, high))
+
+
+def fragment(found) -> str:
+    from pipeline.listen.results import ranking
+    from pipeline.render import plots
+
+    scale = found.kind.upper()
+    parts = [f"<h2>Listeners: {html.escape(found.test)}</h2>",
+             f"<p>A {html.escape(scale)} test: {found.listeners} listener(s), {found.accepted} accepted by "
+             f"P.808's rules, {found.votes} test votes kept. Intervals are 95% bootstrap CIs that resample "
+             "listeners and sentences together.</p>"]
+    if found.excluded:
+        parts.append("<p>Left out, with every vote of theirs:</p>" + table(
+            found.excluded, ["listener", "votes", "reasons"],
+            {"reasons": lambda e: html.escape("; ".join(e.reasons))}))
+    if found.systems:
+        parts.append(table(found.systems, ["system", "votes", "clips", "mean"],
+                           {"mean": lambda s: _ci(s.mean, s.ci95_low, s.ci95_high)},
+                           {"mean": f"{scale} [95% CI]"}))
+    if found.pairs:
+        parts.append(table(found.pairs, ["a", "b", "votes", "mean", "prefer_a", "prefer_b", "no_preference", "test",
+                                         "p"],
+                           {"mean": lambda p: _ci(p.mean, p.ci95_low, p.ci95_high)},
+                           {"mean": "CMOS (B − A) [95% CI]" if found.kind == "cmos" else "share preferring B"}))
+    if found.strengths:
+        parts.append("<p>Bradley–Terry log-strengths (mean 0):</p>" + table(
+            found.strengths, ["system", "score"], {"score": lambda s: _ci(s.score, s.ci95_low, s.ci95_high)}))
+    if found.alpha is not None:
+        parts.append(f"<p>The listeners' agreement: Krippendorff's α (interval) = {_cell(found.alpha)}.</p>")
+    if found.agreements:
+        parts.append("<p>Each measure against the listeners, as the VoiceMOS Challenge scores a predictor "
+                     "(utterance level: each clip's mean vote; system level: each system's mean):</p>" + table(
+                         found.agreements, ["measure", "level", "n", "mse", "lcc", "srcc", "ktau"],
+                         {k: (lambda a, k=k: _ci(getattr(a, k), getattr(a, f"{k}_ci95_low"),
+                                                 getattr(a, f"{k}_ci95_high"))) for k in ("mse", "lcc", "srcc",
+                                                                                          "ktau")},
+                         {k: f"{k.upper()} [95% CI]" for k in ("mse", "lcc", "srcc", "ktau")}))
+        ranks = ranking(found)
+        if ranks:
+            parts.append("<p>" + "<br>".join(html.escape(line) for line in ranks.splitlines()) + "</p>")
+        fits = {c.measure: c for c in found.calibrations}
+        parts.append(_img(plots.predicted_vs_listeners(found.clips, list(dict.fromkeys(
+            a.measure for a in found.agreements)), fits), "predicted against the listeners"))
+    if found.calibrations:
+        parts.append(f"<p>Each measure on this panel's {scale} scale (least squares on the clips' means; it holds "
+                     "only over the range it was fitted on). <code>assess.calibration</code> adds these as "
+                     "<code>calibrated_&lt;measure&gt;</code> columns to a run.</p>" + table(
+                         found.calibrations, ["measure", "intercept", "slope", "residual_sd", "low", "high", "clips"],
+                         {"intercept": lambda c: _ci(c.intercept, c.intercept_ci95_low, c.intercept_ci95_high),
+                          "slope": lambda c: _ci(c.slope, c.slope_ci95_low, c.slope_ci95_high)},
+                         {"low": "fitted from", "high": "to"}))
+    return "".join(parts)
+
+
+def page(found) -> str:
+    """results.html: the section alone, as its own page."""
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(found.test)}: '
+            f'listening test</title><link rel="icon" href="data:,"><style>{STYLE}</style></head><body>'
+            f"{fragment(found)}</body></html>\n")
+
+
+def render(page_: Page) -> str:
+    return fragment(page_.listening) if page_.listening is not None else ""
+
+
+SECTIONS.register(Section("listeners", 75, (), render))

@@ -178,3 +178,29 @@ def test_a_calibration_is_the_least_squares_line_and_holds_only_over_its_range()
     assert Calibration(**fit.as_json()) == fit
     with pytest.raises(ValueError):
         Calibration(**{**fit.as_json(), "clips": 2})
+
+
+def test_three_systems_get_bradley_terry_strengths_in_their_order_with_intervals():
+    import choix
+
+    rng = np.random.default_rng(8)
+    strength = {"A": 0.9, "B": 0.1, "C": -0.8}
+    ab = KINDS.get("ab")
+    clips, votes, comparisons = {}, [], []
+    names = sorted(strength)
+    for i in range(12):
+        for x, y in (("A", "B"), ("A", "C"), ("B", "C")):
+            clips[f"{x}{i}"], clips[f"{y}{i}"] = {"system": x}, {"system": y}
+            for listener in range(6):
+                second_wins = rng.random() < 1 / (1 + np.exp(strength[x] - strength[y]))
+                votes.append(vote(listener, 2 if second_wins else 1, sentence=f"s{i}", first=f"{x}{i}",
+                                  second=f"{y}{i}"))
+                winner, loser = (y, x) if second_wins else (x, y)
+                comparisons.append((names.index(winner), names.index(loser)))
+    found = {s.system: s for s in analysis.strengths(votes, clips, ab, n_boot=200, seed=0)}
+    theirs = choix.mm_pairwise(3, comparisons, alpha=0, tol=1e-12, max_iter=10000)
+    for k, name in enumerate(names):
+        assert found[name].score == pytest.approx(theirs[k] - theirs.mean(), abs=1e-3)
+        assert found[name].ci95_low < found[name].score < found[name].ci95_high
+    assert found["A"].score > found["B"].score > found["C"].score
+    assert found["C"].ci95_high < found["A"].ci95_low

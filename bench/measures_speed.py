@@ -23,6 +23,7 @@ import numpy as np
 from common import ROOT, cpu_name, shakespeare_lines, write_report
 
 sys.path.insert(0, str(ROOT))
+from tests.helpers import distillmos_reference  # noqa: E402 (the tests' reference: the package's own model)
 
 
 def clips(n: int) -> list[np.ndarray]:
@@ -70,7 +71,7 @@ def main() -> None:
     sim = Assessor("speaker_sim", base.MEASURES.get("speaker_sim").source())
     sim.work([(xs[0], None, "")])
     t_sim = timed(lambda: sim.work([(x, None, "") for x in xs]))
-    package, torch = distillmos_package(), __import__("torch")
+    package, torch = distillmos_reference(), __import__("torch")
     torch.set_num_threads(os.cpu_count() or 1)  # the package's own call, as its users call it: every core
     package(xs[0])
     distill_theirs: list[float] = []
@@ -109,28 +110,6 @@ def main() -> None:
                                            "ours_stage_s": t_par, "speaker_sim_s": t_sim, "transcribe_s": t_asr,
                                            "max_abs_diff": worst, "distillmos_s": t_dm_ref, "distill_mos_s": t_dm,
                                            "distill_mos_max_abs_diff": dm_worst})
-
-
-def distillmos_package():
-    """distillmos's own model, per clip. Its module imports torchaudio for its command-line reader alone, which no
-    wheel provides beside this project's torch: for that import, in this process, the name is an empty module."""
-    import types
-
-    import torch
-
-    saved = sys.modules.get("torchaudio")
-    sys.modules["torchaudio"] = types.ModuleType("torchaudio")
-    try:
-        from distillmos.sqa import ConvTransformerSQAModel
-    finally:
-        if saved is None:
-            del sys.modules["torchaudio"]
-    model = ConvTransformerSQAModel().eval()
-
-    def score(x: np.ndarray) -> float:
-        with torch.no_grad():
-            return float(model(torch.from_numpy(np.asarray(x, dtype=np.float32))[None]))
-    return score
 
 
 if __name__ == "__main__":

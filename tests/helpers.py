@@ -63,3 +63,29 @@ def unpunctuated_speech(chars: int) -> str:
 def write_sentences(path: Path, lines=SENTENCES) -> Path:
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def distillmos_reference():
+    """The distillmos package's own model, as a function of a 16 kHz clip. Its module imports torchaudio for its
+    command-line reader alone, and no torchaudio runs beside this project's torch (docs/statistics.md): for the
+    duration of that import, in this process only, the name stands for an empty module. Nothing is installed."""
+    import types
+
+    import numpy as np
+    import torch
+
+    saved = sys.modules.get("torchaudio")
+    sys.modules["torchaudio"] = types.ModuleType("torchaudio")
+    try:
+        from distillmos.sqa import ConvTransformerSQAModel
+    finally:
+        if saved is None:
+            del sys.modules["torchaudio"]
+        else:
+            sys.modules["torchaudio"] = saved
+    model = ConvTransformerSQAModel().eval()
+
+    def score(x) -> float:
+        with torch.no_grad():
+            return float(model(torch.from_numpy(np.asarray(x, dtype=np.float32))[None]))
+    return score

@@ -4,14 +4,13 @@ alone; its bad inputs; its weights' damage found before any work; its column in 
 import os
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from pipeline.measures import base
-from tests.helpers import OWN_CACHE, ROOT, TINY, write_sentences
+from tests.helpers import OWN_CACHE, ROOT, TINY, distillmos_reference, write_sentences
 from tests.test_measures import noisy, voices_speech  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.slow
@@ -19,26 +18,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def theirs():
-    """The package's own ConvTransformerSQAModel. Its module imports torchaudio for its command-line reader alone,
-    and no torchaudio runs beside this project's torch (docs/statistics.md): for the duration of that import, in
-    this test's process only, the name stands for an empty module. Nothing is installed."""
-    import torch
-
-    saved = sys.modules.get("torchaudio")
-    sys.modules["torchaudio"] = types.ModuleType("torchaudio")
-    try:
-        from distillmos.sqa import ConvTransformerSQAModel
-    finally:
-        if saved is None:
-            del sys.modules["torchaudio"]
-        else:
-            sys.modules["torchaudio"] = saved
-    model = ConvTransformerSQAModel().eval()
-
-    def score(x: np.ndarray) -> float:
-        with torch.no_grad():
-            return float(model(torch.from_numpy(np.asarray(x, dtype=np.float32))[None]))
-    return score
+    """The package's own ConvTransformerSQAModel (tests/helpers.py: how it is imported without torchaudio)."""
+    return distillmos_reference()
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,12 @@
     python bench/listen_load.py [--listeners 50] [--sentences 20] [--seconds 120]
 
 Makes a MOS test of two voices (Piper joe and espeak, `sentences` Shakespeare lines each) with the code
-`listen create` runs, starts `listen serve` in its own process, and lets each listener do what the page does with
-no pause to listen: fetch a trial, fetch its audio, post its play and end events, vote; until every session is
-rated or `seconds` pass. The baseline, in the same run: one listener alone, and the server's static file under the
-same load (no database). Reports votes a second, the p50/p99 latency of the vote POST and of an audio fetch, and
+`listen create` runs, starts `listen serve` in its own process, and lets each listener do what the page does:
+start their session, fetch a trial, fetch its audio, post its play event, wait the clip's length (the server takes
+no vote for a clip ended sooner), post its end, vote; until every session is rated or `seconds` pass. A third load
+does not wait: each of its votes is refused (409), and it measures the server under a crowd as fast as it answers.
+The baseline, in the same run: one listener alone, and the server's static file under the same load (no
+database). Reports votes a second, the p50/p99 latency of the vote POST and of an audio fetch, and
 votes lost (acknowledged to a listener but not in the database afterwards: must be 0). Writes
 bench/out/listen_load.md. The goal on 2 cores: 50 listeners at a p99 vote latency under 50 ms."""
 from __future__ import annotations
@@ -15,7 +17,6 @@ import argparse
 import asyncio
 import os
 import random
-import re
 import sqlite3
 import subprocess
 import sys
@@ -45,7 +46,7 @@ def make_test(path: Path, sentences: int) -> None:
     conn = store.connect(path, create=True)
     try:
         create.write(conn, KINDS.get("mos"), options, by, {}, sorted(by), sorted(by["joe"]), random.Random(1), "x" * 32,
-                     [])
+                     [], max(c.sr for clips in by.values() for c in clips.values()))
     finally:
         conn.close()
 
@@ -68,12 +69,12 @@ def seconds_of(wav: bytes) -> float:
     return (len(wav) - 44) / 2 / int.from_bytes(wav[24:28], "little")
 
 
-async def listener(url: str, secret: str, deadline: float, took: dict, acked: list, speed: float) -> None:
+async def listener(url: str, secret: str, deadline: float, took: dict, acked: list, hear: bool) -> None:
     import httpx
 
     async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-        page = await client.get(f"/l/{secret}")
-        token = re.search(r'name="session-token" content="([^"]+)"', page.text).group(1)
+        await client.get(f"/l/{secret}")
+        token = (await client.post(f"/l/{secret}/start", headers={"origin": url})).json()["token"]
         headers = {"origin": url, "x-session-token": token}
         while time.monotonic() < deadline:
             trial = (await client.get("/api/trial")).json()
@@ -87,8 +88,8 @@ async def listener(url: str, secret: str, deadline: float, took: dict, acked: li
                 for event in ("play", "ended"):
                     await client.post("/api/play", json={"trial": trial["trial"], "clip": clip, "event": event},
                                       headers=headers)
-                    if event == "play" and speed:
-                        await asyncio.sleep(seconds_of(wav.content) / speed)
+                    if event == "play" and hear:
+                        await asyncio.sleep(seconds_of(wav.content))
             start = time.perf_counter()
             r = await client.post("/api/vote", json={"trial": trial["trial"], "value": random.randint(1, 5),
                                                      "submission": f"sub-{trial['trial']}"}, headers=headers)
@@ -108,12 +109,12 @@ async def static_probe(url: str, stop: asyncio.Event, took: list) -> None:
             await asyncio.sleep(0.05)
 
 
-async def load(url: str, secrets: list[str], seconds: float, speed: float) -> tuple[dict, list, float, list]:
+async def load(url: str, secrets: list[str], seconds: float, hear: bool) -> tuple[dict, list, float, list]:
     took, acked, probe = {"vote": [], "audio": []}, [], []
     stop = asyncio.Event()
     prober = asyncio.create_task(static_probe(url, stop, probe))
     start = time.monotonic()
-    await asyncio.gather(*(listener(url, s, start + seconds, took, acked, speed) for s in secrets))
+    await asyncio.gather(*(listener(url, s, start + seconds, took, acked, hear) for s in secrets))
     wall = time.monotonic() - start
     stop.set()
     await prober
@@ -136,8 +137,6 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--listeners", type=int, default=50)
     p.add_argument("--sentences", type=int, default=20)
-    p.add_argument("--speed", type=float, default=10, help="listeners hear each clip this many times faster than "
-                                                            "real time (default 10)")
     p.add_argument("--seconds", type=float, default=120, help="the most each load runs")
     args = p.parse_args()
     if not 1 <= args.listeners <= 200:
@@ -145,10 +144,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="listen_load-"))
     db = work / "load.db"
     make_test(db, args.sentences)
-    loads = [("1 listener, no time to listen (baseline)", invite(db, 1, "alone"), 0),
-             (f"{args.listeners} listeners, each clip heard at {args.speed:g}× speed",
-              invite(db, args.listeners, "heard"), args.speed),
-             (f"{args.listeners} listeners, no time to listen", invite(db, args.listeners, "stress"), 0)]
+    loads = [("1 listener, hearing each clip (baseline)", invite(db, 1, "alone"), True),
+             (f"{args.listeners} listeners, hearing each clip", invite(db, args.listeners, "heard"), True),
+             (f"{args.listeners} listeners who do not listen (every vote refused)", invite(db, args.listeners,
+                                                                                          "stress"), False)]
     from tests.listening import free_port, wait_for
 
     port = free_port()
@@ -159,8 +158,8 @@ def main() -> None:
     measured = []
     try:
         wait_for(url, server)
-        for name, secrets, speed in loads:
-            measured.append((name, *asyncio.run(load(url, secrets, args.seconds, speed))))
+        for name, secrets, hear in loads:
+            measured.append((name, *asyncio.run(load(url, secrets, args.seconds, hear))))
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -173,8 +172,10 @@ def main() -> None:
     acked = [(names[secret], trial) for _, _, a, _, _ in measured for secret, trial in a]
     lost = sum(f"{name} {trial}" not in stored for name, trial in acked)
     lines = [f"# listen_load: {cpu_name()}; load average {before} before the run", "",
-             f"A MOS test of 2 voices × {args.sentences} sentences; a session is 20 test, 2 gold, 2 trapping and 3 "
-             "training trials. The listeners run in this process (httpx), the server in its own (uvicorn, one "
+             f"A MOS test of 2 voices × {args.sentences} sentences; a session is 20 test trials with the gold "
+             "and trapping ones among them, after 3 training trials; a listener who hears waits each clip's length "
+             "between its play and its end, as the server asks. The listeners run in this process (httpx), the "
+             "server in its own (uvicorn, one "
              f"process; SQLite WAL, synchronous=FULL), on the same cores; each load is bounded at {args.seconds:.0f} "
              "s.", "",
              "| load | votes | votes/s | vote p50 ms | vote p99 ms | audio p50 ms | audio p99 ms | static p99 ms |",

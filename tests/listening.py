@@ -105,17 +105,21 @@ def wait_for(url: str, proc: subprocess.Popen, seconds: float = 60) -> None:
 
 
 class Listener:
-    """A listener's browser, as far as the server can tell: their link, the session cookie, the session token in
-    every POST, each clip fetched and played to its end, then the answer."""
+    """A listener's browser, as far as the server can tell: their link opened and the test started (the session
+    cookie and the session token of every POST), each clip fetched and played to its end in real time, then the
+    answer."""
 
     def __init__(self, url: str, link: str):
         """`link` as `listen invite` printed it, opened on the server at `url`."""
         self.url = url
         self.client = httpx.Client(base_url=url, timeout=30)
-        page = self.client.get("/l/" + link.rsplit("/l/", 1)[1])
+        path = "/l/" + link.rsplit("/l/", 1)[1]
+        page = self.client.get(path)
         assert page.status_code == 200, page.text
         self.page = page.text
-        self.token = re.search(r'name="session-token" content="([^"]+)"', page.text).group(1)
+        started = self.client.post(f"{path}/start", headers={"origin": url})
+        assert started.status_code == 200, started.text
+        self.token = started.json()["token"]
 
     def post(self, path: str, body, **headers) -> httpx.Response:
         return self.client.post(path, json=body, headers={"origin": self.url, "x-session-token": self.token,
@@ -125,12 +129,36 @@ class Listener:
         return self.client.get("/api/trial").json()
 
     def hear(self, trial: dict) -> None:
+        """Every clip of the trial fetched, played (side by side: the server asks only that each plays its
+        length) and ended."""
+        lengths = []
         for clip in trial["clips"]:
-            assert self.client.get(f"/audio/{clip}").status_code == 200
-            for event in ("play", "ended"):
-                assert self.post("/api/play", {"trial": trial["trial"], "clip": clip, "event": event}).status_code \
-                    == 200
+            wav = self.client.get(f"/audio/{clip}")
+            assert wav.status_code == 200
+            lengths.append(seconds(wav.content))
+        for clip in trial["clips"]:
+            assert self.post("/api/play", {"trial": trial["trial"], "clip": clip, "event": "play"}).status_code == 200
+        time.sleep(max(lengths))
+        for clip in trial["clips"]:
+            assert self.post("/api/play", {"trial": trial["trial"], "clip": clip, "event": "ended"}).status_code == 200
 
     def vote(self, trial: dict, value: int, submission: str | None = None) -> httpx.Response:
         return self.post("/api/vote", {"trial": trial["trial"], "value": value,
                                        "submission": submission or f"sub-{trial['trial']}"})
+
+
+def seconds(wav: bytes) -> float:
+    import io
+
+    import soundfile
+
+    info = soundfile.info(io.BytesIO(wav))
+    return info.frames / info.samplerate
+
+
+def together(listeners: list, work) -> list:
+    """`work(listener)` for every listener at once, as a panel listens: each in its own thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(listeners)) as pool:
+        return list(pool.map(work, listeners))

@@ -15,9 +15,9 @@ MOS, CMOS = KINDS.get("mos"), KINDS.get("cmos")
 
 
 def vote(listener, value, *, role="test", expected=None, sentence="s0", first="c0", second=None, played=True,
-         raw=None):
+         raw=None, position=0):
     return Vote(listener, f"listener {listener}", f"t-{listener}-{role}-{sentence}-{first}", role,
-                value if raw is None else raw, value, expected, sentence, first, second, played)
+                value if raw is None else raw, value, expected, sentence, first, second, played, position)
 
 
 def test_the_correlations_are_the_voicemos_challenges_at_both_levels():
@@ -116,7 +116,7 @@ def test_the_mos_interval_covers_the_true_mos_about_95_percent_of_the_time():
     panels, covered = 150, {s: 0 for s in TRUE}
     for k in range(panels):
         votes, clips = panel(rng)
-        for score in analysis.system_scores(votes, clips, n_boot=1000, seed=k):
+        for score in analysis.system_scores(votes, clips, MOS, n_boot=1000, seed=k):
             covered[score.system] += score.ci95_low <= truth[score.system] <= score.ci95_high
     rates = [c / panels for c in covered.values()]
     # 300 intervals: a true 95% lands in [0.90, 0.99] with probability > 0.99
@@ -157,8 +157,12 @@ def test_a_listener_who_votes_at_random_is_left_out_and_careful_ones_are_not():
     # a random listener passes two traps (1/25) and two golds (3/5 × 2/5): about once in a hundred
     assert random_kept <= 3, random_kept
     assert careful_left_out <= 0.05 * 8 * panels, careful_left_out
-    unplayed = [vote(7, 4, first=f"A{i}", played=i != 3) for i in range(12)]
-    assert "1 recording(s) not played to the end" in analysis.acceptance(unplayed, MOS)[7]
+    unplayed = [vote(7, 4, first=f"A{i}", played=i != 3, position=i + 1) for i in range(12)]
+    assert "1 trial(s) answered before every recording was played to its end (trial 4)" in \
+        analysis.acceptance(unplayed, MOS)[7]
+    trapped = [vote(9, 3, first=f"A{i}", position=i + 1) for i in range(6)] + \
+        [vote(9, 2, role="trap", expected=5, raw=2, position=7)]
+    assert "trial 7 answered 2 (Poor), asked for 5 (Excellent)" in analysis.acceptance(trapped, MOS)[9][0]
     flat = [vote(8, 3, first=f"A{i}") for i in range(12)]
     assert "hardly vary" in analysis.acceptance(flat, MOS)[8][0]
 
@@ -168,12 +172,15 @@ def test_a_calibration_is_the_least_squares_line_and_holds_only_over_its_range()
     x = rng.uniform(2.0, 3.5, 40)
     clips = [{"system": "A", "mean": float(1.5 * v - 1.0 + rng.normal(0, 0.2)), "measures": {"m": float(v)}}
              for v in x]
-    fit = analysis.calibration(clips, "m", "panel", "mos", n_boot=300, seed=0)
+    fit = analysis.calibration(clips, "m", "panel", MOS, n_boot=300, seed=0)
     slope, intercept = np.polyfit(x, [c["mean"] for c in clips], 1)
     assert fit.slope == pytest.approx(slope, abs=1e-4) and fit.intercept == pytest.approx(intercept, abs=1e-4)
     assert fit.slope_ci95_low < 1.5 < fit.slope_ci95_high
-    assert (fit.low, fit.high) == (round(x.min(), 4), round(x.max(), 4))
+    assert (fit.low, fit.high) == (x.min(), x.max())  # exactly: the clips at the ends get their value
+    assert fit.apply(x.min()) is not None and fit.apply(x.max()) is not None
     assert fit.apply(3.0) == pytest.approx(intercept + slope * 3.0, abs=1e-3)
+    steep = Calibration(**{**fit.as_json(), "intercept": 0.0, "slope": 2.0})
+    assert steep.apply(x.max()) == 5.0 and "clipped to [1, 5]" in steep.meaning()  # 2 × 3.5 stays on the scale
     assert fit.apply(4.2) is None and fit.apply(None) is None
     assert Calibration(**fit.as_json()) == fit
     with pytest.raises(ValueError):
@@ -204,3 +211,42 @@ def test_three_systems_get_bradley_terry_strengths_in_their_order_with_intervals
         assert found[name].ci95_low < found[name].score < found[name].ci95_high
     assert found["A"].score > found["B"].score > found["C"].score
     assert found["C"].ci95_high < found["A"].ci95_low
+
+
+def test_a_unanimous_panel_gets_an_honest_interval_and_votes_of_two_listeners_are_not_twenty():
+    """Two listeners who both prefer A on ten sentences: the share is 0, but two listeners are not a population."""
+    ab = KINDS.get("ab")
+    clips = {**{f"A{i}": {"system": "A"} for i in range(10)}, **{f"B{i}": {"system": "B"} for i in range(10)}}
+    votes = [vote(listener, 1, sentence=f"s{i}", first=f"A{i}", second=f"B{i}") for listener in (0, 1)
+             for i in range(10)]
+    (pair,) = analysis.pair_scores(votes, clips, ab, n_boot=300, seed=0)
+    assert pair.mean == -1 and pair.share_b == 0 and pair.prefer_a == 20
+    assert pair.ci95_low == -1 and pair.ci95_high > -0.4  # Clopper-Pearson of 0 of 2, on −1 … +1: not [−1, −1]
+    assert pair.p == pytest.approx(2 / 2 ** 10, rel=1e-3)  # ten sentences, every one the same way: the exact floor
+
+
+def test_the_mos_test_gives_each_pair_of_systems_a_difference_with_its_interval_and_exact_test():
+    rng = np.random.default_rng(4)
+    votes, clips = panel(rng, listeners=8, sentences=12)
+    (diff,) = analysis.differences(votes, clips, n_boot=500, seed=0)
+    assert (diff.a, diff.b, diff.sentences) == ("A", "B", 12)
+    a = np.mean([v.value for v in votes if clips[v.first]["system"] == "A"])
+    b = np.mean([v.value for v in votes if clips[v.first]["system"] == "B"])
+    assert diff.delta == pytest.approx(b - a, abs=1e-4) and diff.ci95_low < diff.delta < diff.ci95_high
+    per = [np.mean([v.value for v in votes if v.sentence == f"s{i}" and v.first == f"B{i}"]) -
+           np.mean([v.value for v in votes if v.sentence == f"s{i}" and v.first == f"A{i}"]) for i in range(12)]
+    assert diff.p == pytest.approx(every_sign_flip(per), rel=1e-3)
+
+
+def every_sign_flip(differences) -> float:
+    """The exact signed-rank p by brute force: every one of the 2ⁿ sign flips of the midranks, counted."""
+    import itertools
+
+    d = np.array([x for x in differences if abs(x) > 1e-9])
+    ranks = scipy.stats.rankdata(np.abs(d))
+    observed = ranks[d > 0].sum()
+    centre = ranks.sum() / 2
+    flips = np.array(list(itertools.product((0, 1), repeat=len(d))))
+    sums = flips @ ranks
+    return min(1.0, 2 * min(np.mean(sums <= observed + 1e-9), np.mean(sums >= observed - 1e-9))) \
+        if observed != centre else 1.0

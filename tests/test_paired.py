@@ -99,3 +99,17 @@ def test_wilcoxon_agrees_with_nist_sc_stats(tmp_path, seed):
 def test_holm():
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     assert holm([0.5]) == [0.5]
+
+
+def test_the_exact_signed_rank_test_is_scipys_exact_test_and_its_floor_is_two_over_two_to_the_n():
+    from scipy.stats import wilcoxon as scipy_wilcoxon
+
+    from pipeline.scoring.paired import signed_rank, smallest_p
+
+    rng = random.Random(3)
+    for n in (5, 8, 10, 15, 25):
+        d = [rng.uniform(-1, 1.5) for _ in range(n)]  # no ties, no zeros: scipy's exact distribution holds
+        ours = signed_rank(d)
+        assert ours.exact and ours.p == pytest.approx(scipy_wilcoxon(d, method="exact").pvalue, rel=1e-9)
+    assert signed_rank([0.3] * 10).p == pytest.approx(smallest_p(10)) == pytest.approx(2 / 1024)
+    assert signed_rank([0.0, 0.0]).p == 1.0 and signed_rank([]).p == 1.0

@@ -39,15 +39,17 @@ def parser() -> argparse.ArgumentParser:
                    help="match a voice of A with one of B (repeatable; an empty name is the voice of a run of "
                         "recordings without a system); by default voices match by name, or the one voice of each run")
     p.add_argument("--fail-if-worse", action="store_true",
-                   help="exit 1 when any metric of B is significantly worse than A's (Holm p < 0.05, the CI "
-                        "excludes 0) by more than its margin")
+                   help="exit 1 when any metric of B is significantly worse than A's (Holm p < 0.05 over the "
+                        "independent metrics, the CI excludes 0) by more than its margin; a gate that could not fail "
+                        "with this many sentences says so")
     p.add_argument("--margin", action="append", default=[], metavar="METRIC=VALUE",
                    help="the least absolute change that fails the gate, e.g. wer=0.02 (defaults: wer and macro_wer "
                         "0.01, cer 0.01, any measure 0.05)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--listening", metavar="TEST.db",
-                   help="a listening test that rated both runs (`listen create A B`): the listeners' mean vote of "
-                        "each sentence is one more paired metric, listeners_mos (or listeners_smos), in the gate")
+                   help="a listening test that rated both runs (`listen create A B`): one more paired metric in the "
+                        "gate: listeners_mos or listeners_smos (each sentence's mean vote), listeners_cmos or "
+                        "listeners_ab (each vote's preference for B)")
     p.add_argument("--wait", type=float, default=0, metavar="SECONDS",
                    help="wait this long for a run that is being written (default 0: refuse at once)")
     return p
@@ -131,7 +133,7 @@ def main(argv: list[str]) -> int:
                 raise InputError(f"{a.name} and {b.name} have no sentence in common under a shared engine and "
                                  f"condition ({len(pairing.unmatched)} sentences unpaired); compare runs made from "
                                  "the same sentences, or pair their voices with --pair")
-            page = ab.render(a, b, rows, changes, pairing.unmatched, out)
+            page = ab.render(a, b, rows, changes, pairing.unmatched, out, human)
     except runs.RunInUse as e:
         print(f"error: {e}", file=sys.stderr)
         return IN_USE
@@ -155,8 +157,16 @@ def main(argv: list[str]) -> int:
     for note in notes:
         print(note)
     if human and any(r.metric == human.metric for r in rows):
-        print(f"{human.metric}: the accepted listeners of test {human.test!r}, each sentence's mean vote, paired "
-              "by sentence (the interval resamples sentences; the panel is taken as it is)")
+        print(f"{human.metric}: the accepted listeners of test {human.test!r}, " + (
+            "each vote's preference for B, with a listeners × sentences interval" if human.votes else
+            "each sentence's mean vote, paired by sentence (the interval resamples sentences; the panel is taken as "
+            "it is)"))
+    for r in rows:
+        if r.derived_from:
+            print(f"{r.metric} is a function of {r.derived_from}: shown, not a test of its own")
+    limit = runs.reach(rows).said(max((r.sentences for r in rows), default=0))
+    if limit:
+        print(limit, file=sys.stderr if args.fail_if_worse else sys.stdout)
     print(f"{sum(r.sentences for r in rows if r.metric in ('wer', 'macro_wer'))} sentences paired, "
           f"{len(pairing.unmatched)} not (unmatched.csv); listen: {out / 'ab.html'}")
     worse = [r for r in rows if r.worse]

@@ -1,7 +1,8 @@
 """`run_pipeline.py listen`: a listening test from a team's own listeners, in the browser (pipeline/listen/).
 
     listen create TEST.db RUN [RUN ...]   a test of the runs' clips (MOS by default), with P.808's training,
-                                          gold and trapping trials; prints the admin token, once
+                                          gold and trapping trials, every clip at one rate and level; prints
+                                          the admin token, once
     listen invite TEST.db NAME [NAME ...] one link per listener (192 random bits each)
     listen serve TEST.db                  the test on http://127.0.0.1:8124 (another address needs --url)
     listen results TEST.db                MOS with CIs, who was left out and why, each measure against the
@@ -43,6 +44,10 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--condition", default="clean", help="the runs' condition whose audio is rated (default clean)")
     c.add_argument("--gold", help="your own gold clips: a CSV with columns audio,expected (paths relative to it)")
     c.add_argument("--seed", type=int, default=1337, help="the seed of everything the test draws")
+    c.add_argument("--level", type=float, default=-26.0, metavar="DBOV",
+                   help="every clip's active speech level, ITU-T P.56 (default -26 dBov), so that loudness tells no "
+                        "system apart")
+    c.add_argument("--no-level", action="store_true", help="keep each clip's own level")
     c.add_argument("--results-dir", default="results", help="where run names are looked up (default 'results')")
     i = sub.add_parser("invite", help="print one link per listener (a name invited again gets a new link)")
     i.add_argument("db", metavar="TEST.db")
@@ -66,13 +71,25 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+def addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """What binding `host` binds, parsed as the system parses it ('', '0', '::0' and 0:0:0:0:0:0:0:0 are all every
+    interface; a name is resolved)."""
+    import socket
+
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+        found = socket.getaddrinfo(host or None, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as e:
+        raise ConfigError(f"--host {host!r}: not an address this machine can bind ({e}); give 127.0.0.1, or an "
+                          "address of one of its interfaces") from None
+    return [ipaddress.ip_address(info[4][0].split("%")[0]) for info in found]
+
+
+def loopback(host: str) -> bool:
+    return all(a.is_loopback for a in addresses(host))
+
+
+def wildcard(host: str) -> bool:
+    return any(a.is_unspecified for a in addresses(host))
 
 
 def create(args) -> int:
@@ -81,7 +98,7 @@ def create(args) -> int:
     options = making.Options(name=args.name or Path(args.db).stem, kind=args.kind,
                              votes_per_clip=args.votes_per_clip, trials_per_session=args.trials,
                              sentences=args.sentences, condition=args.condition, seed=args.seed,
-                             gold=args.gold or "")
+                             gold=args.gold or "", level_dbov=None if args.no_level else args.level)
     admin = making.create(args.db, args.runs, options, args.results_dir)
     summary = making.summary(args.db)
     print(f"made {args.db}: {summary}")
@@ -126,15 +143,16 @@ def serve(args) -> int:
         if not invited:
             raise ConfigError(f"--host {args.host}: serving beyond this machine needs invitations, and the test has "
                               f"none; make them with `{program()} listen invite {args.db} NAME ...`")
-        if not args.url and host in ("0.0.0.0", "::"):
+        if not args.url and wildcard(host):
             raise ConfigError(f"--host {args.host}: give --url, the address listeners open (e.g. "
                               f"http://{socket.gethostname()}:{args.port}), which their POSTs must come from")
     url = args.url.rstrip("/") or f"http://{f'[{host}]' if ':' in host else host}:{args.port}"
+    family = socket.AF_INET6 if addresses(host)[0].version == 6 else socket.AF_INET
     if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
         raise ConfigError(f"--url {args.url}: expected http://HOST:PORT or https://HOST")
     served = app.make(args.db, origin=url)
     try:
-        sock = listening_socket(host, args.port)
+        sock = listening_socket(host, args.port, family)
     except OSError as e:
         raise ConfigError(f"--host {args.host} --port {args.port}: cannot listen there ({e.strerror}); pick another "
                           "--port, or stop what holds it") from None
@@ -145,13 +163,13 @@ def serve(args) -> int:
     return 0
 
 
-def listening_socket(host: str, port: int):
+def listening_socket(host: str, port: int, family: int):
     """Bound here, so that a port in use is an input error; made with IPPROTO_TCP named, because asyncio sets
     TCP_NODELAY only on sockets that say so, and without it each answer after a connection's first waits 40 ms
     for the listener's delayed ACK."""
     import socket
 
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))

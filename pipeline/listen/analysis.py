@@ -1,8 +1,10 @@
 """What a listening test says, from its votes (`listen results`, the report's listeners section, compare-runs):
 
-- P.808's acceptance rules, per listener: every recording played to its end, every trapping trial answered as it
-  asked, every gold trial within one point of its answer (a pair's preference: its answer), and ratings that vary
-  (variance at least MIN_VARIANCE); a listener who breaks one is left out, with each of their votes, and why;
+- P.808's acceptance rules, per listener: every recording played to its end (as the server saw it: plays.py),
+  every trapping trial answered as it asked, every gold trial within one point of its answer (a pair's
+  preference: its answer), and ratings that vary (variance at least MIN_VARIANCE); a listener who breaks one is
+  left out, with each of their votes, and why: each trial named by its place in their session, with the answer
+  given against the one expected;
 - MOS (or SMOS) per system with a 95% CI from a bootstrap that resamples listeners and sentences together (a
   sentence's clips in every system move together), so that the interval holds for other listeners and other
   sentences, not only these;
@@ -20,12 +22,16 @@ import json
 import sqlite3
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
+from itertools import combinations
 
 import numpy as np
 
+from pipeline.listen import plays
 from pipeline.listen.kinds import KINDS, Kind
-from pipeline.measures.calibration import Calibration
 from pipeline.listen.store import Test
+from pipeline.measures.calibration import Calibration
+from pipeline.scoring import paired
+from pipeline.scoring.paired import resampled_weights
 
 MIN_VARIANCE = 0.15  # P.808's toolkit: a listener whose ratings hardly vary did not listen
 N_BOOT = 1000
@@ -46,6 +52,7 @@ class Vote:
     first: str  # clip ids, in the order the test made them
     second: str | None
     played: bool  # every recording of the trial played to its end before the vote
+    position: int  # in the listener's session, from 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,6 +63,19 @@ class SystemScore:
     mean: float | None
     ci95_low: float | None
     ci95_high: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Difference:
+    """Two systems of a test of each clip alone: B's mean vote minus A's, on the sentences both were rated on."""
+    a: str
+    b: str
+    sentences: int
+    delta: float | None
+    ci95_low: float | None  # listeners × sentences bootstrap
+    ci95_high: float | None
+    test: str  # the exact signed-rank test on the sentences' mean votes
+    p: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,13 +92,14 @@ class PairScore:
     a: str
     b: str
     votes: int
-    mean: float | None  # CMOS: the mean of B − A; A/B: the share preferring B among those with a preference
-    ci95_low: float | None
+    mean: float | None  # CMOS: the mean of B − A; A/B: the mean preference for B, −1 (all A) … +1 (all B)
+    ci95_low: float | None  # listeners × sentences bootstrap
     ci95_high: float | None
     prefer_a: int
     prefer_b: int
     no_preference: int
-    test: str  # Wilcoxon signed-rank on the sentences' means (CMOS), two-sided binomial (A/B)
+    share_b: float | None  # A/B: the share preferring B among the votes with a preference
+    test: str  # the exact signed-rank test on the sentences' means
     p: float | None
 
 
@@ -119,6 +140,7 @@ class Analysis:
     votes: int  # test votes of accepted listeners
     excluded: list[Excluded] = field(default_factory=list)
     systems: list[SystemScore] = field(default_factory=list)
+    differences: list[Difference] = field(default_factory=list)
     pairs: list[PairScore] = field(default_factory=list)
     strengths: list[Strength] = field(default_factory=list)
     alpha: float | None = None  # Krippendorff's, interval
@@ -131,36 +153,48 @@ class Analysis:
 
 
 def votes_of(conn: sqlite3.Connection, kind: Kind) -> list[Vote]:
-    ended = {(r[0], r[1], r[2]) for r in conn.execute("SELECT listener, trial, clip FROM plays WHERE event = 'ended'")}
+    events: dict[tuple[int, str], list[plays.Event]] = defaultdict(list)  # (listener, trial); fetches: ""
+    for r in conn.execute("SELECT listener, trial, clip, event, at FROM plays ORDER BY at, rowid"):
+        events[r[0], r[1]].append(plays.Event(r[2], r[3], r[4]))
+    seconds = dict(conn.execute("SELECT id, seconds FROM clips").fetchall())
+    positions = {(r[0], r[1]): r[2] + 1 for r in conn.execute("SELECT listener, trial, position FROM assignments")}
     out = []
     for r in conn.execute("SELECT v.listener, l.name, v.trial, t.role, v.value, t.expected, t.sentence_id, t.first, "
                           "t.second, t.swapped FROM votes v JOIN trials t ON t.id = v.trial JOIN listeners l ON "
                           "l.id = v.listener ORDER BY v.at"):
-        played = all((r[0], r[2], c) in ended for c in (r[7], r[8]) if c)
-        out.append(Vote(r[0], r[1], r[2], r[3], r[4], kind.oriented(r[4], bool(r[9])), r[5], r[6], r[7], r[8], played))
+        seen = sorted(events[r[0], r[2]] + events[r[0], ""], key=lambda e: e.at)
+        played = all(plays.heard(seen, c, seconds[c]) for c in (r[7], r[8]) if c)
+        out.append(Vote(r[0], r[1], r[2], r[3], r[4], kind.oriented(r[4], bool(r[9])), r[5], r[6], r[7], r[8], played,
+                        positions.get((r[0], r[2]), 0)))
     return out
 
 
 def acceptance(votes: list[Vote], kind: Kind) -> dict[int, list[str]]:
-    """Each listener who breaks a rule, and which."""
+    """Each listener who breaks a rule, and which: the trials by their place in the listener's session, with the
+    answer given (as clicked) against the one expected."""
     by: dict[int, list[Vote]] = defaultdict(list)
     for v in votes:
         by[v.listener].append(v)
     out = {}
     for listener, own in by.items():
         reasons = []
-        unplayed = sum(not v.played for v in own)
+        unplayed = sorted(v.position for v in own if not v.played)
         if unplayed:
-            reasons.append(f"{unplayed} recording(s) not played to the end")
+            reasons.append(f"{len(unplayed)} trial(s) answered before every recording was played to its end "
+                           f"(trial {', '.join(map(str, unplayed))})")
         traps = [v for v in own if v.role == "trap"]
-        wrong = sum(v.raw != v.expected for v in traps)
+        wrong = [v for v in traps if v.raw != v.expected]
         if wrong:
-            reasons.append(f"{wrong} of {len(traps)} trapping trial(s) answered otherwise than asked")
+            reasons.append(f"{len(wrong)} of {len(traps)} trapping trial(s) answered otherwise than asked: " +
+                           "; ".join(f"trial {v.position} answered {said(kind, v.raw)}, asked for "
+                                     f"{said(kind, v.expected)}" for v in sorted(wrong, key=lambda v: v.position)))
         golds = [v for v in own if v.role == "gold"]
         tolerance = 0 if kind.pair and len(kind.values) <= 3 else 1
-        off = sum(abs(v.value - v.expected) > tolerance for v in golds)
+        off = [v for v in golds if abs(v.value - v.expected) > tolerance]
         if off:
-            reasons.append(f"{off} of {len(golds)} gold trial(s) more than {tolerance} from their answer")
+            reasons.append(f"{len(off)} of {len(golds)} gold trial(s) more than {tolerance} from their answer: " +
+                           "; ".join(f"trial {v.position} answered {said(kind, v.value)}, expected "
+                                     f"{said(kind, v.expected)}" for v in sorted(off, key=lambda v: v.position)))
         rated = [v.value for v in own if v.role == "test"]
         if not kind.pair and len(rated) >= 2 and np.var(rated) < MIN_VARIANCE:
             reasons.append(f"ratings that hardly vary (variance {np.var(rated):.2f} < {MIN_VARIANCE})")
@@ -169,22 +203,17 @@ def acceptance(votes: list[Vote], kind: Kind) -> dict[int, list[str]]:
     return out
 
 
+def said(kind: Kind, value: int) -> str:
+    """An answer as the listener saw it: '2 (Poor)'."""
+    return f"{value} ({kind.label(value)})" if value in kind.values else str(value)
+
+
 def clip_table(conn: sqlite3.Connection) -> dict[str, dict]:
     return {r["id"]: {"system": r["system"], "sentence": r["sentence_id"], "run": r["run"],
                       "run_folder": r["run_folder"], "voice": r["voice"], "utterance_id": r["utterance_id"],
                       "source_sha256": r["source_sha256"], "measures": json.loads(r["measures"])}
             for r in conn.execute("SELECT id, system, sentence_id, run, run_folder, voice, utterance_id, "
                                   "source_sha256, measures FROM clips WHERE role = 'test'")}
-
-
-def resampled_weights(listeners: np.ndarray, items: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
-    """(n_boot, votes): how many times each vote is drawn when listeners and items are resampled together, each
-    with replacement: a vote counts as often as its listener times its item."""
-    rng = np.random.default_rng(seed)
-    ln, inn = listeners.max() + 1, items.max() + 1
-    wl = np.stack([np.bincount(rng.integers(0, ln, ln), minlength=ln) for _ in range(n_boot)])
-    wi = np.stack([np.bincount(rng.integers(0, inn, inn), minlength=inn) for _ in range(n_boot)])
-    return wl[:, listeners] * wi[:, items]
 
 
 def interval(draws: np.ndarray) -> tuple[float | None, float | None]:
@@ -201,7 +230,7 @@ def index(values: list) -> tuple[np.ndarray, list]:
     return np.array([at[v] for v in values]), names
 
 
-def system_scores(kept: list[Vote], clips: dict, n_boot: int, seed: int) -> list[SystemScore]:
+def system_scores(kept: list[Vote], clips: dict, kind: Kind, n_boot: int, seed: int) -> list[SystemScore]:
     """Each system's mean vote, with the listeners-and-sentences bootstrap."""
     if not kept:
         return []
@@ -216,49 +245,83 @@ def system_scores(kept: list[Vote], clips: dict, n_boot: int, seed: int) -> list
         w = weights[:, mine]
         with np.errstate(invalid="ignore", divide="ignore"):
             means = (w * values[mine]).sum(axis=1) / w.sum(axis=1)
-        low, high = interval(means)
+        found = paired.unanimous(paired.TwoWay(float(values[mine].mean()), *interval(means)), list(values[mine]),
+                                 min(kind.values), max(kind.values),
+                                 min(len(set(listeners[mine])), len(set(items[mine]))))
         out.append(SystemScore(system=name, votes=int(mine.sum()),
                                clips=len({v.second or v.first for v, m in zip(kept, mine) if m}),
-                               mean=round(float(values[mine].mean()), 4), ci95_low=low, ci95_high=high))
+                               mean=round(found.mean, 4), ci95_low=_round(found.low), ci95_high=_round(found.high)))
+    return out
+
+
+def differences(kept: list[Vote], clips: dict, n_boot: int, seed: int) -> list[Difference]:
+    """Every pair of systems of a test of each clip alone: B − A with the listeners × sentences bootstrap (a draw
+    keeps the same listeners and sentences for both), and the exact signed-rank test on the sentences' means."""
+    if not kept:
+        return []
+    listeners, _ = index([v.listener for v in kept])
+    items, sentence_names = index([v.sentence for v in kept])
+    systems, names = index([clips[v.second or v.first]["system"] for v in kept])
+    values = np.array([v.value for v in kept], dtype=float)
+    weights = resampled_weights(listeners, items, n_boot, seed)
+    out = []
+    for i, j in combinations(range(len(names)), 2):
+        shared = set(items[systems == i]) & set(items[systems == j])
+        a = (systems == i) & np.isin(items, list(shared))
+        b = (systems == j) & np.isin(items, list(shared))
+        if not shared:
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws = (weights[:, b] * values[b]).sum(axis=1) / weights[:, b].sum(axis=1) - \
+                (weights[:, a] * values[a]).sum(axis=1) / weights[:, a].sum(axis=1)
+        per = [values[b & (items == k)].mean() - values[a & (items == k)].mean() for k in sorted(shared)]
+        exact = paired.signed_rank(per)
+        low, high = interval(draws)
+        out.append(Difference(a=names[i], b=names[j], sentences=len(shared),
+                              delta=round(float(values[b].mean() - values[a].mean()), 4), ci95_low=low,
+                              ci95_high=high, test=exact.test + " on the sentences' means", p=float(f"{exact.p:.4g}")))
     return out
 
 
 def pair_scores(kept: list[Vote], clips: dict, kind: Kind, n_boot: int, seed: int) -> list[PairScore]:
-    from scipy.stats import binomtest, wilcoxon
-
+    """Each pair of systems: the mean preference for B (CMOS: −3 … +3; A/B: −1, 0, +1 a vote) with the listeners ×
+    sentences bootstrap, and the exact signed-rank test on the sentences' mean preferences."""
     by: dict[tuple[str, str], list[Vote]] = defaultdict(list)
     for v in kept:
         by[clips[v.first]["system"], clips[v.second]["system"]].append(v)
     out = []
+    ends = preference_scale(kind)
     for (a, b), own in sorted(by.items()):
-        listeners, _ = index([v.listener for v in own])
-        items, _ = index([v.sentence for v in own])
-        weights = resampled_weights(listeners, items, n_boot, seed)
-        ccr = kind_ccr(kind)
-        first = sum((v.value < 0) if ccr else (v.value == 1) for v in own)  # votes preferring A
-        second = sum((v.value > 0) if ccr else (v.value == 2) for v in own)
-        none = len(own) - first - second
-        if ccr:
-            values = np.array([v.value for v in own], dtype=float)
-            per = defaultdict(list)
-            for v in own:
-                per[v.sentence].append(v.value)
-            means = [np.mean(x) for x in per.values()]
-            p = float(wilcoxon(means, zero_method="zsplit").pvalue) if any(means) else 1.0
-            mean, test = float(values.mean()), "Wilcoxon signed-rank on the sentences' means"
-        else:
-            keep = np.array([v.value != 0 for v in own])
-            values = np.array([1.0 if v.value == 2 else 0.0 for v in own if v.value != 0])
-            weights = weights[:, keep]
-            p = float(binomtest(second, first + second).pvalue) if first + second else None
-            mean, test = (float(values.mean()) if len(values) else None), "binomial, two-sided"
-        with np.errstate(invalid="ignore", divide="ignore"):
-            draws = (weights * values).sum(axis=1) / weights.sum(axis=1)
-        low, high = interval(draws)
-        out.append(PairScore(a=a, b=b, votes=len(own), mean=None if mean is None else round(mean, 4), ci95_low=low,
-                             ci95_high=high, prefer_a=first, prefer_b=second, no_preference=none, test=test,
-                             p=None if p is None else float(f"{p:.4g}")))
+        values = [preference(kind, v.value) for v in own]
+        listeners, sentences = [v.listener for v in own], [v.sentence for v in own]
+        found = paired.unanimous(paired.two_way(values, listeners, sentences, n_boot, seed), values, *ends,
+                                 min(len(set(listeners)), len(set(sentences))))
+        per = defaultdict(list)
+        for v, x in zip(own, values):
+            per[v.sentence].append(x)
+        exact = paired.signed_rank([float(np.mean(x)) for x in per.values()])
+        first, second = sum(x < 0 for x in values), sum(x > 0 for x in values)
+        out.append(PairScore(a=a, b=b, votes=len(own), mean=_round(found.mean), ci95_low=_round(found.low),
+                             ci95_high=_round(found.high), prefer_a=first, prefer_b=second,
+                             no_preference=len(own) - first - second,
+                             share_b=None if kind_ccr(kind) or not first + second else
+                             round(second / (first + second), 4),
+                             test=exact.test + " on the sentences' means", p=float(f"{exact.p:.4g}")))
     return out
+
+
+def preference(kind: Kind, value: int) -> float:
+    """A pair vote, oriented as the test made the pair, as a preference for the second: CMOS as it is, A/B −1
+    (the first), 0 (none) or +1 (the second)."""
+    return float(value) if kind_ccr(kind) else {1: -1.0, 2: 1.0}.get(value, 0.0)
+
+
+def preference_scale(kind: Kind) -> tuple[float, float]:
+    return (float(min(kind.values)), float(max(kind.values))) if kind_ccr(kind) else (-1.0, 1.0)
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 4)
 
 
 def kind_ccr(kind: Kind) -> bool:
@@ -378,7 +441,7 @@ def agreements(per_clip: list[dict], measure: str, n_boot: int, seed: int) -> li
     return out
 
 
-def calibration(per_clip: list[dict], measure: str, test: str, kind: str, n_boot: int,
+def calibration(per_clip: list[dict], measure: str, test: str, kind: Kind, n_boot: int,
                 seed: int) -> Calibration | None:
     """The least-squares line from the measure to the clips' mean votes, with a bootstrap over clips."""
     rows = [c for c in per_clip if c["measures"].get(measure) is not None]
@@ -396,11 +459,12 @@ def calibration(per_clip: list[dict], measure: str, test: str, kind: str, n_boot
     fits = np.array(fits).reshape(-1, 2)
     (slope_low, slope_high), (intercept_low, intercept_high) = interval(fits[:, 0]), interval(fits[:, 1])
     residual = y - (intercept + slope * x)
-    return Calibration(measure=measure, test=test, kind=kind, intercept=round(float(intercept), 4),
+    return Calibration(measure=measure, test=test, kind=kind.name, intercept=round(float(intercept), 4),
                        slope=round(float(slope), 4), intercept_ci95_low=intercept_low,
                        intercept_ci95_high=intercept_high, slope_ci95_low=slope_low, slope_ci95_high=slope_high,
-                       residual_sd=round(float(np.std(residual, ddof=2)), 4), low=round(float(x.min()), 4),
-                       high=round(float(x.max()), 4), clips=len(x))
+                       residual_sd=round(float(np.std(residual, ddof=2)), 4), low=float(x.min()),
+                       high=float(x.max()), clips=len(x), floor=float(min(kind.values)),
+                       ceiling=float(max(kind.values)))
 
 
 def analyse(conn: sqlite3.Connection, n_boot: int = N_BOOT, seed: int = SEED) -> Analysis:
@@ -423,7 +487,8 @@ def analyse(conn: sqlite3.Connection, n_boot: int = N_BOOT, seed: int = SEED) ->
         result.pairs = pair_scores(kept, clips, kind, n_boot, seed)
         result.strengths = strengths(kept, clips, kind, n_boot, seed)
         return result
-    result.systems = system_scores(kept, clips, n_boot, seed)
+    result.systems = system_scores(kept, clips, kind, n_boot, seed)
+    result.differences = differences(kept, clips, n_boot, seed)
     per_clip: dict[str, list[float]] = defaultdict(list)
     for v in kept:
         per_clip[v.second or v.first].append(v.value)
@@ -433,46 +498,62 @@ def analyse(conn: sqlite3.Connection, n_boot: int = N_BOOT, seed: int = SEED) ->
                        and (m in SIMILARITY) == kind.reference})
     for m in measures:
         result.agreements += agreements(result.clips, m, n_boot, seed)
-        fit = calibration(result.clips, m, test.name, kind.name, n_boot, seed)
+        fit = calibration(result.clips, m, test.name, kind, n_boot, seed)
         if fit is not None:
             result.calibrations.append(fit)
     return result
 
 
 def human(conn: sqlite3.Connection, runs: list) -> tuple[object | None, list[str]]:
-    """The accepted listeners' mean vote of each sentence of these runs (scoring.runs.Run), for compare-runs,
-    and what could not be used: a pair test has no score of one system, and a clip whose run's audio changed since
-    the test was made rates audio the run no longer has."""
+    """What the accepted listeners said of these runs (scoring.runs.Run), for compare-runs: each sentence's mean
+    vote (MOS, SMOS), or each vote's preference between them (CMOS, A/B); and what could not be used: a clip whose
+    run's audio changed since the test was made rates audio the run no longer has."""
     from pipeline.core import store as files
     from pipeline.scoring.runs import Human
 
     test = Test.read(conn)
     kind = KINDS.get(test.kind)
-    if kind.pair:
-        return None, [f"listening test {test.name!r} is a {kind.name} test: it scores pairs, not each run alone"]
     votes = votes_of(conn, kind)
     left_out = acceptance(votes, kind)
     clips = clip_table(conn)
-    per_clip: dict[str, list[int]] = defaultdict(list)
-    for v in votes:
-        if v.role == "test" and v.listener not in left_out:
-            per_clip[v.second or v.first].append(v.value)
-    heard = {u.id: (run, u) for run in runs for u in run.utterances}
-    means: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
-    changed = 0
-    for cid, values in per_clip.items():
+    found = {u.id: (run, u) for run in runs for u in run.utterances}
+    changed: set[str] = set()
+
+    def origin(cid: str) -> tuple[str, str, str] | None:
+        """Where a rated clip came from in these runs, while the run still has that very audio."""
         clip = clips[cid]
-        found = heard.get(clip["utterance_id"])
-        if found is None or str(found[0].folder.resolve()) != clip["run_folder"]:
-            continue
-        run, u = found
+        hit = found.get(clip["utterance_id"])
+        if hit is None or str(hit[0].folder.resolve()) != clip["run_folder"]:
+            return None
+        run, u = hit
         if files.sha256_or_none(run.audio(u.audio_path)) != clip["source_sha256"]:
-            changed += 1
-            continue
-        means[clip["run_folder"], u.voice, u.condition][clip["sentence"]] = float(np.mean(values))
-    notes = [f"listening test {test.name!r}: {changed} rated clip(s) left out, their run's audio changed since the "
-             "test was made"] if changed else []
-    if not means:
+            changed.add(cid)
+            return None
+        return clip["run_folder"], u.voice, u.condition
+
+    kept = [v for v in votes if v.role == "test" and v.listener not in left_out]
+    metric = f"listeners_{kind.name.split('-')[0]}"
+    if kind.pair:
+        pairs: dict[tuple, list[tuple[str, str, float]]] = defaultdict(list)
+        for v in kept:
+            first, second = origin(v.first), origin(v.second)
+            if first and second:
+                pairs[first, second].append((v.name, v.sentence, preference(kind, v.value)))
+        rated = Human(metric=metric, test=test.name, votes=dict(pairs), scale=preference_scale(kind)) \
+            if pairs else None
+    else:
+        per_clip: dict[str, list[int]] = defaultdict(list)
+        for v in kept:
+            per_clip[v.second or v.first].append(v.value)
+        means: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
+        for cid, values in per_clip.items():
+            where = origin(cid)
+            if where:
+                means[where][clips[cid]["sentence"]] = float(np.mean(values))
+        rated = Human(metric=metric, test=test.name, means=dict(means),
+                      scale=(float(min(kind.values)), float(max(kind.values)))) if means else None
+    notes = [f"listening test {test.name!r}: {len(changed)} rated clip(s) left out, their run's audio changed since "
+             "the test was made"] if changed else []
+    if rated is None:
         notes.append(f"listening test {test.name!r} rated none of these runs' audio")
-        return None, notes
-    return Human(metric=f"listeners_{kind.name}", test=test.name, means=dict(means)), notes
+    return rated, notes

@@ -2,36 +2,44 @@
 their votes; and the admin's view and results.
 
 What it lets in, and what it keeps:
-- a listener comes in through their own invitation link (192 random bits) and from then on carries a session:
-  an HttpOnly, SameSite=Strict cookie for what they fetch, and a token of the session in every POST, whose Origin
-  must be the server's own; the admin's view and the results need a separate token, which the test keeps only as
-  a hash;
+- a listener comes in through their own invitation link (192 random bits): the page's script starts a session
+  with a POST (a GET makes nothing, so link previewers and reloads leave no trace); the session is an HttpOnly,
+  SameSite=Strict cookie (Secure behind an https --url) for what they fetch, and a token of the session in every
+  POST, whose Origin must be the server's own; the test keeps both only as hashes, and they expire; the admin's
+  view and the results need a separate token, also kept as a hash;
 - a listener's browser gets nothing that names a system, run, voice, engine or file: trials and clips are opaque
   ids, audio is served by clip id from the database, and only a clip of a trial assigned to that listener;
-- every field of a POST is checked against the test's scale and the listener's own trials, and bodies are at
-  most BODY_LIMIT bytes;
-- a vote counts only once the listener has played each of its clips to the end (the server keeps the play
-  events), and it is on disk before it is acknowledged (store.py); the same submission twice is stored once;
+- every field of a POST is checked against the test's scale and the listener's own trials; bodies are at most
+  BODY_LIMIT bytes (413, chunked or not), and a request with both Content-Length and Transfer-Encoding is refused;
+- a vote counts only once the listener has played each of its clips to the end, as the server saw it (plays.py:
+  the audio fetched, then play, then ended no sooner than the clip's length), and it is on disk before it is
+  acknowledged (store.py); the same submission twice is stored once;
+- the database is used off the event loop, each write waiting at most WAIT_S for a lock held elsewhere (then 503
+  with Retry-After), so a busy file never stalls the pages and static files;
 - every page is served with a strict Content-Security-Policy: no inline script, no other origin."""
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
 import secrets
+import sqlite3
 from importlib.resources import files
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from pipeline.listen import assign
+from pipeline.listen import assign, plays, store
 from pipeline.listen.kinds import KINDS
-from pipeline.listen.store import Connections, Test, hashed, now, token
+from pipeline.listen.store import Connections, Test, hashed, now
 
 BODY_LIMIT = 4096  # bytes: a vote or a play event is a few dozen
+WAIT_S = 2.0  # the longest a request waits for the test file's write lock before it is answered 503
 ID = re.compile(r"[A-Za-z0-9_-]{16,64}")  # the ids this server makes: anything else is no clip, trial or invite
 COOKIE = "listen_session"
 HEADERS = [
@@ -43,7 +51,10 @@ HEADERS = [
 
 
 class Guard:
-    """ASGI middleware: the security headers on every response, and no request body over BODY_LIMIT."""
+    """ASGI middleware: the security headers on every response; a request body read whole before the app sees it,
+    and refused with 413 past BODY_LIMIT (chunked or not); a request that carries both Content-Length and
+    Transfer-Encoding refused and its connection closed (RFC 9112 §6.3: what a proxy and this server take for its
+    end could differ, and a second request be smuggled in its body)."""
 
     def __init__(self, app):
         self.app = app
@@ -51,66 +62,85 @@ class Guard:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        length = dict(scope["headers"]).get(b"content-length")
+        headers = dict(scope["headers"])
+        if b"transfer-encoding" in headers and b"content-length" in headers:
+            return await refuse(send, 400, "Content-Length and Transfer-Encoding together", close=True)
+        length = headers.get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > BODY_LIMIT):
-            return await refuse(send, 413, "request body too large")
-        seen = 0
-
-        async def limited():
-            nonlocal seen
+            return await refuse(send, 413, "request body too large", close=True)
+        body, more = b"", True
+        while more:
             message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > BODY_LIMIT:
-                raise TooLarge
-            return message
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > BODY_LIMIT:
+                return await refuse(send, 413, "request body too large", close=True)
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
 
         async def headed(message):
             if message["type"] == "http.response.start":
                 message["headers"] = list(message.get("headers", [])) + HEADERS
             await send(message)
-        try:
-            await self.app(scope, limited, headed)
-        except TooLarge:
-            await refuse(headed, 413, "request body too large")
+        await self.app(scope, replay, headed)
 
 
-class TooLarge(Exception):
-    pass
-
-
-async def refuse(send, status: int, why: str) -> None:
+async def refuse(send, status: int, why: str, close: bool = False) -> None:
     body = json.dumps({"error": why}).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            *HEADERS]})
+                            *([(b"connection", b"close")] if close else []), *HEADERS]})
     await send({"type": "http.response.body", "body": body})
 
 
-def error(status: int, why: str) -> JSONResponse:
-    return JSONResponse({"error": why}, status_code=status)
+def error(status: int, why: str, **headers) -> JSONResponse:
+    return JSONResponse({"error": why}, status_code=status, headers=headers or None)
+
+
+def busy(work):
+    """A request's database work, run off the event loop: a lock held elsewhere (an admin's SQLite browser, a
+    second server, a long `invite`) delays only the requests that need the database, each at most WAIT_S, and
+    then answers 503 with Retry-After instead of hanging."""
+    @functools.wraps(work)
+    async def run(*args):
+        try:
+            return await run_in_threadpool(work, *args)
+        except sqlite3.OperationalError as e:
+            if "locked" in str(e) or "busy" in str(e):
+                return error(503, "the test's file is busy; try again in a moment", **{"retry-after": "1"})
+            raise
+    return run
 
 
 def make(path: str | Path, origin: str = "") -> Starlette:
     """The app for one test. `origin`: the scheme, host and port listeners reach it at, when a proxy stands in
-    front (else each request's own Host)."""
-    db = Connections(path)
+    front (else each request's own Host); an https origin makes the session cookie Secure."""
+    db = Connections(path, wait=WAIT_S)
     test = Test.read(db.get())
     kind = KINDS.get(test.kind)
     static = files("pipeline.listen") / "static"
     script, style = (static / "listen.js").read_bytes(), (static / "listen.css").read_bytes()
+    secure = origin.startswith("https://")
 
     def session_of(request: Request):
         value = request.cookies.get(COOKIE, "")
-        if not ID.fullmatch(value):
-            return None
-        return db.get().execute("SELECT * FROM sessions WHERE token = ?", (value,)).fetchone()
+        return store.session(db.get(), value) if ID.fullmatch(value) else None
 
-    def posted(request: Request, session) -> JSONResponse | None:
+    def posted(request: Request, csrf_sha256: str | None) -> JSONResponse | None:
         """Why a POST is refused: it comes from another origin, or without the session's token."""
         expected = origin or f"{request.url.scheme}://{request.headers.get('host', '')}"
         if request.headers.get("origin") != expected:
             return error(403, "a POST from another origin")
-        if not secrets.compare_digest(request.headers.get("x-session-token", ""), session["csrf"]):
+        if csrf_sha256 is not None and not secrets.compare_digest(
+                hashed(request.headers.get("x-session-token", "")), csrf_sha256):
             return error(403, "no session token, or not this session's")
         return None
 
@@ -118,27 +148,40 @@ def make(path: str | Path, origin: str = "") -> Starlette:
         return db.get().execute("SELECT t.*, a.position FROM assignments a JOIN trials t ON t.id = a.trial "
                                 "WHERE a.listener = ? AND a.trial = ?", (listener, trial)).fetchone()
 
-    def page(request: Request):
-        invite = request.path_params["invite"]
-        conn = db.get()
-        listener = conn.execute("SELECT * FROM listeners WHERE invite_sha256 = ?", (hashed(invite),)).fetchone() \
+    def invited(invite: str):
+        return db.get().execute("SELECT * FROM listeners WHERE invite_sha256 = ?", (hashed(invite),)).fetchone() \
             if ID.fullmatch(invite) else None
-        if listener is None:
+
+    @busy
+    def page(request: Request):
+        """The page alone: a GET makes nothing (a link previewer, a reload); the page's script starts a session."""
+        if invited(request.path_params["invite"]) is None:
             return HTMLResponse("<!DOCTYPE html><title>Not found</title><p>No such invitation.</p>", status_code=404)
-        session, csrf = token(), token()
-        conn.execute("INSERT INTO sessions VALUES (?,?,?,?)", (session, csrf, listener["id"], now()))
-        body = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="session-token" content="{csrf}">
+        return HTMLResponse(f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(test.name)}</title><link rel="stylesheet" href="/static/listen.css"></head><body>
 <main><h1>{html.escape(test.name)}</h1>
 <p class="how">Listen to each recording to its end; then you can answer. Use headphones in a quiet place.</p>
 <p id="progress"></p><p id="title"></p><div id="clips"></div><div id="answers"></div><p id="status"></p></main>
-<script src="/static/listen.js"></script></body></html>"""
-        response = HTMLResponse(body)
-        response.set_cookie(COOKIE, session, httponly=True, samesite="strict", path="/")
+<script src="/static/listen.js"></script></body></html>""")
+
+    @busy
+    def begin(request: Request):
+        """A listener starts: their session (a cookie) and its POST token, replacing any earlier one."""
+        refused = posted(request, None)
+        if refused:
+            return refused
+        listener = invited(request.path_params["invite"])
+        if listener is None:
+            return error(404, "no such invitation")
+        session, csrf = store.start(db.get(), listener["id"])
+        response = JSONResponse({"token": csrf})
+        response.set_cookie(COOKIE, session, max_age=store.SESSION_HOURS * 3600, httponly=True, samesite="strict",
+                            secure=secure, path="/")
         return response
 
+    @busy
     def trial(request: Request):
         session = session_of(request)
         if session is None:
@@ -161,39 +204,39 @@ def make(path: str | Path, origin: str = "") -> Starlette:
                              ["First", "Second"] if len(clips) == 2 else ["Recording"],
                              "scale": [[v, f"{v} {label}" if not kind.pair else label] for v, label in kind.scale]})
 
-    async def body_of(request: Request) -> dict | None:
+    async def listener_post(request: Request, work):
+        """A listener's POST: refused without a session, from another origin or without its token; else `work`
+        (session, body) off the event loop."""
         try:
             data = json.loads(await request.body())
         except (ValueError, UnicodeDecodeError):
-            return None
-        return data if isinstance(data, dict) else None
+            data = None
 
-    async def listener_post(request: Request):
-        """(the session, the body) of a listener's POST, or why it is refused."""
-        session = session_of(request)
-        if session is None:
-            return None, None, error(401, "no session: open your invitation link")
-        refused = posted(request, session)
-        return (None, None, refused) if refused else (session, await body_of(request), None)
+        def checked():
+            session = session_of(request)
+            if session is None:
+                return error(401, "no session: open your invitation link")
+            refused = posted(request, session["csrf_sha256"])
+            return refused or work(session, data if isinstance(data, dict) else None)
+        return await busy(checked)()
 
-    async def play(request: Request):
-        session, data, refused = await listener_post(request)
-        if refused:
-            return refused
+    def play(session, data):
         if data is None or set(data) != {"trial", "clip", "event"} or data["event"] not in ("play", "ended") \
                 or not all(isinstance(data[k], str) and ID.fullmatch(data[k]) for k in ("trial", "clip")):
             return error(422, "expected {trial, clip, event: play or ended}")
         row = assigned(session["listener"], data["trial"])
         if row is None or data["clip"] not in (row["first"], row["second"]):
             return error(404, "no such clip in your trials")
-        db.get().execute("INSERT INTO plays VALUES (?,?,?,?,?)",
-                         (session["listener"], data["trial"], data["clip"], data["event"], now()))
+        conn = db.get()
+        sent = conn.execute("SELECT count(*) FROM plays WHERE listener = ? AND trial = ?",
+                            (session["listener"], data["trial"])).fetchone()[0]
+        if sent >= plays.EVENTS_PER_TRIAL:
+            return error(429, f"at most {plays.EVENTS_PER_TRIAL} play events a trial")
+        conn.execute("INSERT INTO plays (listener, trial, clip, event, at) VALUES (?,?,?,?,?)",
+                     (session["listener"], data["trial"], data["clip"], data["event"], now()))
         return JSONResponse({"ok": True})
 
-    async def vote(request: Request):
-        session, data, refused = await listener_post(request)
-        if refused:
-            return refused
+    def vote(session, data):
         if data is None or set(data) != {"trial", "value", "submission"} or not isinstance(data["trial"], str) \
                 or not isinstance(data["submission"], str) or not ID.fullmatch(data["submission"]) \
                 or type(data["value"]) is not int or data["value"] not in kind.values:
@@ -203,13 +246,12 @@ def make(path: str | Path, origin: str = "") -> Starlette:
         if row is None:
             return error(404, "no such trial in your trials")
         conn = db.get()
-        heard = {r[0] for r in conn.execute("SELECT clip FROM plays WHERE listener = ? AND trial = ? AND event = "
-                                            "'ended'", (listener, data["trial"]))}
-        if not {row["first"], row["second"]} - {None} <= heard:
+        if not heard(conn, listener, row):
             return error(409, "play every recording of this trial to its end first")
         # one statement, one transaction, fsynced before it returns: a vote acknowledged is a vote kept, and the
         # same vote sent twice (a double click, a retry after a lost answer) is stored once
-        stored = conn.execute("INSERT INTO votes VALUES (?,?,?,?,?) ON CONFLICT (listener, trial) DO NOTHING",
+        stored = conn.execute("INSERT INTO votes (listener, trial, value, submission, at) VALUES (?,?,?,?,?) "
+                              "ON CONFLICT (listener, trial) DO NOTHING",
                               (listener, data["trial"], data["value"], data["submission"], now())).rowcount
         if not stored:
             kept = conn.execute("SELECT value FROM votes WHERE listener = ? AND trial = ?",
@@ -218,6 +260,7 @@ def make(path: str | Path, origin: str = "") -> Starlette:
                 return error(409, "this trial is rated already")
         return JSONResponse({"ok": True, "again": not stored})
 
+    @busy
     def clip(request: Request):
         session = session_of(request)
         cid = request.path_params["clip"]
@@ -225,11 +268,15 @@ def make(path: str | Path, origin: str = "") -> Starlette:
             return error(401, "no session: open your invitation link")
         if not ID.fullmatch(cid):
             return error(404, "no such clip")
-        row = db.get().execute("SELECT c.audio FROM clips c JOIN trials t ON c.id IN (t.first, t.second) "
-                               "JOIN assignments a ON a.trial = t.id WHERE a.listener = ? AND c.id = ? LIMIT 1",
-                               (session["listener"], cid)).fetchone()
+        conn = db.get()
+        row = conn.execute("SELECT c.audio FROM clips c JOIN trials t ON c.id IN (t.first, t.second) "
+                           "JOIN assignments a ON a.trial = t.id WHERE a.listener = ? AND c.id = ? LIMIT 1",
+                           (session["listener"], cid)).fetchone()
         if row is None:
             return error(404, "no such clip in your trials")
+        conn.execute("INSERT INTO plays (listener, trial, clip, event, at) SELECT ?, '', ?, 'fetched', ? WHERE NOT "
+                     "EXISTS (SELECT 1 FROM plays WHERE listener = ? AND trial = '' AND clip = ?)",
+                     (session["listener"], cid, now(), session["listener"], cid))
         return Response(row["audio"], media_type="audio/wav")
 
     def admitted(request: Request) -> bool:
@@ -238,6 +285,7 @@ def make(path: str | Path, origin: str = "") -> Starlette:
         # read each time: `listen admin` makes a new token while the server runs
         return secrets.compare_digest(hashed(given), db.get().execute("SELECT admin_sha256 FROM test").fetchone()[0])
 
+    @busy
     def admin(request: Request):
         if not admitted(request):
             return error(403, "the admin token is needed")
@@ -257,6 +305,7 @@ each clip.</p><table><tr><th>listener</th><th>votes</th></tr>{rows}</table>
 <table><tr><th>trials</th><th>how many</th><th>votes</th></tr>{roles}</table>
 <p>The analysis: <code>listen results</code>, or results.json with the same token.</p></main></body></html>""")
 
+    @busy
     def results(request: Request):
         if not admitted(request):
             return error(403, "the admin token is needed")
@@ -264,10 +313,32 @@ each clip.</p><table><tr><th>listener</th><th>votes</th></tr>{rows}</table>
 
         return JSONResponse(analysis.analyse(db.get()).as_json())
 
-    routes = [Route("/l/{invite}", page), Route("/api/trial", trial), Route("/api/play", play, methods=["POST"]),
-              Route("/api/vote", vote, methods=["POST"]), Route("/audio/{clip}", clip),
-              Route("/static/listen.js", lambda request: Response(script, media_type="text/javascript")),
-              Route("/static/listen.css", lambda request: Response(style, media_type="text/css")),
+    async def javascript(request: Request):
+        return Response(script, media_type="text/javascript")
+
+    async def css(request: Request):
+        return Response(style, media_type="text/css")
+
+    async def played(request: Request):
+        return await listener_post(request, play)
+
+    async def voted(request: Request):
+        return await listener_post(request, vote)
+
+    routes = [Route("/l/{invite}", page), Route("/l/{invite}/start", begin, methods=["POST"]),
+              Route("/api/trial", trial), Route("/api/play", played, methods=["POST"]),
+              Route("/api/vote", voted, methods=["POST"]), Route("/audio/{clip}", clip),
+              Route("/static/listen.js", javascript), Route("/static/listen.css", css),
               Route("/admin", admin), Route("/admin/results.json", results)]
-    app = Starlette(routes=routes)
-    return Guard(app)
+    return Guard(Starlette(routes=routes))
+
+
+def heard(conn: sqlite3.Connection, listener: int, trial) -> bool:
+    """Every recording of the trial played to its end, as plays.heard reads the server's record of it."""
+    events = [plays.Event(r["clip"], r["event"], r["at"]) for r in conn.execute(
+        "SELECT clip, event, at FROM plays WHERE listener = ? AND trial IN (?, '') ORDER BY at, rowid",
+        (listener, trial["id"]))]
+    clips = [c for c in (trial["first"], trial["second"]) if c]
+    seconds = dict(conn.execute(f"SELECT id, seconds FROM clips WHERE id IN ({','.join('?' * len(clips))})",
+                                clips).fetchall())
+    return all(plays.heard(events, c, seconds[c]) for c in clips)

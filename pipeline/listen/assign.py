@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from collections import Counter
 
 from pipeline.listen.store import Test
 
 
 def session(conn: sqlite3.Connection, listener: int, test: Test, seed: int) -> None:
     """The listener's trials: the training set first, then the test trials least assigned so far with the gold
-    and trapping trials among them, in an order of the listener's own."""
+    and trapping trials among them, each sentence as few times as the balance allows and never twice in a row
+    where it can be helped, in an order of the listener's own."""
     if conn.execute("SELECT 1 FROM assignments WHERE listener = ?", (listener,)).fetchone():
         return  # drawn already: no write lock to take on every trial fetched
     conn.execute("BEGIN IMMEDIATE")  # one listener at a time draws, so the counts it balances are true
@@ -22,20 +24,40 @@ def session(conn: sqlite3.Connection, listener: int, test: Test, seed: int) -> N
         rng = random.Random(seed)
         counts = {row[0]: row[1] for row in conn.execute(
             "SELECT t.id, count(a.trial) FROM trials t LEFT JOIN assignments a ON a.trial = t.id GROUP BY t.id")}
-        roles = {row[0]: row[1] for row in conn.execute("SELECT id, role FROM trials")}
+        roles, sentence = {}, {}
+        for trial, role, sentence_id in conn.execute("SELECT id, role, sentence_id FROM trials ORDER BY rowid"):
+            roles[trial], sentence[trial] = role, sentence_id
+        training = [t for t, r in roles.items() if r == "training"]
+        used = Counter(sentence[t] for t in training)
 
         def least(role: str, k: int) -> list[str]:
+            """The k trials least assigned so far, and among those the ones whose sentences this listener has
+            heard least; ties broken at random, for this listener."""
             members = [t for t, r in roles.items() if r == role]
-            rng.shuffle(members)  # ties broken at random, for this listener
-            return sorted(members, key=lambda t: counts[t])[:k]
+            rng.shuffle(members)
+            chosen = []
+            for _ in range(min(k, len(members))):
+                best = min((t for t in members if t not in chosen), key=lambda t: (counts[t], used[sentence[t]]))
+                chosen.append(best)
+                used[sentence[best]] += 1
+            return chosen
 
-        training = [row[0] for row in conn.execute("SELECT id FROM trials WHERE role = 'training' ORDER BY rowid")]
         rated = least("test", test.trials_per_session) + least("gold", test.settings["gold_per_session"]) + \
             least("trap", test.settings["traps_per_session"])
         rng.shuffle(rated)
-        conn.executemany("INSERT INTO assignments VALUES (?,?,?)",
+        rated = apart(rated, sentence)
+        conn.executemany("INSERT INTO assignments (listener, position, trial) VALUES (?,?,?)",
                          [(listener, position, trial) for position, trial in enumerate(training + rated)])
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def apart(order: list[str], sentence: dict[str, str]) -> list[str]:
+    """The same trials, reordered so that no two in a row are of one sentence where another order allows it."""
+    left, out = list(order), []
+    while left:
+        at = next((i for i, t in enumerate(left) if not out or sentence[t] != sentence[out[-1]]), 0)
+        out.append(left.pop(at))
+    return out

@@ -4,11 +4,14 @@ Each run's clips are the audio its utterances heard in one condition (clean by d
 sentence; the runs are read as compare-runs reads them (finished, and as they sealed their files). Beside the test
 trials, the procedure of ITU-T P.808:
 - a short training set that spans the quality range (a clip clean, in 10 dB and in -5 dB of noise), played first;
-- gold trials with a known answer: a clean clip ("good") and the same in heavy noise ("bad"), made with the
-  tool's own conditions, or the user's own (`--gold`);
+- gold trials with a known answer: a "good" one only where the answer is known, a natural recording (the runs'
+  speaker references) or the user's own (`--gold`), never a system's clip; a "bad" one, a clip in heavy noise;
 - trapping trials, made with the tool's own TTS: a clip that breaks off into "This is an interruption. Please
   select the answer N.";
-each kept with the answer it expects. What the listener's browser gets of a clip is an opaque id and its audio."""
+each kept with the answer it expects, and none byte-identical to a test clip. What the listener's browser gets of
+a clip is an opaque id and its audio, and the audio tells no system: every clip of a test is a 16-bit mono WAV at
+one sample rate (the highest of the runs': no system is made worse) and, unless turned off, at one active speech
+level (ITU-T P.56, -26 dBov; pipeline/io/level.py)."""
 from __future__ import annotations
 
 import io
@@ -23,13 +26,13 @@ import numpy as np
 
 from pipeline.core import store as files
 from pipeline.errors import InputError
-from pipeline.io import audio, conditions
+from pipeline.io import audio, conditions, level
 from pipeline.listen import store
 from pipeline.listen.kinds import KINDS, Kind
 
 NOISY, HEAVY = 10.0, -5.0  # dB SNR: the training set's middle and low, the bad gold's
 TRAP_LEAD_S = 1.5  # of a real clip before the interruption
-TRAINING = 3
+PAUSE_S = 0.25  # the break before a trap's interruption; a pair trap's plain side has it too
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +48,7 @@ class Options:
     condition: str = "clean"
     seed: int = 1337
     gold: str = ""  # the user's gold clips: a CSV of audio,expected (single-clip kinds)
+    level_dbov: float | None = level.TARGET_DBOV  # every clip's active speech level (P.56); None: as the runs made it
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ class Clip:
     source_sha256: str = ""  # of the run's own file: a later comparison rates only audio that is still the same
 
 
-def made(role: str, like: "Clip", samples: np.ndarray, sr: int | None = None) -> "Clip":
+def made(role: str, like: Clip, samples: np.ndarray, sr: int | None = None) -> Clip:
     """A clip the tool made (gold, trap, training, another voice): of no system, with no measures."""
     return Clip(role, "", "", "", "", like.sentence_id, "", "", {}, samples, sr or like.sr)
 
@@ -113,6 +117,8 @@ def create(out: str | Path, run_names: list[str], options: Options, results_dir:
     if out.exists():
         raise InputError(f"{out}: exists; a listening test is made once (give another file, or remove it)")
     loaded = [scored.load(name, results_dir) for name in run_names]
+    if options.gold and not Path(options.gold).is_file():
+        raise InputError(f"--gold {options.gold}: no such file; give a CSV with columns audio,expected")
     by = clips_of(loaded, options.condition)
     references = by.pop("\0references", {})
     systems = sorted(by)
@@ -127,10 +133,11 @@ def create(out: str | Path, run_names: list[str], options: Options, results_dir:
     if not shared:
         raise InputError("the runs share no sentence; a comparison needs the same sentences in every system")
     admin = store.token()
+    rate = max(c.sr for clips in (*by.values(), references) for c in clips.values())
     with files.atomic_path(out) as tmp:
         conn = store.connect(tmp, create=True)
         try:
-            write(conn, kind, options, by, references, systems, shared, rng, admin, run_names)
+            write(conn, kind, options, by, references, systems, shared, rng, admin, run_names, rate)
         finally:
             conn.close()
         for suffix in ("-wal", "-shm"):
@@ -139,26 +146,36 @@ def create(out: str | Path, run_names: list[str], options: Options, results_dir:
 
 
 def write(conn: sqlite3.Connection, kind: Kind, options: Options, by: dict, references: dict, systems: list[str],
-          shared: list[str], rng: random.Random, admin: str, run_names: list[str]) -> None:
+          shared: list[str], rng: random.Random, admin: str, run_names: list[str], rate: int) -> None:
     import hashlib
 
-    ids: set[str] = set()
+    tested: set[str] = set()  # the test clips' audio: no gold, trap or training clip may be one of them
 
     def put(clip: Clip) -> str:
         cid = store.token(12)
-        ids.add(cid)
-        data = wav_bytes(clip.samples, clip.sr)
-        conn.execute("INSERT INTO clips VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        samples = audio.resample(clip.samples, clip.sr, rate) if clip.sr != rate else clip.samples
+        if options.level_dbov is not None:
+            samples = level.leveled(samples, rate, options.level_dbov)
+        data = wav_bytes(samples, rate)
+        sha = hashlib.sha256(data).hexdigest()
+        if clip.role == "test":
+            tested.add(sha)
+        elif clip.role in ("gold", "trap") and sha in tested:
+            raise InputError(f"a {clip.role} clip would be a test clip's very audio (sentence {clip.sentence_id}); "
+                             "give --gold clips of your own")
+        conn.execute("INSERT INTO clips (id, role, system, run, run_folder, voice, sentence_id, utterance_id, "
+                     "reference_text, source_sha256, audio_sha256, seconds, measures, audio) "
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                      (cid, clip.role, clip.system, clip.run, clip.run_folder, clip.voice, clip.sentence_id,
-                      clip.utterance_id, clip.reference_text, clip.source_sha256, hashlib.sha256(data).hexdigest(),
-                      round(len(clip.samples) / clip.sr, 3), json.dumps(clip.measures), data))
+                      clip.utterance_id, clip.reference_text, clip.source_sha256, sha,
+                      round(len(samples) / rate, 3), json.dumps(clip.measures), data))
         return cid
 
     def trial(role: str, first: str, second: str | None, sentence: str, expected: int | None = None,
               swapped: bool | None = None) -> None:
         swap = (rng.random() < 0.5) if swapped is None and second is not None and kind.pair else bool(swapped)
-        conn.execute("INSERT INTO trials VALUES (?,?,?,?,?,?,?)",
-                     (store.token(12), role, first, second, int(swap), expected, sentence))
+        conn.execute("INSERT INTO trials (id, role, first, second, swapped, expected, sentence_id) "
+                     "VALUES (?,?,?,?,?,?,?)", (store.token(12), role, first, second, int(swap), expected, sentence))
 
     def variant(clip: Clip, role: str, snr: float | None) -> Clip:
         samples = clip.samples if snr is None else conditions.apply(conditions.Condition("noise", snr), clip.samples,
@@ -190,30 +207,31 @@ def write(conn: sqlite3.Connection, kind: Kind, options: Options, by: dict, refe
         for sentence in shared:
             for a, b in combinations(systems, 2):
                 trial("test", rated[a, sentence], rated[b, sentence], sentence)
-    base = by[systems[0]][shared[0]]
-    spare = by[systems[0]][shared[-1]]
-    # a "good" gold is best a natural recording: the speaker reference (a cloning prompt) where the runs have one
-    natural = references.get(base.utterance_id, base)
-    gold_made = gold(kind, options, natural, spare, put, trial, variant)
-    if not gold_made:
-        raise InputError(f"a {kind.name} test needs gold trials: name them with --gold")
+    # the tool's own clips, each from another sentence where there are enough, so that none fills a session
+    spread = [by[systems[k % len(systems)]][s] for k, s in enumerate(rng.sample(shared, len(shared)))
+              if s in by[systems[k % len(systems)]]] or [next(iter(by[systems[0]].values()))]
+    pick = iter(spread * (1 + 12 // len(spread)))
+    naturals = [references[u] for u in sorted(references)]
+    notes = gold(kind, options, naturals, pick, put, trial, variant)
     traps(kind, options, [by[s][x] for s in systems for x in shared if x in by[s]], put, trial, rng)
-    training(kind, base, put, trial, variant)
-    settings = {**asdict(options), "runs": run_names, "systems": systems, "sentences": shared}
-    conn.execute("INSERT INTO test VALUES (1,?,?,?,?,?,?,?)",
+    training(kind, pick, put, trial, variant)
+    settings = {**asdict(options), "runs": run_names, "systems": systems, "sentences": shared, "sample_rate": rate,
+                "notes": notes}
+    conn.execute("INSERT INTO test (id, name, kind, created, votes_per_clip, trials_per_session, admin_sha256, "
+                 "settings) VALUES (1,?,?,?,?,?,?,?)",
                  (options.name, kind.name, store.now(), options.votes_per_clip, options.trials_per_session,
                   store.hashed(admin), json.dumps(settings)))
     conn.execute("COMMIT")
 
 
-def gold(kind: Kind, options: Options, base: Clip, spare: Clip, put, trial, variant) -> int:
-    """Gold trials with their expected answers: the user's, or made from the run with the tool's conditions."""
+def gold(kind: Kind, options: Options, naturals: list[Clip], pick, put, trial, variant) -> list[str]:
+    """Gold trials with their expected answers: the user's, or made by the tool where the answer is known; what
+    was not made, and what acceptance rests on then."""
     if options.gold:
         if kind.pair:
             raise InputError("--gold names single clips; a pair test's gold trials are made by the tool")
         import csv
 
-        count = 0
         path = Path(options.gold)
         for n, row in enumerate(csv.DictReader(path.read_text(encoding="utf-8").splitlines()), 2):
             try:
@@ -223,29 +241,34 @@ def gold(kind: Kind, options: Options, base: Clip, spare: Clip, put, trial, vari
                 raise InputError(f"--gold {path} line {n}: {e}; expected audio,expected columns") from None
             if expected not in kind.values:
                 raise InputError(f"--gold {path} line {n}: {expected} is not an answer of {kind.name}")
-            cid = put(Clip("gold", "", "", "", "", f"gold-{n}", "", "", {}, samples, sr))
-            trial("gold", cid, None, f"gold-{n}", expected)
-            count += 1
-        return count
-    clean, heavy = variant(base, "gold", None), variant(base, "gold", HEAVY)
-    if kind.pair:
-        trial("gold", put(clean), put(heavy), base.sentence_id, kind.good)
-        trial("gold", put(variant(spare, "gold", None)), put(variant(spare, "gold", HEAVY)), spare.sentence_id,
-              kind.good)
-        return 2
+            trial("gold", put(Clip("gold", "", "", "", "", f"gold-{n}", "", "", {}, samples, sr)), None,
+                  f"gold-{n}", expected)
+        return []
+    if kind.pair:  # a clip against itself in heavy noise: whichever system it is, the clean one is better
+        for clip in (next(pick), next(pick)):
+            clean = made("gold", clip, np.concatenate([np.zeros(int(PAUSE_S * clip.sr), np.float32), clip.samples]))
+            trial("gold", put(clean), put(variant(clip, "gold", HEAVY)), clip.sentence_id, kind.good)
+        return []
     if kind.reference:
         from pipeline.tts import base as tts
 
-        other = tts.load("espeak:en-us")
-        samples, sr = other.synthesize(base.reference_text or "This is another voice.")
-        reference = put(clean)
-        trial("gold", reference, put(variant(base, "gold", None)), base.sentence_id, kind.good)
-        trial("gold", reference, put(made("gold", base, samples, sr)),
-              base.sentence_id, kind.bad)
-        return 2
-    trial("gold", put(clean), None, base.sentence_id, kind.good)
-    trial("gold", put(heavy), None, base.sentence_id, kind.bad)
-    return 2
+        natural = naturals[0]  # an SMOS test has speaker references: it cannot be made without them
+        samples, sr = tts.load("espeak:en-us").synthesize(natural.reference_text or "This is another voice.")
+        reference = put(made("gold", natural, natural.samples))
+        trial("gold", reference, put(variant(natural, "gold", None)), natural.sentence_id, kind.good)
+        trial("gold", reference, put(made("gold", natural, samples, sr)), natural.sentence_id, kind.bad)
+        return []
+    notes = []
+    if naturals:
+        natural = naturals[0]
+        trial("gold", put(variant(natural, "gold", None)), None, natural.sentence_id, kind.good)
+    else:
+        notes.append("no good gold trial: the runs have no natural recording (speaker reference) and no --gold was "
+                     "given, and a system's clip has no known answer; acceptance rests on the trapping trials, the "
+                     "bad gold (a clip in -5 dB of noise), the recordings played to their end and ratings that vary")
+    clip = next(pick)
+    trial("gold", put(variant(clip, "gold", HEAVY)), None, clip.sentence_id, kind.bad)
+    return notes
 
 
 def traps(kind: Kind, options: Options, pool: list[Clip], put, trial, rng: random.Random) -> None:
@@ -258,27 +281,26 @@ def traps(kind: Kind, options: Options, pool: list[Clip], put, trial, rng: rando
         answer = rng.choice([v for v in kind.values if v != 0] or list(kind.values))
         said = str(answer) if not kind.pair else kind.label(answer).lower()
         message, sr = voice.synthesize(f"This is an interruption. Please select the answer {said}.")
-        lead = clip.samples[:int(TRAP_LEAD_S * clip.sr)]
-        samples = np.concatenate([lead, np.zeros(clip.sr // 4, np.float32), audio.resample(message, sr, clip.sr)])
-        trapped = put(made("trap", clip, samples))
-        if kind.pair or kind.reference:
-            trial("trap", put(made("trap", clip, clip.samples)), trapped,
-                  clip.sentence_id, answer, swapped=False)
+        cut = int(TRAP_LEAD_S * clip.sr)
+        pause = np.zeros(int(PAUSE_S * clip.sr), np.float32)
+        trapped = put(made("trap", clip, np.concatenate([clip.samples[:cut], pause,
+                                                          audio.resample(message, sr, clip.sr)])))
+        if kind.pair or kind.reference:  # the plain side breaks where the trap does: not a test clip's audio
+            plain = np.concatenate([clip.samples[:cut], pause, clip.samples[cut:]])
+            trial("trap", put(made("trap", clip, plain)), trapped, clip.sentence_id, answer, swapped=False)
         else:
             trial("trap", trapped, None, clip.sentence_id, answer)
 
 
-def training(kind: Kind, base: Clip, put, trial, variant) -> None:
-    """The training set: the quality range, clean to heavy noise, rated first and never analysed."""
-    levels = (None, NOISY, HEAVY)
-    if kind.pair or kind.reference:
-        first = put(variant(base, "training", None))
-        for snr in levels:
-            trial("training", first, put(variant(base, "training", snr)), base.sentence_id, swapped=False)
-    else:
-        for snr in levels:
-            trial("training", put(variant(base, "training", snr)), None, base.sentence_id)
-
+def training(kind: Kind, pick, put, trial, variant) -> None:
+    """The training set: the quality range, clean to heavy noise (three sentences), rated first, never analysed."""
+    for snr in (None, NOISY, HEAVY):
+        clip = next(pick)
+        if kind.pair or kind.reference:
+            trial("training", put(variant(clip, "training", None)), put(variant(clip, "training", snr)),
+                  clip.sentence_id, swapped=False)
+        else:
+            trial("training", put(variant(clip, "training", snr)), None, clip.sentence_id)
 
 
 def summary(path: str | Path) -> str:
@@ -289,9 +311,20 @@ def summary(path: str | Path) -> str:
         roles = dict(conn.execute("SELECT role, count(*) FROM trials GROUP BY role").fetchall())
     finally:
         conn.close()
-    systems = test.settings["systems"]
+    systems, settings = test.settings["systems"], test.settings
+    trials = roles.get("test", 0)
+    level_said = f"{settings['level_dbov']:g} dBov active speech level (P.56)" \
+        if settings.get("level_dbov") is not None else "their own levels"
+    notes = "".join(f"\n  note: {n}" for n in settings.get("notes", []))
     return (f"a {test.kind.upper()} test of {len(systems)} system(s) ({', '.join(systems)}) on "
-            f"{len(test.settings['sentences'])} sentences: {roles.get('test', 0)} test trials, {roles.get('gold', 0)} "
-            f"gold, {roles.get('trap', 0)} trapping, {roles.get('training', 0)} training; {test.votes_per_clip} votes "
-            f"asked for each test trial, {test.trials_per_session} a session, so about "
-            f"{-(-roles.get('test', 0) * test.votes_per_clip // max(1, test.trials_per_session))} listener sessions")
+            f"{len(settings['sentences'])} sentences: {trials} test trials, {roles.get('gold', 0)} "
+            f"gold, {roles.get('trap', 0)} trapping, {roles.get('training', 0)} training; every clip at "
+            f"{settings.get('sample_rate', '?')} Hz and {level_said}; {test.votes_per_clip} votes asked for each "
+            f"test trial, {test.trials_per_session} a session, so {sessions(trials, test.votes_per_clip, test.trials_per_session)} "
+            f"listener sessions{notes}")
+
+
+def sessions(trials: int, votes: int, per_session: int) -> int:
+    """Listener sessions it takes for every test trial to get its votes: a session holds a trial at most once, so
+    a test of fewer trials than a session holds takes as many sessions as votes."""
+    return -(-trials * votes // max(1, min(per_session, trials))) if trials else 0

@@ -8,7 +8,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 from pipeline.core import store
-from pipeline.listen.analysis import Agreement, Analysis, PairScore, Strength, SystemScore
+from pipeline.listen.analysis import Agreement, Analysis, Difference, PairScore, Strength, SystemScore
 from pipeline.measures import calibration
 
 
@@ -20,7 +20,8 @@ def write(found: Analysis, out: Path) -> list[str]:
     """The files, in `out`; their names."""
     out.mkdir(parents=True, exist_ok=True)
     store.write_json(out / "results.json", found.as_json())
-    for name, records, cls in (("systems", found.systems, SystemScore), ("pairs", found.pairs, PairScore),
+    for name, records, cls in (("systems", found.systems, SystemScore),
+                               ("differences", found.differences, Difference), ("pairs", found.pairs, PairScore),
                                ("strengths", found.strengths, Strength), ("agreement", found.agreements, Agreement)):
         if records:
             store.write_csv(out / f"{name}.csv", *rows(records, cls))
@@ -49,9 +50,13 @@ def text(found: Analysis) -> str:
         lines.append(f"{'system':<24} {'votes':>5} {'clips':>5}  {found.kind.upper()} [95% CI]")
         lines += [f"{s.system:<24} {s.votes:>5} {s.clips:>5}  {_ci(s.mean, s.ci95_low, s.ci95_high)}"
                   for s in found.systems]
+    for d in found.differences:
+        lines.append(f"{d.b} against {d.a}: Δ {found.kind.upper()} {_ci(d.delta, d.ci95_low, d.ci95_high)} on "
+                     f"{d.sentences} sentences, {d.test} p = {d.p}")
     for p in found.pairs:
-        what = "CMOS (B − A)" if found.kind == "cmos" else "share preferring B"
-        lines.append(f"{p.b} against {p.a}: {what} {_ci(p.mean, p.ci95_low, p.ci95_high)}, {p.votes} votes, "
+        what = "CMOS (B − A)" if found.kind == "cmos" else "preference for B (−1 … +1)"
+        share = f" ({p.share_b:.0%} of the votes with a preference)" if p.share_b is not None else ""
+        lines.append(f"{p.b} against {p.a}: {what} {_ci(p.mean, p.ci95_low, p.ci95_high)}{share}, {p.votes} votes, "
                      f"{p.test} p = {p.p}")
     if found.strengths:
         lines.append("Bradley-Terry: " + ", ".join(f"{s.system} {_ci(s.score, s.ci95_low, s.ci95_high)}"

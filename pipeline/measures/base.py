@@ -9,7 +9,7 @@ columns to utterances.csv, and the statistics and the report pick up every decla
 measure's own."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, Protocol
 
 import numpy as np
@@ -77,16 +77,22 @@ class Described:
     paper: str
     better: str  # higher or lower
     comparable: str  # what its values can stand beside
+    # column → the column it is a function of (a calibration's straight line): shown beside it, never a second test
+    derived: dict[str, str] = field(default_factory=dict)
 
     def as_json(self) -> dict:
-        return {"columns": self.columns, "paper": self.paper, "better": dict.fromkeys(self.columns, self.better),
-                "comparable": self.comparable}
+        out = {"columns": self.columns, "paper": self.paper, "better": dict.fromkeys(self.columns, self.better),
+               "comparable": self.comparable}
+        return {**out, "derived_from": self.derived} if self.derived else out
 
     @classmethod
     def from_json(cls, name: str, data: dict) -> Described:
+        derived = dict(data.get("derived_from", {}))
+        if name == calibration.NAME and not derived:  # written before the columns said so: the name says it
+            derived = {c: c.removeprefix(calibration.PREFIX) for c in data.get("columns", {})}
         return cls(name=name, columns=dict(data.get("columns", {})), paper=data.get("paper", ""),
                    better=next(iter(data.get("better", {}).values()), "higher"),
-                   comparable=data.get("comparable", ""))
+                   comparable=data.get("comparable", ""), derived=derived)
 
 
 def described(text: dict) -> dict[str, Described]:

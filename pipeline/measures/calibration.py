@@ -1,7 +1,9 @@
 """A measure on a team's own listener scale: the line fitted by a listening test (`listen results` writes
 calibration.json) from a measure's values to its listeners' mean votes, and the range of the measure it holds for.
 The assess stage reads it (`assess.calibration`) and adds a `calibrated_<measure>` column beside each measure it
-fits, empty outside that range: a line fitted on clips between 2.1 and 3.4 says nothing of a 4.2."""
+fits, empty outside that range: a line fitted on clips between 2.1 and 3.4 says nothing of a 4.2. The range is kept
+exactly as the fit saw it, so the clips at its ends are inside it; a value is kept on the test's scale (a line
+can run past 5 within the range: it is clipped there, and the column's meaning says so)."""
 from __future__ import annotations
 
 import json
@@ -30,6 +32,8 @@ class Calibration:
     low: float  # the measure's range in the fit
     high: float
     clips: int
+    floor: float = 1.0  # the test's scale, which a calibrated value never leaves
+    ceiling: float = 5.0
 
     def __post_init__(self):
         if not self.low <= self.high or self.clips < 3:
@@ -43,12 +47,13 @@ class Calibration:
     def apply(self, value: float | None) -> float | None:
         if value is None or not self.low <= value <= self.high:
             return None
-        return round(self.intercept + self.slope * value, 4)
+        return round(min(self.ceiling, max(self.floor, self.intercept + self.slope * value)), 4)
 
     def meaning(self) -> str:
         return (f"{self.measure} on the {self.kind.upper()} scale of listening test {self.test!r} "
                 f"({self.intercept:+.3g} + {self.slope:.3g} × {self.measure}, residual SD {self.residual_sd:.3g}, "
-                f"{self.clips} clips); empty outside [{self.low}, {self.high}], the range it was fitted on")
+                f"{self.clips} clips); empty outside [{self.low:.6g}, {self.high:.6g}], the range it was fitted on; "
+                f"clipped to [{self.floor:g}, {self.ceiling:g}], the test's scale")
 
     def as_json(self) -> dict:
         return asdict(self)

@@ -12,15 +12,14 @@ from pipeline.core.records import label
 
 from pipeline.scoring.evaluate import ScoredUtterance
 
-from pipeline.scoring.runs import RunComparison, Unmatched
 from pipeline.render.html import AUDIO_NOTE, SCRIPT, STYLE, Cell, _cell, coloured, embedded_audio, player, table
-from pipeline.scoring.runs import Change, Run
+from pipeline.scoring.runs import Change, Human, Run, RunComparison, Unmatched
 
 SHOWN = 300  # sentences on the page; the CSV has every comparison
 
 
 def render(a: Run, b: Run, rows: list[RunComparison], changes: list[Change], unmatched: list[Unmatched],
-           page_dir: Path) -> str:
+           page_dir: Path, human: Human | None = None) -> str:
     shown = changes[:SHOWN]
     metrics = list(dict.fromkeys(r.metric for r in rows))
     has_prompt = any(c.a.speaker_reference or c.b.speaker_reference for c in shown)
@@ -35,11 +34,25 @@ def render(a: Run, b: Run, rows: list[RunComparison], changes: list[Change], unm
     carried = embedded_audio(paths, page_dir)
     embedded = {path: key for path, (key, _) in (carried or {}).items()}
 
-    def value(u: ScoredUtterance, metric: str) -> float | None:
+    def listeners(c: Change, side: str) -> float | None:
+        """The listeners of this sentence: each run's mean vote, or (a pair test) the mean preference for B, shown
+        on B's side."""
+        if human.votes:
+            prefs = [v for _, s, v in human.preferences(a, c.a.voice, b, c.b.voice, c.a.condition)
+                     if s == c.a.sentence_id]
+            return round(sum(prefs) / len(prefs), 3) if prefs and side == "b" else None
+        run, u = (a, c.a) if side == "a" else (b, c.b)
+        return human.of(run, u.voice, u.condition).get(u.sentence_id)
+
+    def value(c: Change, side: str, metric: str) -> float | None:
+        if human and metric == human.metric:
+            return listeners(c, side)
+        u = c.a if side == "a" else c.b
         return u.wer if metric in ("wer", "macro_wer") else u.cer if metric == "cer" else u.measures.get(metric)
 
-    def heard(run: Run, u: ScoredUtterance, alignment) -> str:
-        figures = " · ".join(f"{html.escape(m)} {_cell(value(u, m))}" for m in metrics)
+    def heard(c: Change, side: str) -> str:
+        run, u, alignment = (a, c.a, c.alignment_a) if side == "a" else (b, c.b, c.alignment_b)
+        figures = " · ".join(f"{html.escape(m)} {_cell(value(c, side, m))}" for m in metrics)
         return f"{player(audio(run, u), page_dir, embedded)}<br>{coloured(alignment.ops)[1]}<br>{figures}"
 
     def tone(c: Change) -> str:
@@ -51,7 +64,7 @@ def render(a: Run, b: Run, rows: list[RunComparison], changes: list[Change], unm
                        "delta": lambda c: Cell(f'<td data-v="{c.delta_wer!r}">{c.delta_wer:+.3f}</td>'),
                        "reference": lambda c: coloured(c.alignment_a.ops)[0],
                        "prompt": lambda c: player(prompt(c), page_dir, embedded),
-                       "a": lambda c: heard(a, c.a, c.alignment_a), "b": lambda c: heard(b, c.b, c.alignment_b)},
+                       "a": lambda c: heard(c, "a"), "b": lambda c: heard(c, "b")},
                       {"delta": "ΔWER", "prompt": "speaker reference", "a": f"A: {a.name}", "b": f"B: {b.name}"},
                       row=tone, name="ab")
     worse = [r for r in rows if r.worse]

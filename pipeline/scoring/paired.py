@@ -14,7 +14,16 @@
 - Wilcoxon signed-rank on the per-sentence word error rate (%): zero differences are ranked too, and
   Z = (min(W+, W−) − n(n+1)/4) / √(n(n+1)(2n+1)/24), two-sided normal p. The zeros' ranks are split half to
   each side here (scipy's zero_method="zsplit"); the sctk 2.4.10 build hands them alternately to + and −, so
-  the rank sums can differ where there are zeros. Without zero differences the two agree."""
+  the rank sums can differ where there are zeros. Without zero differences the two agree. These three are kept as
+  sc_stats computes them, so that the comparisons CSVs equal it; no decision of the tool rests on the normal
+  approximation.
+- Exact signed-rank (`signed_rank`), what the release gate and the listening analysis decide with: zeros dropped
+  (Wilcoxon's rule), ties given midranks, and p the two-sided tail of the exact distribution of W+ over every sign
+  flip, for up to EXACT_UP_TO pairs (beyond that the normal approximation, with the tie correction, is exact to
+  well under 1e-3). With n pairs, the smallest p it can give is 2 / 2ⁿ (`smallest_p`): 10 sentences never go below
+  0.00195.
+- The paired mean over listeners and sentences (`two_way`): a vote's weight in a bootstrap draw is its listener's
+  count times its sentence's, so the interval holds for other listeners and other sentences."""
 from __future__ import annotations
 
 import math
@@ -135,6 +144,103 @@ def wilcoxon(wer_a: list[float], wer_b: list[float]) -> Wilcoxon:
     w_plus, w_minus = float(ranks[diffs > 0].sum()) + zero / 2, float(ranks[diffs < 0].sum()) + zero / 2
     z = (min(w_plus, w_minus) - n * (n + 1) / 4) / math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
     return Wilcoxon(w_plus, w_minus, zero, z, _normal_p(z))
+
+
+EXACT_UP_TO = 400  # pairs: the exact distribution has 2·n(n+1)/2 + 1 points, a numpy shift-and-add each
+
+
+@dataclass(frozen=True)
+class SignedRank:
+    n: int  # pairs with a non-zero difference
+    w_plus: float  # the rank sum of the positive differences
+    p: float  # two-sided
+    exact: bool
+
+    @property
+    def test(self) -> str:
+        return "Wilcoxon signed-rank, exact" if self.exact else "Wilcoxon signed-rank, normal (n > 400)"
+
+
+def signed_rank(differences: list[float]) -> SignedRank:
+    """The exact Wilcoxon signed-rank test of paired differences (B − A), as scipy's method="exact" with
+    zero_method="wilcox" where there are no ties; with ties, the exact permutation distribution of the midranks."""
+    from scipy.stats import norm, rankdata
+
+    d = np.round(np.asarray([x for x in differences if x is not None], dtype=float), 9)
+    d = d[d != 0]
+    n = len(d)
+    if n == 0:
+        return SignedRank(0, 0.0, 1.0, True)
+    doubled = np.rint(2 * rankdata(np.abs(d))).astype(np.int64)  # midranks are halves: twice them are integers
+    w = int(doubled[d > 0].sum())
+    total = int(doubled.sum())
+    if n > EXACT_UP_TO:
+        z = (w - total / 2) / math.sqrt(float((doubled.astype(float) ** 2).sum()))
+        return SignedRank(n, w / 2, min(1.0, float(2 * norm.sf(abs(z)))), False)
+    dist = np.zeros(total + 1)
+    dist[0] = 1.0
+    for r in doubled:  # each rank is added or not, with probability ½ each
+        shifted = np.zeros_like(dist)
+        shifted[r:] = dist[:-r]
+        dist = 0.5 * (dist + shifted)
+    low, high = dist[:w + 1].sum(), dist[w:].sum()
+    return SignedRank(n, w / 2, min(1.0, float(2 * min(low, high))), True)
+
+
+def smallest_p(n: int) -> float:
+    """The smallest two-sided p the exact signed-rank test can give with n pairs: every difference one way."""
+    return min(1.0, 2 * 0.5 ** n) if n else 1.0
+
+
+@dataclass(frozen=True)
+class TwoWay:
+    mean: float | None
+    low: float | None
+    high: float | None
+
+
+def resampled_weights(listeners: np.ndarray, items: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """(n_boot, votes): how many times each vote is drawn when listeners and items are resampled together, each
+    with replacement: a vote counts as often as its listener times its item."""
+    rng = np.random.default_rng(seed)
+    ln, inn = listeners.max() + 1, items.max() + 1
+    wl = np.stack([np.bincount(rng.integers(0, ln, ln), minlength=ln) for _ in range(n_boot)])
+    wi = np.stack([np.bincount(rng.integers(0, inn, inn), minlength=inn) for _ in range(n_boot)])
+    return wl[:, listeners] * wi[:, items]
+
+
+def two_way(values: list[float], listeners: list, items: list, n_boot: int, seed: int) -> TwoWay:
+    """The mean of votes with a 95% interval that resamples listeners and items (sentences) together."""
+    if not values:
+        return TwoWay(None, None, None)
+    x = np.asarray(values, dtype=float)
+    weights = resampled_weights(_codes(listeners), _codes(items), n_boot, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        draws = (weights * x).sum(axis=1) / weights.sum(axis=1)
+    draws = draws[np.isfinite(draws)]
+    low, high = (float(v) for v in np.percentile(draws, [2.5, 97.5])) if len(draws) else (None, None)
+    return TwoWay(float(x.mean()), low, high)
+
+
+def unanimous(found: TwoWay, values: list[float], floor: float, ceiling: float, units: int) -> TwoWay:
+    """A panel whose votes are all one answer leaves a bootstrap nothing to resample: its interval is a point. Its
+    honest interval is the exact binomial (Clopper-Pearson) one of the mean put on [0, 1] between the scale's ends,
+    as if from `units` independent votes (the fewer of listeners and sentences: what the panel really sampled).
+    Anything else is left as it is."""
+    from scipy.stats import beta
+
+    if found.mean is None or len(set(values)) > 1 or units < 1 or ceiling <= floor:
+        return found
+    share = (found.mean - floor) / (ceiling - floor)
+    k = share * units
+    low = float(beta.ppf(0.025, k, units - k + 1)) if k > 0 else 0.0
+    high = float(beta.ppf(0.975, k + 1, units - k)) if k < units else 1.0
+    return TwoWay(found.mean, floor + low * (ceiling - floor), floor + high * (ceiling - floor))
+
+
+def _codes(values: list) -> np.ndarray:
+    at = {v: i for i, v in enumerate(sorted(set(values)))}
+    return np.array([at[v] for v in values])
 
 
 def holm(p_values: list[float]) -> list[float]:

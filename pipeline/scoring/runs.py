@@ -9,14 +9,17 @@ headline WER, measure models and scoring revision (`refusals`); the voice, and w
 differ, since they are what is compared. Groups are matched by engine and condition, voices by name (or the one
 voice of each run, or as the user pairs them), utterances by sentence id with the same reference text. Every metric
 both runs have (the headline WER, CER, each measure column) gets Δ = B − A with a paired bootstrap interval over
-sentences, a paired test (MAPSSWE for micro WER, Wilcoxon for the others; micro WER also the sign and Wilcoxon
-tests), Holm-corrected over every comparison made, and what this many sentences could detect (paired.power)."""
+sentences, a paired test (MAPSSWE for micro WER, the exact Wilcoxon signed-rank for the others; sc_stats' sign
+and normal Wilcoxon beside, for reference only), Holm-corrected over every independent comparison made, and what
+this many sentences could detect (paired.power). A column that is a function of another compared column (a
+`calibrated_*` straight line of a measure) is shown but is not a test of its own: it takes its source's verdict.
+Where the family is so large, or the sentences so few, that no metric could reach significance, `reach` says so."""
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +37,8 @@ from pipeline.scoring.evaluate import ErrorEvent, Results, ScoredUtterance
 
 
 ALPHA = 0.05
-MARGINS = {"wer": 0.01, "macro_wer": 0.01, "cer": 0.01}  # absolute; any measure column: MEASURE_MARGIN
+MARGINS = {"wer": 0.01, "macro_wer": 0.01, "cer": 0.01,  # absolute; any measure column: MEASURE_MARGIN
+           "listeners_cmos": 0.1, "listeners_ab": 0.1}  # CMOS points; preference for B, −1 … +1
 MEASURE_MARGIN = 0.05
 READ = ("utterances.csv", "errors.csv", "measures.json")  # the files of a run that a comparison reads
 # the asr section's fields that do not change a transcript: the engines (compared one by one) and the speed-only ones
@@ -62,21 +66,22 @@ class RunComparison:
     delta: float | None  # b − a
     ci95_low: float | None  # paired bootstrap over sentences
     ci95_high: float | None
-    test: str  # the test behind p: MAPSSWE for wer, Wilcoxon signed-rank otherwise
+    test: str  # the test behind p: MAPSSWE for wer, the exact Wilcoxon signed-rank otherwise
     p: float
-    p_holm: float  # Holm-corrected over every comparison of the two runs
+    p_holm: float  # Holm-corrected over every independent comparison of the two runs (a derived column: its source's)
     mapsswe_z: float | None
     sign_b_worse: int | None  # wer only: sentences where B's WER is higher
     sign_b_better: int | None
     sign_p: float | None
-    wilcoxon_z: float | None
-    wilcoxon_p: float
+    wilcoxon_z: float | None  # sc_stats' normal approximation, shown so that it can be set beside sc_stats; the
+    wilcoxon_p: float  # gate decides with `p`
     worse: bool  # B significantly worse (p_holm < 0.05, the CI excludes 0) by more than the margin
     margin: float  # the least change that counts against B (--margin)
     verdict: str
     detectable_delta: float | None = None  # the smallest |Δ| these sentences detect with 80% power at α 0.05 (a
     # paired t-test on the per-sentence differences; docs/statistics.md)
     sentences_needed: int | None = None  # sentences it would take to detect the observed Δ so; empty when Δ is 0
+    derived_from: str = ""  # the compared column this one is a function of: not a test of its own
 
 
 class RunInUse(RuntimeError):
@@ -150,8 +155,10 @@ def load(given: str, results_dir: str = "results") -> Run:
     since the run sealed it."""
     folder = folder_of(given, results_dir)
     if not (folder / "manifest.json").is_file():
-        raise InputError(f"{given}: not a run ({folder} has no manifest.json); give a results folder such as "
-                         "results/default, or a run name")
+        where = f"a run name is looked up in {results_dir}/, so {folder} was tried" if folder != Path(given) else \
+            f"{folder} has no manifest.json"
+        raise InputError(f"{given}: not a run ({where}); give a results folder such as results/default, or the "
+                         "name of a run in the folder --results-dir DIR names")
     manifest = _sealed_manifest(given, folder)
     unsealed = [f"{folder / name}: {why}" for name, why in _changed(folder, manifest)]
     if unsealed:
@@ -219,15 +226,29 @@ def metrics(*runs: Run, human: Human | None = None) -> list[str]:
     return list(dict.fromkeys(out + ([human.metric] if human else [])))
 
 
+Heard = tuple[str, str, str]  # (run folder, voice, condition): where a rated clip came from
+
+
 @dataclass(frozen=True)
 class Human:
-    """A listening test's ratings of both runs' audio: each sentence's mean vote, by run, voice and condition."""
-    metric: str  # listeners_mos, listeners_smos
+    """A listening test's ratings of both runs' audio: for a test of each clip alone (MOS, SMOS), each sentence's
+    mean vote by run, voice and condition; for a test of pairs (CMOS, A/B), each vote's preference for the second
+    of the pair it rated (CMOS: −3 … +3; A/B: −1, 0, +1)."""
+    metric: str  # listeners_mos, listeners_smos, listeners_cmos, listeners_ab
     test: str
-    means: dict[tuple[str, str, str], dict[str, float]]  # (run folder, voice, condition) → sentence → mean vote
+    means: dict[Heard, dict[str, float]] = field(default_factory=dict)  # → sentence → mean vote
+    votes: dict[tuple[Heard, Heard], list[tuple[str, str, float]]] = field(default_factory=dict)
+    # (first, second) → (listener, sentence, preference for the second)
+    scale: tuple[float, float] = (1.0, 5.0)  # the ends of what a vote (or a preference) can be
 
     def of(self, run: Run, voice: str, condition: str) -> dict[str, float]:
         return self.means.get((str(run.folder.resolve()), voice, condition), {})
+
+    def preferences(self, a: Run, voice_a: str, b: Run, voice_b: str, condition: str) -> list[tuple[str, str, float]]:
+        """Each vote on these two as a preference for B (the pair's order put right)."""
+        ka = (str(a.folder.resolve()), voice_a, condition)
+        kb = (str(b.folder.resolve()), voice_b, condition)
+        return self.votes.get((ka, kb), []) + [(l, s, -v) for l, s, v in self.votes.get((kb, ka), [])]
 
 
 def evaluator(run: Run, engines: list[str]) -> dict[str, object]:
@@ -315,6 +336,7 @@ class _Metric:
     sign: paired.Sign | None
     wilcoxon: paired.Wilcoxon
     power: paired.Power
+    derived_from: str = ""
 
 
 def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 1000, seed: int = 1337,
@@ -365,24 +387,37 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
             if both:
                 found.append(_paired_values(which, column, [p for p, _ in both], [q for _, q in both], n_boot, seed))
         if human and (group_a[0], group_b[0], condition) not in rated:
-            ha, hb = human.of(a, group_a[0], condition), human.of(b, group_b[0], condition)
-            both = sorted(set(ha) & set(hb) & {x.sentence_id for x, _ in shared})
-            if both:
-                rated.add((group_a[0], group_b[0], condition))
-                found.append(_paired_values(which, human.metric, [ha[s] for s in both], [hb[s] for s in both],
-                                            n_boot, seed))
+            ids = {x.sentence_id for x, _ in shared}
+            if human.votes:
+                prefs = [v for v in human.preferences(a, group_a[0], b, group_b[0], condition) if v[1] in ids]
+                if prefs:
+                    rated.add((group_a[0], group_b[0], condition))
+                    found.append(_preference(which, human.metric, prefs, human.scale, n_boot, seed))
+            else:
+                ha, hb = human.of(a, group_a[0], condition), human.of(b, group_b[0], condition)
+                both = sorted(set(ha) & set(hb) & ids)
+                if both:
+                    rated.add((group_a[0], group_b[0], condition))
+                    found.append(_paired_values(which, human.metric, [ha[s] for s in both], [hb[s] for s in both],
+                                                n_boot, seed))
         changes += [Change(group=group, a=x, b=y, alignment_a=a.scores.alignment(x), alignment_b=b.scores.alignment(y))
                     for x, y in shared]
     better = {c: d.better for d in a.measures.values() for c in d.columns}
+    found = _derived(found, {c: f for d in a.measures.values() for c, f in d.derived.items()})
+    tested = [m for m in found if not m.derived_from]
+    corrected = dict(zip(map(id, tested), paired.holm([m.p for m in tested])))
+    source = {(m.group, m.voice_a, m.voice_b, m.metric): corrected[id(m)] for m in tested}
     out = []
-    for m, p_holm in zip(found, paired.holm([m.p for m in found])):
+    for m in found:
+        p_holm = corrected.get(id(m)) if not m.derived_from else \
+            source[m.group, m.voice_a, m.voice_b, m.derived_from]
         p_holm = significant_digits(p_holm)
         delta, low, high = (rounded(x) for x in m.delta)
         higher_is_worse = m.metric in ("wer", "macro_wer", "cer") or better.get(m.metric) == "lower"
         margin = margins.get(m.metric, MEASURE_MARGIN)
         worse_by = delta if higher_is_worse else -delta
         significant = p_holm < ALPHA and low is not None and (low > 0 or high < 0)
-        worse = significant and worse_by > margin
+        worse = significant and worse_by > margin and not m.derived_from
         out.append(RunComparison(
             group=m.group, voice_a=m.voice_a, voice_b=m.voice_b, metric=m.metric, sentences=m.sentences, a=m.a, b=m.b,
             delta=delta, ci95_low=low, ci95_high=high, test=m.test, p=significant_digits(m.p), p_holm=p_holm,
@@ -391,7 +426,8 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
             sign_p=significant_digits(m.sign.p) if m.sign else None, wilcoxon_z=rounded(m.wilcoxon.z, 3),
             wilcoxon_p=significant_digits(m.wilcoxon.p), worse=worse, margin=margin,
             verdict=verdict(m, delta, low, high, p_holm, significant, worse_by, worse, margin),
-            detectable_delta=rounded(m.power.detectable), sentences_needed=m.power.needed))
+            detectable_delta=rounded(m.power.detectable), sentences_needed=m.power.needed,
+            derived_from=m.derived_from))
     changes.sort(key=lambda c: -c.delta_wer)
     return out, pairing, changes
 
@@ -402,6 +438,9 @@ def verdict(m: _Metric, delta: float, low: float | None, high: float | None, p_h
     was found, what this many sentences could have found."""
     figures = f"Δ = {delta:+.4f}" + (f" [{low:+.4f}, {high:+.4f}]" if low is not None else "") + f", p = {p_holm:.3g}"
     head = f"{label(m.group)}: {m.voice_b or 'B'} against {m.voice_a or 'A'}, {m.metric}"
+    if m.derived_from:
+        return f"{head}: {figures}; a function of {m.derived_from}, not a test of its own (its verdict is " \
+               f"{m.derived_from}'s)"
     if not significant or worse_by == 0:
         power = paired.Power(rounded(m.power.detectable), m.power.needed)
         return f"{head}: no significant difference, {figures}" + undetected(m.sentences, delta, power, 4)
@@ -436,9 +475,63 @@ def _paired_values(which: dict, metric: str, va: list, vb: list, n_boot: int, se
         contributions = [q - p for p, q in zip(va, vb)]
     pairs = [(p, q) for p, q in zip(va, vb) if p is not None and q is not None]
     w = paired.wilcoxon([q for _, q in pairs], [p for p, _ in pairs])
+    exact = paired.signed_rank([q - p for p, q in pairs])
     return _Metric(**which, sentences=len(va), metric=metric, a=rounded(mean_a), b=rounded(mean_b), delta=delta,
-                   test="Wilcoxon", p=w.p, mapsswe_z=None, sign=None, wilcoxon=w,
+                   test=exact.test, p=exact.p, mapsswe_z=None, sign=None, wilcoxon=w,
                    power=paired.power(contributions, delta[0], ALPHA))
+
+
+def _preference(which: dict, metric: str, votes: list[tuple[str, str, float]], scale: tuple[float, float],
+                n_boot: int, seed: int) -> _Metric:
+    """A pair test's votes on A and B as one metric: Δ, the mean preference for B, with the listeners × sentences
+    bootstrap; the exact signed-rank test on the sentences' mean preferences."""
+    listeners, sentences, values = zip(*votes)
+    found = paired.unanimous(paired.two_way(list(values), list(listeners), list(sentences), n_boot, seed),
+                             list(values), *scale, min(len(set(listeners)), len(set(sentences))))
+    by: dict[str, list[float]] = {}
+    for _, s, v in votes:
+        by.setdefault(s, []).append(v)
+    means = [float(np.mean(v)) for v in by.values()]
+    exact = paired.signed_rank(means)
+    return _Metric(**which, sentences=len(by), metric=metric, a=None, b=None, delta=(found.mean, found.low, found.high),
+                   test=exact.test + " on the sentences' means", p=exact.p, mapsswe_z=None, sign=None,
+                   wilcoxon=paired.wilcoxon(means, [0.0] * len(means)), power=paired.power(means, found.mean, ALPHA))
+
+
+def _derived(found: list[_Metric], derived: dict[str, str]) -> list[_Metric]:
+    """Each metric that is a function of another metric of the same comparison, marked so."""
+    present = {(m.group, m.voice_a, m.voice_b, m.metric) for m in found}
+    return [replace(m, derived_from=derived[m.metric]) if m.metric in derived and
+            (m.group, m.voice_a, m.voice_b, derived[m.metric]) in present else m for m in found]
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What the gate can detect at all: the smallest Holm-corrected p each metric could reach with its sentences
+    and the family's size, and which cannot reach ALPHA however bad B is."""
+    tests: int
+    smallest: dict[str, float]  # metric → the smallest p it could reach, corrected
+    cannot: list[str]  # metrics that cannot fail the gate
+
+    def said(self, sentences: int) -> str:
+        if not self.cannot:
+            return ""
+        if len(self.cannot) == len(self.smallest):
+            floor = min(self.smallest.values())
+            return (f"with {sentences} sentences and {self.tests} metrics the smallest p is {floor:.3g} (≥ {ALPHA}): "
+                    "the gate cannot fail; give it more sentences")
+        return (f"with these sentences and {self.tests} metrics, {', '.join(self.cannot)} cannot reach p < {ALPHA} "
+                f"(smallest {min(self.smallest[c] for c in self.cannot):.3g}): only the other metrics can fail the gate")
+
+
+def reach(rows: list[RunComparison]) -> Reach:
+    tested = [r for r in rows if not r.derived_from]
+    smallest = {}
+    for r in tested:
+        floor = 0.0 if r.test == "MAPSSWE" else paired.smallest_p(r.sentences)  # a t statistic has no floor
+        key = r.metric if r.metric not in smallest else f"{r.metric} ({r.voice_b} against {r.voice_a})"
+        smallest[key] = min(1.0, floor * len(tested))
+    return Reach(len(tested), smallest, [m for m, p in smallest.items() if p >= ALPHA])
 
 
 def as_json(a: Run, b: Run, rows: list[RunComparison], pairing: Pairing) -> dict:

@@ -125,7 +125,8 @@ def calibrated(cfg: Config, rows: list[Measured], described: dict) -> measures.D
             row.values[f.column] = f.apply(row.values.get(f.measure))
     return measures.Described(name=calibration.NAME, columns={f.column: f.meaning() for f in fits},
                               paper="ITU-T P.808 listening tests of this team's own listeners",
-                              better="higher", comparable="the listening test each column names, only")
+                              better="higher", comparable="the listening test each column names, only",
+                              derived={f.column: f.measure for f in fits})
 
 
 def environment(cfg: Config) -> dict:

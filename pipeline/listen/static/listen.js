@@ -1,7 +1,8 @@
 "use strict";
 // The listener's page: one trial at a time. An answer can be given once every recording of the trial has been
-// played to its end (the server checks it too); every text is set as text, never as HTML.
-const token = document.querySelector('meta[name="session-token"]').content;
+// played to its end (the server checks it too); every text is set as text, never as HTML. The session starts
+// here, with a POST: opening the link (a reload, a link previewer) makes nothing on the server.
+let sessionToken = "";
 const $ = (id) => document.getElementById(id);
 
 function newId() {
@@ -14,7 +15,7 @@ async function post(path, body) {
   for (let attempt = 0; ; attempt++) {  // the same body again after a lost answer: the server keeps it once
     try {
       const r = await fetch(path, {method: "POST", credentials: "same-origin",
-        headers: {"content-type": "application/json", "x-session-token": token}, body: JSON.stringify(body)});
+        headers: {"content-type": "application/json", "x-session-token": sessionToken}, body: JSON.stringify(body)});
       if (r.status < 500) return r;
     } catch (e) { /* the network: try again */ }
     if (attempt >= 20) throw new Error("the server does not answer");
@@ -78,4 +79,11 @@ async function answer(trial, value, buttons) {
   next();
 }
 
-next();
+async function start() {
+  const r = await fetch(`${location.pathname.replace(/\/$/, "")}/start`, {method: "POST", credentials: "same-origin"});
+  if (!r.ok) { $("status").textContent = (await r.json()).error; return; }
+  sessionToken = (await r.json()).token;
+  next();
+}
+
+start();

@@ -30,11 +30,16 @@ def fragment(found) -> str:
         parts.append(table(found.systems, ["system", "votes", "clips", "mean"],
                            {"mean": lambda s: _ci(s.mean, s.ci95_low, s.ci95_high)},
                            {"mean": f"{scale} [95% CI]"}))
+    if found.differences:
+        parts.append("<p>Each pair of systems, B − A on the sentences both were rated on:</p>" + table(
+            found.differences, ["a", "b", "sentences", "delta", "test", "p"],
+            {"delta": lambda d: _ci(d.delta, d.ci95_low, d.ci95_high)}, {"delta": f"Δ {scale} [95% CI]"}))
     if found.pairs:
         parts.append(table(found.pairs, ["a", "b", "votes", "mean", "prefer_a", "prefer_b", "no_preference", "test",
                                          "p"],
                            {"mean": lambda p: _ci(p.mean, p.ci95_low, p.ci95_high)},
-                           {"mean": "CMOS (B − A) [95% CI]" if found.kind == "cmos" else "share preferring B"}))
+                           {"mean": "CMOS (B − A) [95% CI]" if found.kind == "cmos" else
+                            "preference for B, −1 … +1 [95% CI]"}))
     if found.strengths:
         parts.append("<p>Bradley–Terry log-strengths (mean 0):</p>" + table(
             found.strengths, ["system", "score"], {"score": lambda s: _ci(s.score, s.ci95_low, s.ci95_high)}))

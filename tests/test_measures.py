@@ -170,6 +170,9 @@ def test_a_measure_in_one_file_reaches_every_table_and_the_report(tmp_path, mode
     assert {"peak_db", "dnsmos_bak", "dnsmos_ovrl"} <= {s["measure"] for s in summary}
     compared = store.read_csv(run / "measure_comparisons.csv")
     assert any(c["measure"] == "peak_db" and c["differs"] == "voice" for c in compared)
+    for c in compared:  # the verdict rests on the exact test, whose floor is 2/2ⁿ
+        assert float(c["exact_p"]) >= min(1.0, 2 * 0.5 ** int(c["sentences"])) - 1e-9
+        assert float(c["exact_p_holm"]) >= float(c["exact_p"])
     voices = store.read_csv(run / "voices.csv")
     assert any(v["voice_a"] == v["voice_b"] == "piper:joe" and v["condition"] == "clean" for v in voices)
     page = (run / "report.html").read_text()

@@ -149,7 +149,7 @@ def write(conn: sqlite3.Connection, kind: Kind, options: Options, by: dict, refe
           shared: list[str], rng: random.Random, admin: str, run_names: list[str], rate: int) -> None:
     import hashlib
 
-    tested: set[str] = set()  # the test clips' audio: no gold, trap or training clip may be one of them
+    tested: set[str] = set()  # the test clips' audio, which no gold or trapping clip may be
 
     def put(clip: Clip) -> str:
         cid = store.token(12)

@@ -61,8 +61,8 @@ class MeasureComparison:
     delta: float | None  # mean_b − mean_a
     delta_ci95_low: float | None  # paired bootstrap over sentences
     delta_ci95_high: float | None
-    wilcoxon_z: float | None
-    wilcoxon_p: float
+    wilcoxon_z: float | None  # the normal approximation, zeros' ranks split (as sc_stats' test on WER), for
+    wilcoxon_p: float  # reference; the verdict rests on exact_p
     wilcoxon_p_holm: float  # Holm-corrected within the measure's holm_family
     verdict: str
     differs: str  # voice, condition, or both joined by + (groups that differ only in the engine heard the same audio)
@@ -70,6 +70,8 @@ class MeasureComparison:
     detectable_delta: float | None = None  # the smallest |Δ| these sentences detect with 80% power at α 0.05 (a
     # paired t-test on the per-sentence differences; docs/statistics.md)
     sentences_needed: int | None = None  # sentences it would take to detect the observed Δ so; empty when Δ is 0
+    exact_p: float | None = None  # the exact Wilcoxon signed-rank test (paired.signed_rank): what the verdict uses
+    exact_p_holm: float | None = None  # Holm-corrected within the measure's holm_family
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,16 +147,19 @@ def comparisons(utterances: list[ScoredUtterance], n_boot: int, seed: int) -> li
                 va = [groups[a][s].measures[column] for s in shared]
                 vb = [groups[b][s].measures[column] for s in shared]
                 found.append((a, b, va, vb, paired.paired_bootstrap(va, vb, [1] * len(shared), n_boot, seed),
-                              paired.wilcoxon(vb, va)))
-        holm = corrected([(a, b) for a, b, *_ in found], [w.p for *_, w in found])
-        for (a, b, va, vb, (delta, low, high), w), p_holm in zip(found, holm):
+                              paired.wilcoxon(vb, va), paired.signed_rank([q - p for p, q in zip(va, vb)])))
+        pairs = [(a, b) for a, b, *_ in found]
+        holm = corrected(pairs, [w.p for *_, w, _ in found])
+        exact_holm = corrected(pairs, [e.p for *_, e in found])
+        for (a, b, va, vb, (delta, low, high), w, exact), p_holm, e_holm in zip(found, holm, exact_holm):
             power = paired.power([q - p for p, q in zip(va, vb)], delta, ALPHA)
             out.append(MeasureComparison(
                 a=a, b=b, measure=column, sentences=len(va), mean_a=rounded(np.mean(va)), mean_b=rounded(np.mean(vb)),
                 delta=rounded(delta), delta_ci95_low=rounded(low), delta_ci95_high=rounded(high),
                 wilcoxon_z=rounded(w.z, 3), wilcoxon_p=significant_digits(w.p),
-                wilcoxon_p_holm=significant_digits(p_holm),
-                verdict=verdict(a, b, column, rounded(delta), p_holm, undetected(len(va), rounded(delta), power)),
+                wilcoxon_p_holm=significant_digits(p_holm), exact_p=significant_digits(exact.p),
+                exact_p_holm=significant_digits(e_holm),
+                verdict=verdict(a, b, column, rounded(delta), e_holm, undetected(len(va), rounded(delta), power)),
                 differs=differs(a, b), holm_family=family(a, b), detectable_delta=rounded(power.detectable),
                 sentences_needed=power.needed))
     return out

@@ -55,11 +55,11 @@ def render(page: Page) -> str:
     comparisons = [c for c in stats.measure_comparisons if c.holm_family == "one-factor"]
     if comparisons:
         parts.append("<p>Groups that heard different audio on the same sentences: Δ = B − A with a paired-bootstrap "
-                     "95% CI, Wilcoxon signed-rank p, Holm-corrected per measure over the one-factor pairs "
+                     "95% CI, the exact Wilcoxon signed-rank p, Holm-corrected per measure over the one-factor pairs "
                      '(every pair: <a href="measure_comparisons.csv">measure_comparisons.csv</a>).</p>')
-        parts.append(table(comparisons, ["measure", "a", "b", "sentences", "delta", "wilcoxon_p_holm", "verdict"],
+        parts.append(table(comparisons, ["measure", "a", "b", "sentences", "delta", "exact_p_holm", "verdict"],
                            {"delta": lambda c: html.escape(_interval(c.delta, c.delta_ci95_low, c.delta_ci95_high))},
-                           {"delta": "Δ [95% CI]", "wilcoxon_p_holm": "p (Holm)"}))
+                           {"delta": "Δ [95% CI]", "exact_p_holm": "p (exact, Holm)"}))
     if stats.voices:
         parts.append("<p>Speaker similarity between voices (Resemblyzer): the mean cosine over utterances of "
                      "different sentences; the diagonal is each voice's consistency. Hover a cell for its CI.</p>")

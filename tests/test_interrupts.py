@@ -41,8 +41,10 @@ def start(cwd: Path, models: Path, extra: list[str]) -> subprocess.Popen:
                             env={**os.environ, "TQDM_DISABLE": "1"})
 
 
-def interrupt_in_transcription(proc: subprocess.Popen, cwd: Path, sig: int) -> tuple[int, float, list[str]]:
-    """Wait until a few transcripts are on disk, send `sig`, and time how long the run takes to stop."""
+def interrupt_in_transcription(proc: subprocess.Popen, cwd: Path, sig: int,
+                               before=lambda: None) -> tuple[int, float, list[str]]:
+    """Wait until a few transcripts are on disk, call `before`, send `sig`, and time how long the run takes to
+    stop."""
     lines = []
     for line in proc.stderr:
         lines.append(line.rstrip("\n"))
@@ -52,6 +54,7 @@ def interrupt_in_transcription(proc: subprocess.Popen, cwd: Path, sig: int) -> t
     deadline = time.time() + 120
     while len(list(records.rglob("*.json"))) < 3 and time.time() < deadline:
         time.sleep(0.1)
+    before()
     t0 = time.perf_counter()
     proc.send_signal(sig)
     rest = proc.stderr.read()
@@ -95,12 +98,46 @@ def test_sigterm_on_ray_shuts_the_actors_down_and_the_same_command_continues(tmp
     pytest.importorskip("ray", reason="needs the ray extra (scripts/setup --test)")
     ray = ["--executor", "ray", "--set", "executor.num_cpus=2", "--set", "executor.actors=1"]
     proc = start(tmp_path, models_dir, ray)
-    code, seconds, stderr = interrupt_in_transcription(proc, tmp_path, signal.SIGTERM)
+    actors: set[int] = set()
+    code, seconds, stderr = interrupt_in_transcription(proc, tmp_path, signal.SIGTERM,
+                                                       lambda: actors.update(actors_of(proc.pid)))
     kept = check_stop(code, seconds, stderr, 143, tmp_path)
-    time.sleep(2)
-    left = subprocess.run(["pgrep", "-f", "ray::Listener"], capture_output=True, text=True).stdout.split()
+    assert actors  # this run's own actors, found among its descendants while it transcribed
+    deadline = time.monotonic() + 30
+    while (left := {pid for pid in actors if alive(pid)}) and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert not left, left  # no actor outlives the run
     rerun_continues(tmp_path, models_dir, kept, ray)
+
+
+def actors_of(pid: int) -> set[int]:
+    """The Ray actor processes (their title is ray::Listener) among the descendants of a process."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(stat.parent.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return {p for p in found if b"ray::Listener" in _read(f"/proc/{p}/cmdline")}
+
+
+def alive(pid: int) -> bool:
+    """Running, or not yet reaped but not a zombie."""
+    stat = _read(f"/proc/{pid}/stat")
+    return bool(stat) and stat.rsplit(b")", 1)[1].split()[0] != b"Z"
+
+
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return b""
 
 
 def test_an_interrupt_that_a_finalizer_drops_still_stops_the_run_at_the_next_check():

@@ -250,3 +250,12 @@ def every_sign_flip(differences) -> float:
     sums = flips @ ranks
     return min(1.0, 2 * min(np.mean(sums <= observed + 1e-9), np.mean(sums >= observed - 1e-9))) \
         if observed != centre else 1.0
+
+
+def test_the_sessions_a_test_needs_count_that_a_session_holds_a_trial_once():
+    from pipeline.listen.create import sessions
+
+    assert sessions(trials=40, votes=10, per_session=20) == 20
+    assert sessions(trials=10, votes=10, per_session=20) == 10  # a CMOS of 10 sentences: not 5
+    assert sessions(trials=25, votes=3, per_session=20) == 4
+    assert sessions(trials=0, votes=10, per_session=20) == 0

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from pipeline.core import records, store
+from pipeline.core import store
 from pipeline.scoring.evaluate import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.io import manifests

@@ -3,7 +3,6 @@ a module named by entry points, found on the path, with no file of the pipeline 
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import soundfile as sf

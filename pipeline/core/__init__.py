@@ -1,2 +1,3 @@
-"""What the pipeline is made of: stages and the runner that orders them, artifacts and the files that hold them,
-typed records, per-item caches, model sources and registries, and the store that writes everything atomically."""
+"""What every layer shares: typed records and their one CSV codec, the declaration of a config option, the files
+of an artifact (tables), model sources and registries, file names from outside names, the versions a run records,
+and the store that writes everything atomically. The stages and the runner that orders them are pipeline/run/."""

@@ -29,6 +29,7 @@ import numpy as np
 from pipeline.listen import plays
 from pipeline.listen.kinds import KINDS, Kind
 from pipeline.listen.store import Test
+from pipeline.measures.base import MEASURES
 from pipeline.measures.calibration import Calibration
 from pipeline.scoring import paired
 from pipeline.scoring.paired import resampled_weights
@@ -36,7 +37,6 @@ from pipeline.scoring.paired import resampled_weights
 MIN_VARIANCE = 0.15  # P.808's toolkit: a listener whose ratings hardly vary did not listen
 N_BOOT = 1000
 SEED = 1337
-SIMILARITY = ("speaker_sim",)  # measures that predict SMOS; every other measure predicts MOS
 
 
 @dataclass(frozen=True)
@@ -495,7 +495,7 @@ def analyse(conn: sqlite3.Connection, n_boot: int = N_BOOT, seed: int = SEED) ->
     result.clips = [{**clips[c], "clip": c, "mean": round(float(np.mean(x)), 4), "votes": len(x)}
                     for c, x in sorted(per_clip.items())]
     measures = sorted({m for c in result.clips for m, value in c["measures"].items() if value is not None
-                       and (m in SIMILARITY) == kind.reference})
+                       and MEASURES.predicts(m) == ("smos" if kind.reference else "mos")})
     for m in measures:
         result.agreements += agreements(result.clips, m, n_boot, seed)
         fit = calibration(result.clips, m, test.name, kind, n_boot, seed)

@@ -234,6 +234,8 @@ def make(path: str | Path, origin: str = "") -> Starlette:
             return error(429, f"at most {plays.EVENTS_PER_TRIAL} play events a trial")
         conn.execute("INSERT INTO plays (listener, trial, clip, event, at) VALUES (?,?,?,?,?)",
                      (session["listener"], data["trial"], data["clip"], data["event"], now()))
+        if data["event"] == "ended":  # the page enables the answers from the server's own record, not its own
+            return JSONResponse({"ok": True, "heard": heard(conn, session["listener"], row, data["clip"])})
         return JSONResponse({"ok": True})
 
     def vote(session, data):
@@ -333,12 +335,13 @@ each clip.</p><table><tr><th>listener</th><th>votes</th></tr>{rows}</table>
     return Guard(Starlette(routes=routes))
 
 
-def heard(conn: sqlite3.Connection, listener: int, trial) -> bool:
-    """Every recording of the trial played to its end, as plays.heard reads the server's record of it."""
+def heard(conn: sqlite3.Connection, listener: int, trial, clip: str | None = None) -> bool:
+    """Every recording of the trial (or the one `clip`) played to its end, as plays.heard reads the server's record
+    of it."""
     events = [plays.Event(r["clip"], r["event"], r["at"]) for r in conn.execute(
         "SELECT clip, event, at FROM plays WHERE listener = ? AND trial IN (?, '') ORDER BY at, rowid",
         (listener, trial["id"]))]
-    clips = [c for c in (trial["first"], trial["second"]) if c]
+    clips = [clip] if clip else [c for c in (trial["first"], trial["second"]) if c]
     seconds = dict(conn.execute(f"SELECT id, seconds FROM clips WHERE id IN ({','.join('?' * len(clips))})",
                                 clips).fetchall())
     return all(plays.heard(events, c, seconds[c]) for c in clips)

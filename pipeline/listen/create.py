@@ -19,7 +19,7 @@ import json
 import random
 import sqlite3
 from dataclasses import asdict, dataclass
-from itertools import combinations
+from itertools import combinations, cycle
 from pathlib import Path
 
 import numpy as np
@@ -210,10 +210,10 @@ def write(conn: sqlite3.Connection, kind: Kind, options: Options, by: dict, refe
     # the tool's own clips, each from another sentence where there are enough, so that none fills a session
     spread = [by[systems[k % len(systems)]][s] for k, s in enumerate(rng.sample(shared, len(shared)))
               if s in by[systems[k % len(systems)]]] or [next(iter(by[systems[0]].values()))]
-    pick = iter(spread * (1 + 12 // len(spread)))
+    pick = cycle(spread)
     naturals = [references[u] for u in sorted(references)]
     notes = gold(kind, options, naturals, pick, put, trial, variant)
-    traps(kind, options, [by[s][x] for s in systems for x in shared if x in by[s]], put, trial, rng)
+    traps(kind, options, pick, put, trial, rng)
     training(kind, pick, put, trial, variant)
     settings = {**asdict(options), "runs": run_names, "systems": systems, "sentences": shared, "sample_rate": rate,
                 "notes": notes}
@@ -271,13 +271,13 @@ def gold(kind: Kind, options: Options, naturals: list[Clip], pick, put, trial, v
     return notes
 
 
-def traps(kind: Kind, options: Options, pool: list[Clip], put, trial, rng: random.Random) -> None:
+def traps(kind: Kind, options: Options, pick, put, trial, rng: random.Random) -> None:
     """Trapping trials: a real clip that breaks off into the tool's own voice asking for one answer."""
     from pipeline.tts import base as tts
 
     voice = tts.load("piper:joe")
     for n in range(max(1, options.traps_per_session) * 2):
-        clip = pool[rng.randrange(len(pool))]
+        clip = next(pick)
         answer = rng.choice([v for v in kind.values if v != 0] or list(kind.values))
         said = str(answer) if not kind.pair else kind.label(answer).lower()
         message, sr = voice.synthesize(f"This is an interruption. Please select the answer {said}.")

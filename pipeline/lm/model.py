@@ -39,7 +39,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
 
 class AttentionWeights(nn.Module):
     """The causal softmax of one attention layer, as a module so that its output can be watched with a forward
-    hook (lm/attention.py draws it); it has no parameters, so checkpoints do not change."""
+    hook (lm/attention_maps.py records it); it has no parameters, so checkpoints do not change."""
 
     def forward(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
         return attention_weights(q, k)

@@ -63,6 +63,7 @@ class Declaration:
     paper: str = ""  # where its numbers come from, for the docs and the report
     better: str = "higher"  # which way of its columns is better: higher or lower (compare-runs' release gate)
     comparable: str = ""  # what its values can stand beside, said wherever they are shown
+    predicts: str = "mos"  # the listening test whose scale its columns estimate (mos, smos), or "" for none
 
     def described(self) -> Described:
         return Described(name=self.name, columns=dict(self.columns), paper=self.paper, better=self.better,
@@ -111,6 +112,13 @@ class Assessment:
 
 class MeasureCatalog(Catalog):
     """Measures by name: each is one file of this package (or a plugin's) that registers its Declaration."""
+
+    def predicts(self, column: str) -> str:
+        """The listening scale a measure column estimates: as its measure declares; none for a calibrated column
+        (already a listening test's); MOS for a column of a measure not installed here."""
+        if column.startswith(calibration.PREFIX):
+            return ""
+        return next((self.get(n).predicts for n in self.names() if column in self.get(n).columns), "mos")
 
     def default(self) -> list[str]:
         """What `--measures default` runs: every measure that needs no network and whose model is installed."""

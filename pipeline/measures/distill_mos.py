@@ -16,7 +16,6 @@ On the 1-5 scale of the listening tests behind its teacher, not UTMOS's, and nev
 listeners."""
 from __future__ import annotations
 
-import math
 import zipfile
 from importlib.util import find_spec
 from pathlib import Path
@@ -104,7 +103,6 @@ def network():
             width = frames.shape[-1]
             heard = torch.nonzero(frames.abs().amax(dim=(0, 1, 2)))
             speech = int(heard[-1]) + 1 if len(heard) else 0  # frames from here on are all zeros
-            out_width = (width - 1) // 2 + 1
             first = (speech + REACH + 1) // 2  # the first output frame whose input frames are all zeros
             last = (width - 1 - REACH) // 2  # … and the last one away from the window's own end
             if first >= last:

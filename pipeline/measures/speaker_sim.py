@@ -76,4 +76,5 @@ MEASURES.register(Declaration(
     source=source, load=SpeakerSimilarity, needs=(SPEAKER_REFERENCE,),
     paper="Wan, Wang, Papir, Lopez Moreno: Generalized End-to-End Loss for Speaker Verification, ICASSP 2018",
     comparable="other runs of this tool only: Resemblyzer GE2E cosines, not on the scale of the WavLM-ECAPA SIM in "
-               "seed-tts-eval and most papers (two different voices often score 0.6-0.8)"))
+               "seed-tts-eval and most papers (two different voices often score 0.6-0.8)",
+    predicts="smos"))

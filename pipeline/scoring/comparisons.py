@@ -14,11 +14,11 @@ from itertools import combinations
 from pipeline.core.records import Group, grouped
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
+from pipeline.scoring.paired import ALPHA
 from pipeline.scoring.evaluate import Results, ScoredUtterance
 from pipeline.scoring.statistics import STATISTICS, Statistic
 
 
-ALPHA = 0.05
 
 
 FACTORS = ("voice", "asr", "condition")

@@ -17,8 +17,8 @@ from pipeline.measures.assessor import Measured
 
 from pipeline.scoring.evaluate import ScoredUtterance
 from pipeline.scoring import paired
+from pipeline.scoring.paired import ALPHA
 from pipeline.scoring.comparisons import (
-    ALPHA,
     corrected,
     differs,
     family,

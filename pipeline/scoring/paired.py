@@ -34,6 +34,7 @@ import numpy as np
 from pipeline.scoring.align import Op
 from pipeline.scoring.align import Ops
 
+ALPHA = 0.05  # the one significance level every verdict, gate and highlight of the tool uses
 BOUNDARY_WORDS = 2  # sc_stats' "Minimum Number of Correct Boundary words"
 TIE = 0.005  # sc_stats' threshold for equal percentages
 
@@ -279,7 +280,7 @@ class Power:
     needed: int | None  # sentences it takes to detect the observed Δ so; None when Δ is 0
 
 
-def power(contributions: list[float], delta: float | None, alpha: float = 0.05, chance: float = POWER) -> Power:
+def power(contributions: list[float], delta: float | None, alpha: float = ALPHA, chance: float = POWER) -> Power:
     """What a paired comparison of this many sentences can detect, from the paired variance.
 
     `contributions`: each sentence's part of Δ, so that Δ is their mean and their standard deviation s is the

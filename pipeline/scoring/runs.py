@@ -31,12 +31,12 @@ from pipeline.errors import InputError
 from pipeline.io.conditions import SILENCE
 from pipeline.measures.base import Described, described
 from pipeline.scoring import paired
+from pipeline.scoring.paired import ALPHA
 from pipeline.scoring.align import Alignment
 from pipeline.scoring.comparisons import rounded, significant_digits, undetected
 from pipeline.scoring.evaluate import ErrorEvent, Results, ScoredUtterance
 
 
-ALPHA = 0.05
 MARGINS = {"wer": 0.01, "macro_wer": 0.01, "cer": 0.01,  # absolute; any measure column: MEASURE_MARGIN
            "listeners_cmos": 0.1, "listeners_ab": 0.1}  # CMOS points; preference for B, −1 … +1
 MEASURE_MARGIN = 0.05

@@ -6,6 +6,7 @@ from pipeline.config.run import Config
 from pipeline.run import artifacts
 from pipeline.run.stage import Outcome, Stage
 from pipeline.scoring import statistics
+from pipeline.scoring.paired import ALPHA
 
 
 def run(cfg: Config, loaded: dict) -> Outcome:
@@ -14,7 +15,7 @@ def run(cfg: Config, loaded: dict) -> Outcome:
     stats = statistics.compute(scores, s.bootstrap, s.seed, asr.ENGINES.model_family,
                                measures.rows if measures else [], measures.embeddings if measures else {})
     statistics.write(stats, artifacts.path("statistics", cfg).parent)
-    significant = sum(1 for c in stats.comparisons if c.mapsswe_p_holm < 0.05)
+    significant = sum(1 for c in stats.comparisons if c.mapsswe_p_holm < ALPHA)
     return Outcome({"pairs": len(stats.comparisons), "significant": significant, "failing_words": len(stats.words),
                    "breakdowns": len(stats.breakdown)})
 

@@ -62,7 +62,12 @@ async function next() {
     a.addEventListener("seeking", () => { if (a.currentTime > reached + 0.5) a.currentTime = reached; });
     a.addEventListener("play", () => post("/api/play", {trial: t.trial, clip: id, event: "play"}));
     a.addEventListener("ended", async () => {
-      await post("/api/play", {trial: t.trial, clip: id, event: "ended"});
+      const r = await post("/api/play", {trial: t.trial, clip: id, event: "ended"});
+      if (!r.ok || !(await r.json()).heard) {  // the server's record decides, as it will for the vote
+        $("status").textContent = "Please play the recording to its end.";
+        return;
+      }
+      $("status").textContent = "";
       played.add(id);
       if (played.size === t.clips.length) buttons.forEach((b) => { b.disabled = false; });
     });

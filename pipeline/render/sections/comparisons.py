@@ -7,6 +7,7 @@ import html
 from pipeline.core.records import label
 from pipeline.render.html import SECTIONS, Page, Section, _interval, table
 from pipeline.scoring.comparisons import Comparison
+from pipeline.scoring.paired import ALPHA
 
 FACTOR_TABLES = {"voice": "Voices, within each engine and condition",
                  "asr": "Engines, within each voice and condition",
@@ -14,7 +15,7 @@ FACTOR_TABLES = {"voice": "Voices, within each engine and condition",
 
 
 def stars(p: float) -> str:
-    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < ALPHA else ""
 
 
 def comparison_matrix(comparisons: list[Comparison]) -> str:
@@ -33,8 +34,8 @@ def comparison_matrix(comparisons: list[Comparison]) -> str:
                 tds.append("<td></td>")
                 continue
             delta = -c.delta_wer if flip else c.delta_wer
-            tone = "worse" if delta > 0 and c.mapsswe_p_holm < 0.05 else \
-                "better" if delta < 0 and c.mapsswe_p_holm < 0.05 else ""
+            tone = "worse" if delta > 0 and c.mapsswe_p_holm < ALPHA else \
+                "better" if delta < 0 and c.mapsswe_p_holm < ALPHA else ""
             tds.append(f'<td class="{tone}" title="{html.escape(c.verdict)}">{delta:+.3f}{stars(c.mapsswe_p_holm)}</td>')
         rows.append(f"<tr><th>{html.escape(label(a))}</th>{''.join(tds)}</tr>")
     return (f'<div class="wide"><table class="matrix"><thead><tr><th>A \\ B</th>{head}</tr></thead>'
@@ -51,7 +52,7 @@ def factor_tables(comparisons: list[Comparison]) -> str:
         return html.escape(next((p[which == 1] or "-" for p in zip(c.a, c.b) if p[0] != p[1]), ""))
 
     def delta(c: Comparison) -> str:
-        tone = "" if c.mapsswe_p_holm >= 0.05 or not c.delta_wer else "worse" if c.delta_wer > 0 else "better"
+        tone = "" if c.mapsswe_p_holm >= ALPHA or not c.delta_wer else "worse" if c.delta_wer > 0 else "better"
         text = _interval(c.delta_wer, c.delta_ci95_low, c.delta_ci95_high)
         return f'<span class="{tone}">{html.escape(text)}{stars(c.mapsswe_p_holm)}</span>'
 

@@ -230,15 +230,21 @@ def index(values: list) -> tuple[np.ndarray, list]:
     return np.array([at[v] for v in values]), names
 
 
+def coded(kept: list[Vote], clips: dict, n_boot: int, seed: int) -> tuple:
+    """The votes of a test of each clip alone as arrays: listener, sentence and system codes, the system names,
+    the values, and the listeners × sentences bootstrap's weights."""
+    listeners, _ = index([v.listener for v in kept])
+    items, _ = index([v.sentence for v in kept])
+    systems, names = index([clips[v.second or v.first]["system"] for v in kept])
+    return (listeners, items, systems, names, np.array([v.value for v in kept], dtype=float),
+            resampled_weights(listeners, items, n_boot, seed))
+
+
 def system_scores(kept: list[Vote], clips: dict, kind: Kind, n_boot: int, seed: int) -> list[SystemScore]:
     """Each system's mean vote, with the listeners-and-sentences bootstrap."""
     if not kept:
         return []
-    listeners, _ = index([v.listener for v in kept])
-    items, _ = index([v.sentence for v in kept])
-    systems, names = index([clips[v.second or v.first]["system"] for v in kept])
-    values = np.array([v.value for v in kept], dtype=float)
-    weights = resampled_weights(listeners, items, n_boot, seed)
+    listeners, items, systems, names, values, weights = coded(kept, clips, n_boot, seed)
     out = []
     for s, name in enumerate(names):
         mine = systems == s
@@ -259,11 +265,7 @@ def differences(kept: list[Vote], clips: dict, n_boot: int, seed: int) -> list[D
     keeps the same listeners and sentences for both), and the exact signed-rank test on the sentences' means."""
     if not kept:
         return []
-    listeners, _ = index([v.listener for v in kept])
-    items, sentence_names = index([v.sentence for v in kept])
-    systems, names = index([clips[v.second or v.first]["system"] for v in kept])
-    values = np.array([v.value for v in kept], dtype=float)
-    weights = resampled_weights(listeners, items, n_boot, seed)
+    _, items, systems, names, values, weights = coded(kept, clips, n_boot, seed)
     out = []
     for i, j in combinations(range(len(names)), 2):
         shared = set(items[systems == i]) & set(items[systems == j])

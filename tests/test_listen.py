@@ -362,7 +362,8 @@ def test_every_kind_is_made_served_and_read_with_its_own_analysis(runs, kind):
             # three listeners all saying −2 on four sentences: an exact binomial interval over three units, wide
             assert pair["ci95_low"] < -2 < pair["ci95_high"]
         else:
-            assert pair["prefer_a"] == pair["votes"] and pair["mean"] == -1 and pair["share_b"] == 0
+            assert pair["prefer_a"] == pair["votes"] and pair["preference"] == -1
+            assert pair["mean"] == 0 and pair["share_b"] == 0  # the share preferring B, as before #54
         assert pair["p"] == pytest.approx(smallest_p(4), rel=1e-3)  # 4 sentences, one way: the exact floor
         assert pair["ci95_high"] > pair["ci95_low"]  # a unanimous panel: an interval, not a point
         # the pair test in the gate: the listeners' preference for v2 over v1, paired by sentence
@@ -371,7 +372,7 @@ def test_every_kind_is_made_served_and_read_with_its_own_analysis(runs, kind):
         assert gate.returncode == 0, gate.stderr
         metric = {"cmos": "listeners_cmos", "ab-np": "listeners_ab"}[kind]
         (row,) = [r for r in store.read_csv(cwd / f"{kind}-gate" / "run_comparison.csv") if r["metric"] == metric]
-        assert float(row["delta"]) == pair["mean"] and int(row["sentences"]) == 4
+        assert float(row["delta"]) == pair["preference"] and int(row["sentences"]) == 4
         assert float(row["p"]) == pytest.approx(smallest_p(4), rel=1e-3)
         assert "cannot reach p < 0.05" in gate.stdout  # four sentences: no exact test can, and it is said
 

@@ -220,8 +220,11 @@ def test_a_unanimous_panel_gets_an_honest_interval_and_votes_of_two_listeners_ar
     votes = [vote(listener, 1, sentence=f"s{i}", first=f"A{i}", second=f"B{i}") for listener in (0, 1)
              for i in range(10)]
     (pair,) = analysis.pair_scores(votes, clips, ab, n_boot=300, seed=0)
-    assert pair.mean == -1 and pair.share_b == 0 and pair.prefer_a == 20
-    assert pair.ci95_low == -1 and pair.ci95_high > -0.4  # Clopper-Pearson of 0 of 2, on −1 … +1: not [−1, −1]
+    assert pair.preference == -1 and pair.mean == 0 and pair.share_b == 0 and pair.prefer_a == 20
+    # Clopper-Pearson of 0 of 2: not a point, on either scale
+    high = 1 - 0.025 ** 0.5
+    assert pair.preference_ci95_low == -1 and pair.preference_ci95_high == pytest.approx(2 * high - 1, abs=1e-4)
+    assert pair.ci95_low == 0 and pair.ci95_high == pytest.approx(high, abs=1e-4)
     assert pair.p == pytest.approx(2 / 2 ** 10, rel=1e-3)  # ten sentences, every one the same way: the exact floor
 
 

@@ -92,15 +92,20 @@ class PairScore:
     a: str
     b: str
     votes: int
-    mean: float | None  # CMOS: the mean of B − A; A/B: the mean preference for B, −1 (all A) … +1 (all B)
+    mean: float | None  # CMOS: the mean of B − A; A/B: the share preferring B among the votes with a preference
     ci95_low: float | None  # listeners × sentences bootstrap
     ci95_high: float | None
     prefer_a: int
     prefer_b: int
     no_preference: int
-    share_b: float | None  # A/B: the share preferring B among the votes with a preference
-    test: str  # the exact signed-rank test on the sentences' means
+    share_b: float | None  # A/B: the same share as `mean`, under the name #54's files gave it
+    test: str  # the exact signed-rank test on the sentences' mean preferences
     p: float | None
+    # the mean preference for B on the kind's scale (CMOS: as `mean`; A/B: −1 all A, 0 none, +1 all B), what the
+    # test and the gate decide on, with its listeners × sentences bootstrap
+    preference: float | None
+    preference_ci95_low: float | None
+    preference_ci95_high: float | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -286,30 +291,41 @@ def differences(kept: list[Vote], clips: dict, n_boot: int, seed: int) -> list[D
 
 
 def pair_scores(kept: list[Vote], clips: dict, kind: Kind, n_boot: int, seed: int) -> list[PairScore]:
-    """Each pair of systems: the mean preference for B (CMOS: −3 … +3; A/B: −1, 0, +1 a vote) with the listeners ×
-    sentences bootstrap, and the exact signed-rank test on the sentences' mean preferences."""
+    """Each pair of systems: the mean preference for B (CMOS: −3 … +3; A/B: −1, 0, +1 a vote) and, for A/B, the
+    share preferring B, each with the listeners × sentences bootstrap; the exact signed-rank test on the
+    sentences' mean preferences."""
     by: dict[tuple[str, str], list[Vote]] = defaultdict(list)
     for v in kept:
         by[clips[v.first]["system"], clips[v.second]["system"]].append(v)
     out = []
-    ends = preference_scale(kind)
     for (a, b), own in sorted(by.items()):
         values = [preference(kind, v.value) for v in own]
-        listeners, sentences = [v.listener for v in own], [v.sentence for v in own]
-        found = paired.unanimous(paired.two_way(values, listeners, sentences, n_boot, seed), values, *ends,
-                                 min(len(set(listeners)), len(set(sentences))))
+        found = bootstrapped(values, own, *preference_scale(kind), n_boot, seed)
         per = defaultdict(list)
         for v, x in zip(own, values):
             per[v.sentence].append(x)
         exact = paired.signed_rank([float(np.mean(x)) for x in per.values()])
         first, second = sum(x < 0 for x in values), sum(x > 0 for x in values)
-        out.append(PairScore(a=a, b=b, votes=len(own), mean=_round(found.mean), ci95_low=_round(found.low),
-                             ci95_high=_round(found.high), prefer_a=first, prefer_b=second,
+        share = found
+        if not kind_ccr(kind):
+            chose = [(x > 0, v) for x, v in zip(values, own) if x]
+            share = bootstrapped([float(c) for c, _ in chose], [v for _, v in chose], 0.0, 1.0, n_boot, seed)
+        out.append(PairScore(a=a, b=b, votes=len(own), mean=_round(share.mean), ci95_low=_round(share.low),
+                             ci95_high=_round(share.high), prefer_a=first, prefer_b=second,
                              no_preference=len(own) - first - second,
-                             share_b=None if kind_ccr(kind) or not first + second else
-                             round(second / (first + second), 4),
-                             test=exact.test + " on the sentences' means", p=float(f"{exact.p:.4g}")))
+                             share_b=None if kind_ccr(kind) else _round(share.mean),
+                             test=exact.test + " on the sentences' means", p=float(f"{exact.p:.4g}"),
+                             preference=_round(found.mean), preference_ci95_low=_round(found.low),
+                             preference_ci95_high=_round(found.high)))
     return out
+
+
+def bootstrapped(values: list[float], votes: list[Vote], floor: float, ceiling: float, n_boot: int,
+                 seed: int) -> paired.TwoWay:
+    """The votes' mean with the listeners × sentences bootstrap, honest for a unanimous panel."""
+    listeners, sentences = [v.listener for v in votes], [v.sentence for v in votes]
+    return paired.unanimous(paired.two_way(values, listeners, sentences, n_boot, seed), values, floor, ceiling,
+                            min(len(set(listeners)), len(set(sentences))))
 
 
 def preference(kind: Kind, value: int) -> float:

@@ -55,8 +55,10 @@ def text(found: Analysis) -> str:
                      f"{d.sentences} sentences, {d.test} p = {d.p}")
     for p in found.pairs:
         what = "CMOS (B − A)" if found.kind == "cmos" else "preference for B (−1 … +1)"
-        share = f" ({p.share_b:.0%} of the votes with a preference)" if p.share_b is not None else ""
-        lines.append(f"{p.b} against {p.a}: {what} {_ci(p.mean, p.ci95_low, p.ci95_high)}{share}, {p.votes} votes, "
+        share = (f" ({_ci(p.mean, p.ci95_low, p.ci95_high)} the share of the votes with a preference)"
+                 if found.kind != "cmos" and p.mean is not None else "")
+        lines.append(f"{p.b} against {p.a}: {what} {_ci(p.preference, p.preference_ci95_low, p.preference_ci95_high)}"
+                     f"{share}, {p.votes} votes, "
                      f"{p.test} p = {p.p}")
     if found.strengths:
         lines.append("Bradley-Terry: " + ", ".join(f"{s.system} {_ci(s.score, s.ci95_low, s.ci95_high)}"

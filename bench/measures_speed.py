@@ -52,7 +52,7 @@ def main() -> None:
 
     from pipeline.asr import base as asr
     from pipeline.asr.listener import Listener
-    from pipeline.measures.assessor import Assessor
+    from pipeline.measures.assessor import Assessor, Clip
     from pipeline.measures import base
 
     xs = clips(args.clips)
@@ -62,24 +62,24 @@ def main() -> None:
     reference.run(peaks[0], 16000)  # its sessions load on the first call
     t_ref = timed(lambda: theirs.extend(reference.run(x, 16000) for x in peaks))
     dnsmos = Assessor("dnsmos", base.MEASURES.get("dnsmos").source(), 1)
-    dnsmos.work([(xs[0], None, "")])
+    dnsmos.work([Clip(xs[0])])
     ours = []
-    t_one = timed(lambda: ours.extend(dnsmos.measure.score(x, None) for x in xs))
+    t_one = timed(lambda: ours.extend(dnsmos.measure.score(x) for x in xs))
     dnsmos.threads = 0 or min(__import__("os").cpu_count() or 1, 8)
-    t_par = timed(lambda: dnsmos.work([(x, None, "") for x in xs]))
+    t_par = timed(lambda: dnsmos.work([Clip(x) for x in xs]))
     worst = max(abs(float(t[f"{k.split('_')[1]}_mos"]) - o.values[k]) for t, o in zip(theirs, ours) for k in o.values)
     sim = Assessor("speaker_sim", base.MEASURES.get("speaker_sim").source())
-    sim.work([(xs[0], None, "")])
-    t_sim = timed(lambda: sim.work([(x, None, "") for x in xs]))
+    sim.work([Clip(xs[0])])
+    t_sim = timed(lambda: sim.work([Clip(x) for x in xs]))
     package, torch = distillmos_reference(), __import__("torch")
     torch.set_num_threads(os.cpu_count() or 1)  # the package's own call, as its users call it: every core
     package(xs[0])
     distill_theirs: list[float] = []
     t_dm_ref = timed(lambda: distill_theirs.extend(package(x) for x in xs))
     distill = Assessor("distill_mos", base.MEASURES.get("distill_mos").source())  # one thread a clip from here on
-    distill.work([(xs[0], None, "")])
+    distill.work([Clip(xs[0])])
     distill_ours: list = []
-    t_dm = timed(lambda: distill_ours.extend(distill.work([(x, None, "") for x in xs])))
+    t_dm = timed(lambda: distill_ours.extend(distill.work([Clip(x) for x in xs])))
     dm_worst = max(abs(d.scores.values["distill_mos"] - t) for d, t in zip(distill_ours, distill_theirs))
     options = asr.ASRConfig()
     listener = Listener(asr.resolve("faster-whisper:base", options, str(ROOT / "models")), options,

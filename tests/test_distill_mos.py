@@ -44,13 +44,13 @@ def test_distill_mos_equals_the_packages_own_model(voices_speech, theirs, ours):
 
 def test_each_utterance_is_scored_alone(voices_speech):  # noqa: F811
     """Batch size, order, neighbours and threads change no value."""
-    from pipeline.measures.assessor import Assessor
+    from pipeline.measures.assessor import Assessor, Clip
 
     clips = [x for xs in voices_speech.values() for x in xs]
     source = base.MEASURES.get("distill_mos").source()
-    alone = [Assessor("distill_mos", source, 1).work([(x, None, "")])[0].scores.values for x in clips]
-    together = Assessor("distill_mos", source, 2).work([(x, None, "") for x in clips])
-    backwards = Assessor("distill_mos", source, 2).work([(x, None, "") for x in reversed(clips)])[::-1]
+    alone = [Assessor("distill_mos", source, 1).work([Clip(x)])[0].scores.values for x in clips]
+    together = Assessor("distill_mos", source, 2).work([Clip(x) for x in clips])
+    backwards = Assessor("distill_mos", source, 2).work([Clip(x) for x in reversed(clips)])[::-1]
     assert [d.scores.values for d in together] == alone == [d.scores.values for d in backwards]
 
 

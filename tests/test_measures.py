@@ -48,7 +48,7 @@ def test_dnsmos_equals_speechmos_clean_and_in_noise(voices_speech):
         for clean in clips:
             for kind, x in (("clean", clean), ("noise", noisy(clean, 0))):
                 theirs = reference.run(x / np.abs(x).max(), sr=16000)  # VERSA's peak normalisation, then speechmos
-                got = ours.score(x, None).values
+                got = ours.score(x).values
                 for column, key in (("dnsmos_sig", "sig_mos"), ("dnsmos_bak", "bak_mos"),
                                     ("dnsmos_ovrl", "ovrl_mos"), ("dnsmos_p808", "p808_mos")):
                     assert got[column] == pytest.approx(float(theirs[key]), abs=1e-4), (kind, column)
@@ -86,15 +86,16 @@ def test_speaker_sim_equals_resemblyzers_own_and_tells_voices_apart(voices_speec
 @pytest.mark.slow
 def test_a_measure_depends_only_on_its_own_audio(voices_speech):
     """Batch size, order, neighbours and threads change no value."""
-    from pipeline.measures.assessor import Assessor
+    from pipeline.measures.assessor import Assessor, Clip
 
     clips = [x for xs in voices_speech.values() for x in xs]
     ref = voices_speech["piper:joe"][0]
     for name in ("dnsmos", "speaker_sim"):
         source = base.MEASURES.get(name).source()
-        alone = [Assessor(name, source, 1).work([(x, ref, "")])[0].scores.values for x in clips]
-        together = Assessor(name, source, 2).work([(x, ref, "") for x in clips])
-        backwards = Assessor(name, source, 2).work([(x, ref, "") for x in reversed(clips)])[::-1]
+        needs = {need: ref for need in base.MEASURES.get(name).needs}
+        alone = [Assessor(name, source, 1).work([Clip(x, needs)])[0].scores.values for x in clips]
+        together = Assessor(name, source, 2).work([Clip(x, needs) for x in clips])
+        backwards = Assessor(name, source, 2).work([Clip(x, needs) for x in reversed(clips)])[::-1]
         assert [d.scores.values for d in together] == alone == [d.scores.values for d in backwards], name
 
 
@@ -103,10 +104,10 @@ def test_bad_audio_gets_an_empty_value_and_a_note():
 
     d, s = dnsmos.DNSMOS(dnsmos.source()), speaker_sim.SpeakerSimilarity(speaker_sim.source())
     silent = np.zeros(16000, dtype=np.float32)
-    for scores in (d.score(silent, None), s.score(silent, None)):
+    for scores in (d.score(silent), s.score(silent, None)):
         assert all(v is None for v in scores.values.values()) and scores.notes
     blip = (0.3 * np.sin(np.arange(4000) / 5)).astype(np.float32)  # 0.25 s
-    short = d.score(blip, None)
+    short = d.score(blip)
     assert all(v is not None for v in short.values.values()) and "loops" in short.notes[0]
     with pytest.raises(ValueError):
         base.Scores({"x": float("nan")})
@@ -130,7 +131,7 @@ MEASURE = textwrap.dedent('''
     class Level:
         def __init__(self, source):
             self.gain = json.load(open(source.path))["gain"]
-        def score(self, audio, reference):
+        def score(self, audio):
             peak = float(np.max(np.abs(audio)))
             return Scores({{"peak_db": round(self.gain + 20 * np.log10(peak), 4) if peak else None}})
 

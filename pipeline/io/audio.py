@@ -78,6 +78,17 @@ def load_16k(path: str | Path) -> np.ndarray:
     return resample(audio, sr)
 
 
+def load_at(path: str | Path, rate: int) -> np.ndarray:
+    """float32 mono at `rate` as librosa.load(path, sr=rate) gives it: soxr HQ, then zero-padded or cut to
+    ⌈n · rate / sr⌉ samples, as librosa's fix_length does (soxr itself rounds)."""
+    audio, sr = read(path)
+    if sr == rate:
+        return np.ascontiguousarray(audio, dtype=np.float32)
+    out = resample(audio, sr, rate)
+    n = int(np.ceil(len(audio) * float(rate) / sr))
+    return np.pad(out, (0, max(0, n - len(out))))[:n]
+
+
 def write_wav(path: str | Path, audio: np.ndarray, sr: int) -> None:
     """16-bit PCM wav, written atomically. Encoded in memory first, so a full disk is an OSError like any other
     write (libsndfile would report it as its own error)."""

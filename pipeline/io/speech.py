@@ -18,6 +18,7 @@ class Speech(Spoken):
     status: str
     error: str
     speaker_reference: str = ""  # the audio this row's voice should sound like (a voice-cloning prompt), if given
+    natural: str = ""  # a natural recording of the same sentence (ground truth for MCD, F0 error), if given
 
     def __post_init__(self):
         one_of(self.status, SPOKEN, "status")

@@ -7,6 +7,8 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from pipeline.core.records import Spoken, columns_of, joined
 from pipeline.core.source import Source
 from pipeline.exec.workers import Done, one_blas_thread, unloadable, where
@@ -26,6 +28,7 @@ class Measured(Spoken):
     # was done to the audio (a clip under 0.5 s looped by DNSMOS)
     values: dict[str, float | None] = columns_of()  # each selected measure's columns
     speaker_reference: str = ""  # the audio the row's voice should sound like, as the run was given it
+    natural: str = ""  # a natural recording of the row's sentence, as the manifest named it
 
     @property
     def id(self) -> str:
@@ -51,9 +54,17 @@ class Assessed(Done):
                                      and name != "scores"})
 
 
+@dataclass(frozen=True)
+class Clip:
+    """A measure's input: the utterance's audio at the measure's rate, each need it declared by name (None where
+    the row has none or it cannot be read), and what the stage noted in reading them (naming the file)."""
+    audio: np.ndarray
+    needs: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
 class Assessor:
-    """One measure, loaded once from its resolved Source; each input is (16 kHz audio, speaker reference or None,
-    a note on the reference), scored alone."""
+    """One measure, loaded once from its resolved Source; each Clip scored alone."""
 
     def __init__(self, name: str, source: Source, threads: int = 0):
         self.measure, self.failed = None, None
@@ -64,12 +75,12 @@ class Assessor:
         except Exception as e:
             self.failed = unloadable(source, e)
 
-    def work(self, inputs: list[tuple]) -> list[Assessed]:
+    def work(self, inputs: list[Clip]) -> list[Assessed]:
         if self.failed:
             raise self.failed
         with ThreadPoolExecutor(self.threads) as pool:
             return list(pool.map(self.one, inputs))
 
-    def one(self, given: tuple) -> Assessed:
-        audio, reference, note = given
-        return Assessed(status="ok", scores=self.measure.score(audio, reference).noted(note), **where())
+    def one(self, clip: Clip) -> Assessed:
+        scores = self.measure.score(clip.audio, **clip.needs).noted(clip.notes)
+        return Assessed(status="ok", scores=scores, **where())

@@ -1,12 +1,14 @@
-"""The Measure interface and its registry: a per-utterance score of the audio (naturalness, speaker similarity),
-beside the transcript's WER.
+"""The Measure interface and its registry: a per-utterance score of the audio (naturalness, speaker similarity,
+distance from a natural recording), beside the transcript's WER.
 
 A measure is one file in this package that calls `MEASURES.register`. It declares its name, its columns and what
-each means, the model it loads (a Source whose files' sha256 join every key its output feeds), and what it needs
-besides the audio (a speaker reference). The `assess` stage runs every selected measure on each utterance alone,
-on the 16 kHz audio the ASR heard, and caches each result as a sealed record like a transcript's; scoring joins the
-columns to utterances.csv, and the statistics and the report pick up every declared column with no code of the
-measure's own."""
+each means, the model it loads (a Source whose files' sha256 join every key its output feeds), the rate it hears
+audio at, and what it needs besides the audio, by name (NEEDS: a speaker reference, a natural recording of the
+same sentence, the sentence's text). The `assess` stage gives each measure the audio of each utterance alone, at
+its rate, and each need it declared as a keyword argument, and caches each result as a sealed record like a
+transcript's, keyed by the audio, the model and each need it declared; scoring joins the columns to
+utterances.csv, and the statistics and the report pick up every declared column with no code of the measure's
+own."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -20,7 +22,12 @@ from pipeline.core.source import Source
 from pipeline.errors import ConfigError
 from pipeline.measures import calibration
 
-SPEAKER_REFERENCE = "speaker reference"  # a need: the audio of the voice the utterance should sound like
+# What a measure may need besides the utterance's audio, each passed to `score` as the keyword of its name (None
+# where the row has none): every speech row carries them, and the assess stage gives each measure what it declared.
+SPEAKER_REFERENCE = "speaker_reference"  # audio of the voice the utterance should sound like (a cloning prompt)
+NATURAL = "natural"  # a natural recording of the same sentence: the ground truth of MCD and F0 error
+TEXT = "text"  # the sentence the utterance should say
+NEEDS = (SPEAKER_REFERENCE, NATURAL, TEXT)
 
 
 @dataclass(frozen=True)
@@ -35,18 +42,19 @@ class Scores:
             if value is not None and not np.isfinite(value):
                 raise ValueError(f"{column} = {value}: a measure gives a finite number or None, never NaN")
 
-    def noted(self, note: str) -> Scores:
-        """The same scores with one more note (about the speaker reference, which the stage read)."""
-        return replace(self, notes=(*self.notes, note)) if note else self
+    def noted(self, notes: tuple[str, ...]) -> Scores:
+        """The same scores with the stage's notes on reading the needs (an unreadable reference) after its own."""
+        return replace(self, notes=(*self.notes, *notes)) if notes else self
 
 
 class Measure(Protocol):
     """Loaded once per worker. `score` is called from several threads at once, one utterance each, so that every
     utterance is computed alone on one thread: its value cannot depend on its neighbours or the thread count."""
 
-    def score(self, audio: np.ndarray, reference: np.ndarray | None) -> Scores:
-        """`audio`: float32 mono at 16 kHz, as the ASR heard it; `reference`: the speaker reference, where the
-        measure needs one and the row has one (else None)."""
+    def score(self, audio: np.ndarray, **needs) -> Scores:
+        """`audio`: float32 mono at the declared rate (16 kHz: as the ASR heard it); `needs`: each need the
+        measure declared, by its name (speaker_reference=, natural=: float32 mono at the same rate, or None where
+        the row has none or it cannot be read; text=: a str)."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +63,8 @@ class Declaration:
     columns: dict[str, str]  # column → what it means, for the CSV's reader
     source: Callable[[], Source]  # the model, found before any work
     load: Callable[[Source], Measure]
-    needs: tuple[str, ...] = ()  # besides the audio: SPEAKER_REFERENCE
+    needs: tuple[str, ...] = ()  # besides the audio, of NEEDS: each passed to score() by its name
+    rate: int = 16000  # the sample rate it hears the utterance (and its needs' audio) at
     network: bool = False  # needs a network to run: left out of the default selection
     # whether the package holding its model is installed: a measure of an optional package is left out of the
     # default selection where it is not (asked for by name, it says how to install it)
@@ -64,6 +73,14 @@ class Declaration:
     better: str = "higher"  # which way of its columns is better: higher or lower (compare-runs' release gate)
     comparable: str = ""  # what its values can stand beside, said wherever they are shown
     predicts: str = "mos"  # the listening test whose scale its columns estimate (mos, smos), or "" for none
+
+    def __post_init__(self):
+        unknown = [n for n in self.needs if n not in NEEDS]
+        if unknown:
+            renamed = " ('speaker reference' is now speaker_reference, passed to score() by that keyword)" \
+                if "speaker reference" in unknown else ""
+            raise ConfigError(f"measure {self.name!r} needs {', '.join(map(repr, unknown))}: not a need a speech "
+                              f"row carries; declare needs from {', '.join(NEEDS)}{renamed}")
 
     def described(self) -> Described:
         return Described(name=self.name, columns=dict(self.columns), paper=self.paper, better=self.better,
@@ -121,8 +138,10 @@ class MeasureCatalog(Catalog):
         return next((self.get(n).predicts for n in self.names() if column in self.get(n).columns), "mos")
 
     def default(self) -> list[str]:
-        """What `--measures default` runs: every measure that needs no network and whose model is installed."""
-        return [n for n in self.names() if not self.get(n).network and self.get(n).installed()]
+        """What `--measures default` runs: every measure that needs no network and whose model is installed, but
+        those against a natural recording, which few runs have (they run when named: --measures default,mcd)."""
+        return [n for n in self.names() if not self.get(n).network and self.get(n).installed()
+                and NATURAL not in self.get(n).needs]
 
     def check_all(self, names: list[str]) -> None:
         for name in names:

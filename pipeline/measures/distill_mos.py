@@ -180,7 +180,7 @@ class DistillMOS:
         self.net.load_state_dict(torch.load(source.path, map_location="cpu", weights_only=True)["model"])
         self.net.eval()
 
-    def score(self, audio: np.ndarray, reference: np.ndarray | None = None) -> Scores:
+    def score(self, audio: np.ndarray) -> Scores:
         torch = self.torch
         x = np.asarray(audio, dtype=np.float32)
         if not len(x) or not np.any(x):

@@ -120,7 +120,7 @@ class DNSMOS:
         self.mel = librosa.filters.mel(sr=SR, n_fft=321, n_mels=120).astype(np.float32)
         self.hann = librosa.filters.get_window("hann", 321, fftbins=True).astype(np.float32)
 
-    def score(self, audio: np.ndarray, reference: np.ndarray | None = None) -> Scores:
+    def score(self, audio: np.ndarray) -> Scores:
         peak = float(np.max(np.abs(audio))) if len(audio) else 0.0
         if peak == 0:
             return Scores(dict.fromkeys(COLUMNS), ("silent: no DNSMOS for audio whose peak is 0",))

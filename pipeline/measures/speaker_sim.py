@@ -52,7 +52,8 @@ class SpeakerSimilarity:
             return None
         return self.encoder.embed_utterance(wav)
 
-    def score(self, audio: np.ndarray, reference: np.ndarray | None) -> Scores:
+    def score(self, audio: np.ndarray, speaker_reference: np.ndarray | None) -> Scores:
+        reference = speaker_reference
         mine = self.embed(audio)
         if mine is None:
             return Scores({"speaker_sim": None}, ("no speech to embed (silent, or under 0.2 s of voice)",))

@@ -58,6 +58,16 @@ def _speech_files(cfg: Config) -> list[Path]:
                                   if s.audio_path)]
 
 
+def _references(cfg: Config) -> list:
+    """Each speaker reference and natural recording the speech rows (or the config, per voice) name, with its
+    sha256: one replaced after the run is measured against again, and nothing else is done again."""
+    table = paths.run_dir(cfg) / "synthesis.csv"
+    rows = records.read_csv(table, Speech) if table.exists() else []
+    named = [p for s in rows for p in (s.speaker_reference, s.natural) if p]
+    named += [pair.partition("=")[2] for pair in cfg.assess.speaker_references]
+    return [[p, store.sha256_or_none(p)] for p in dict.fromkeys(named)]
+
+
 def _lm_files(cfg: Config) -> list[Path]:
     return [paths.lm_dir(cfg) / "ckpt.pt", paths.lm_dir(cfg) / "train.json", paths.lm_dir(cfg) / "loss_log.csv"]
 
@@ -137,6 +147,8 @@ ARTIFACTS: dict[str, Artifact] = {
                           load=_rows("sentences", Sentence)),
     "speech": Artifact("a wav per sentence × voice × condition, and the table naming them", _speech_files,
                        load=_rows("speech", Speech)),
+    "references": Artifact("the speaker references and natural recordings the speech rows name",
+                           lambda cfg: [paths.run_dir(cfg) / "synthesis.csv"], identity=_references),
     "measures": Artifact("each speech row's measures (naturalness, speaker similarity), their columns' meanings, and "
                          "voice embeddings", lambda cfg: [paths.run_dir(cfg) / n for n in
                                                           ("measures.csv", "embeddings.npz", "measures.json")],

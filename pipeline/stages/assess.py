@@ -1,12 +1,14 @@
-"""assess: speech → measures.csv: each selected measure (pipeline/measures/: DNSMOS, speaker similarity, …) of each
-speech row, on the 16 kHz audio the ASR hears, each utterance alone.
+"""assess: speech → measures.csv: each selected measure (pipeline/measures/: DNSMOS, speaker similarity, MCD, …)
+of each speech row, on the row's audio at the measure's rate (16 kHz: what the ASR hears), each utterance alone,
+given what the measure declared it needs of the row (its speaker reference, its natural recording, its text).
 
 Each score is cached as a sealed record keyed by exactly what determines it: the audio's sha256, the measure, its
-model files' sha256 and the speaker reference's sha256 where the measure uses one. A measure never sees a
+model files' sha256 and the sha256 of each need it declared (a file's content; a text's). A measure never sees a
 transcript, so it cannot change one. Embeddings (Resemblyzer's) go to embeddings.npz, for each voice's consistency
 and the similarity between voices (scoring/measures.py)."""
 from __future__ import annotations
 
+import hashlib
 import io
 from dataclasses import replace
 
@@ -15,40 +17,68 @@ import numpy as np
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store
-from pipeline.io.speech import Speech
-from pipeline.measures.assessor import Measured
 from pipeline.core.source import Source
 from pipeline.exec import executor
 from pipeline.exec.items import Item, Unusable, cached_map, tally
 from pipeline.io import audio
+from pipeline.io.speech import Speech
 from pipeline.measures import base as measures
 from pipeline.measures import calibration
-from pipeline.measures.assessor import Assessed, Assessor
+from pipeline.measures.assessor import Assessed, Assessor, Clip, Measured
 from pipeline.run import artifacts
 from pipeline.run.stage import Outcome, Stage
+
+LABELS = {measures.SPEAKER_REFERENCE: "speaker reference", measures.NATURAL: "natural recording"}
 
 
 def models(cfg: Config) -> dict[str, Source]:
     return {name: measures.MEASURES.get(name).source() for name in measures.selected(cfg.assess)}
 
 
+def needed(declared: measures.Declaration, row: Speech, by_voice: dict[str, str], texts: dict[str, str]) -> dict:
+    """Each need the measure declared, as the row has it: a path for audio ("" where there is none), the text."""
+    have = {measures.SPEAKER_REFERENCE: row.speaker_reference or by_voice.get(row.voice, ""),
+            measures.NATURAL: row.natural, measures.TEXT: texts.get(row.sentence_id, "")}
+    return {need: have[need] for need in declared.needs}
 
 
-def heard(path: str, reference: str) -> tuple:
-    """A measure's input: the audio at 16 kHz, the speaker reference at 16 kHz (None when the row has none or it
-    cannot be read: the row then says why, naming the file), and that note; and what completes its Assessed."""
+def key(audio_sha: str, name: str, model: list[str], needs: dict) -> str:
+    """The speaker reference's slot stands for every measure (None where it needs none), as before the other needs
+    were named, so the scores every run shares stay usable; each other need declared follows."""
+    def content(need: str, value: str) -> str | None:
+        if need == measures.TEXT:
+            return hashlib.sha256(value.encode()).hexdigest()
+        return store.sha256_or_none(value) if value else None
+
+    reference = needs.get(measures.SPEAKER_REFERENCE, "")
+    rest = [content(n, v) for n, v in needs.items() if n != measures.SPEAKER_REFERENCE]
+    return store.key_of([audio_sha, name, model, content(measures.SPEAKER_REFERENCE, reference), *rest])
+
+
+def load(path: str, rate: int) -> np.ndarray:
+    """16 kHz as every engine hears it; another rate as librosa.load gives it, as the measures' references do."""
+    return audio.load_16k(path) if rate == audio.SAMPLE_RATE else audio.load_at(path, rate)
+
+
+def heard(path: str, needs: dict, rate: int) -> tuple:
+    """A measure's input: the audio at its rate, and each need (audio at the same rate; None when the row has none
+    or it cannot be read: the row then says why, naming the file); and what completes its Assessed."""
     try:
-        samples = audio.load_16k(path)
+        samples = load(path, rate)
     except audio.BadAudio as e:
         raise Unusable(str(e)) from None
-    ref, note = None, ""
-    if reference:
+    given, notes = {}, []
+    for need, value in needs.items():
+        if need == measures.TEXT or not value:
+            given[need] = value if need == measures.TEXT else None
+            continue
         try:
-            ref = audio.load_16k(reference)
+            given[need] = load(value, rate)
         except audio.BadAudio as e:
-            note = f"speaker reference unusable: {e}"
+            given[need] = None
+            notes.append(f"{LABELS[need]} unusable: {e}")
     sha = store.sha256_or_none(path) or ""
-    return (samples, ref, note), lambda done: replace(done, audio_sha256=sha)
+    return Clip(samples, given, tuple(notes)), lambda done: replace(done, audio_sha256=sha)
 
 
 def run(cfg: Config, loaded: dict) -> Outcome:
@@ -60,22 +90,20 @@ def run(cfg: Config, loaded: dict) -> Outcome:
     embeddings: dict[str, np.ndarray] = {}
     files, reused, failed = {}, 0, 0
     by_voice = dict(measures.reference_pair(p) for p in cfg.assess.speaker_references)
+    texts = {s.sentence_id: s.text for s in loaded["sentences"]}
     with executor.make(cfg.executor) as pool:
         for name, source in sources.items():
             declared = measures.MEASURES.get(name)
             model = source.content(cfg.models_dir)
             items = {}
             for i, s in enumerate(speech):
-                # a row's own speaker reference (a manifest column), else its voice's from the config
-                reference = (s.speaker_reference or by_voice.get(s.voice, "")) \
-                    if measures.SPEAKER_REFERENCE in declared.needs else ""
+                needs = needed(declared, s, by_voice, texts)
                 sha = store.sha256_or_none(s.audio_path)
-                ref_sha = store.sha256_or_none(reference) if reference else None
-                key = store.key_of([sha, name, model, ref_sha]) if sha else ""
+                item_key = key(sha, name, model, needs) if sha else ""
                 record = paths.measure_record(cfg, measure=name, voice=s.voice, condition=s.condition,
                                               sentence_id=s.sentence_id)
-                items[i] = Item(key, record, lambda p=s.audio_path, r=reference: heard(p, r),
-                                shared=paths.shared_record(cfg, "measures", key))
+                items[i] = Item(item_key, record, lambda p=s.audio_path, n=needs, r=declared.rate: heard(p, n, r),
+                                shared=paths.shared_record(cfg, "measures", item_key))
             results, cached_here = cached_map(pool, (Assessor, (name, source, cfg.assess.threads)), items,
                                               result=Assessed, chunk=16, desc=f"assess {name}", noun="scores")
             files.update(source.hashes(cfg.models_dir))
@@ -96,7 +124,8 @@ def run(cfg: Config, loaded: dict) -> Outcome:
     rows = [Measured(sentence_id=s.sentence_id, voice=s.voice, condition=s.condition,
                      audio_sha256=store.sha256_or_none(s.audio_path) or "", status=status[i],
                      notes=list(dict.fromkeys(notes[i])), values=values[i],
-                     speaker_reference=s.speaker_reference or by_voice.get(s.voice, "")) for i, s in enumerate(speech)]
+                     speaker_reference=s.speaker_reference or by_voice.get(s.voice, ""), natural=s.natural)
+            for i, s in enumerate(speech)]
     out, vectors, declared = artifacts.files("measures", cfg)
     buf = io.BytesIO()
     np.savez(buf, keys=np.array(list(embeddings), dtype=str),
@@ -135,6 +164,6 @@ def environment(cfg: Config) -> dict:
     return {"calibration_sha256": store.sha256_or_none(path)} if path else {}
 
 
-STAGE = Stage("assess", "each speech row scored by each selected measure (naturalness, speaker similarity), "
-              "every utterance alone", reads=("speech",), makes=("measures",), config=("assess",), run=run,
-              models=models, environment=environment)
+STAGE = Stage("assess", "each speech row scored by each selected measure (naturalness, speaker similarity, "
+              "distance from a natural recording), every utterance alone", reads=("speech", "sentences"),
+              optional=("references",), makes=("measures",), config=("assess",), run=run, models=models, environment=environment)

@@ -48,7 +48,7 @@ def speech(cfg: Config, r: Recording, conds: list[conditions.Condition]) -> list
     def row(condition: str, path: str = "", error: str = "") -> Speech:
         return Speech(sentence_id=r.id, voice=r.system, condition=condition, audio_path=path, audio_seconds=None,
                       tts_seconds=None, status="error" if error else "ok", error=error,
-                      speaker_reference=r.speaker_reference)
+                      speaker_reference=r.speaker_reference, natural=r.natural)
 
     if r.problem:
         return [row(c.name, error=r.problem) for c in conds]

@@ -93,9 +93,10 @@ def _stamp(path: Path, audio_dir: str) -> tuple:
 def _scanned(resolved: Path, format: str, audio_dir: str, stamp: tuple, path: Path) -> Manifest:
     fmt = formats()[format] if format != AUTO else detect(path)
     dirs = audio_dirs(audio_dir)
-    if dirs and not fmt.needs_audio_dir:
-        raise ConfigError(f"--audio-dir is for manifests that name no audio file (seed-tts meta.lst); a {fmt.name} "
-                          f"manifest names each row's audio itself. Drop --audio-dir")
+    if dirs and not (fmt.needs_audio_dir or fmt.takes_audio_dir):
+        raise ConfigError(f"--audio-dir is for manifests that name no audio file (seed-tts meta.lst) or whose audio "
+                          f"is the natural recordings (LJSpeech); a {fmt.name} manifest names each row's audio "
+                          "itself. Drop --audio-dir")
     if fmt.needs_audio_dir and not dirs:
         raise ConfigError(f"--audio-manifest {path}: a {fmt.name} manifest names no audio file; add --audio-dir DIR "
                           "(the folder of <utt>.wav), or SYSTEM=DIR,SYSTEM=DIR for several systems")

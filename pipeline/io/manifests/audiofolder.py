@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from pipeline.io.manifests.base import Format, Recording, Reading, first
+from pipeline.io.manifests.base import NATURAL, Format, Recording, Reading, first
 
 TEXT = ("transcription", "text", "sentence", "transcript")
 ID = ("id", "utt_id", "utterance_id")
@@ -38,10 +38,11 @@ def read(reading: Reading) -> list[tuple[int, Recording]]:
         if name is None or text is None:
             raise reading.error(n, f"no {'file_name' if name is None else ' or '.join(TEXT)} field; an audiofolder's "
                                   f"metadata names each file_name and its {'/'.join(TEXT)}", meta)
-        prompt = first(row, SPEAKER_REFERENCE) or ""
+        prompt, natural = first(row, SPEAKER_REFERENCE) or "", first(row, NATURAL) or ""
         rows.append((n, Recording(id=first(row, ID) or Path(name).stem, audio_path=str(folder / name), reference=text,
                                   system=first(row, SYSTEM) or "",
-                                  speaker_reference=str(folder / prompt) if prompt else "")))
+                                  speaker_reference=str(folder / prompt) if prompt else "",
+                                  natural=str(folder / natural) if natural else "")))
     return rows
 
 

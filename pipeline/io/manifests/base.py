@@ -13,6 +13,9 @@ from pipeline.errors import InputError
 from pipeline.io.inputs import read_text
 
 
+NATURAL = ("natural", "natural_audio", "gt_wav", "ground_truth_audio")  # a natural recording of the same sentence
+
+
 class ManifestError(InputError):
     pass
 
@@ -20,7 +23,8 @@ class ManifestError(InputError):
 @dataclass(frozen=True)
 class Recording:
     """One utterance to evaluate: its audio (a whole file, or `duration` seconds from `offset`), what was said,
-    and optionally the system that made it and the speaker it should sound like."""
+    and optionally the system that made it, the speaker it should sound like and a natural recording of the same
+    sentence (what MCD and F0 error measure against)."""
     id: str
     audio_path: str
     reference: str
@@ -29,6 +33,7 @@ class Recording:
     offset: float = 0.0
     duration: float | None = None  # None: to the end of the file
     problem: str = ""  # why this row's audio cannot be had (a Kaldi utterance without a wav.scp entry)
+    natural: str = ""
 
     @property
     def cut(self) -> bool:
@@ -43,6 +48,8 @@ class Format:
     read: Callable[["Reading"], list[tuple[int, Recording]]]  # (line, recording) pairs
     rank: int = 0  # tried from the most specific format down; the plain table accepts anything, last
     needs_audio_dir: bool = False  # rows name no audio file: it is <id>.wav in --audio-dir
+    # --audio-dir may hold the generated <id>.wav, the manifest's own audio then being the natural recordings
+    takes_audio_dir: bool = False
     # what a path that is nearly in this format lacks ("metadata.csv has no file_name column"), or None: said when
     # detection finds no format
     near: Callable[[Path], str | None] = lambda path: None
@@ -95,6 +102,15 @@ class Reading:
                 raise self.error(n, f"a JSON {type(row).__name__}, not an object; expected one object per line",
                                  path)
             yield n, row
+
+
+def unnamed(reading: Reading, rows: list[tuple[int, Recording]], manifest: str) -> None:
+    """Each wav of an --audio-dir folder that no row names, noted as passed over."""
+    named = {Path(r.audio_path).name for _, r in rows}
+    for system, folder in reading.audio_dirs.items():
+        for wav in sorted(folder.glob("*.wav")):
+            if wav.name not in named:
+                reading.skip(folder, None, wav.name, f"a wav of system {system!r} that no line of {manifest} names")
 
 
 def beside(manifest: Path, name: str) -> str:

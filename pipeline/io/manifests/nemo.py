@@ -1,12 +1,12 @@
 """NeMo's JSON Lines manifest: one object per line with `audio_filepath` and `text`, and optionally `duration`
-and `offset` (a segment of the file) and any other keys. `duration` cuts the audio only beside an offset: NeMo's
+and `offset` (a segment of the file), `natural` (a natural recording of the same sentence) and any other keys. `duration` cuts the audio only beside an offset: NeMo's
 tools write it as the whole file's length, rounded, which must not clip a recording's end. The id is an `id` key where there is one, else the
 audio file's name (with the offset, for segments of one file)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.io.manifests.base import Format, Recording, Reading, beside, first, seconds
+from pipeline.io.manifests.base import NATURAL, Format, Recording, Reading, beside, first, seconds
 
 ID = ("id", "utt_id", "utterance_id", "audio_id")
 SPEAKER_REFERENCE = ("speaker_reference", "prompt_wav", "prompt_audio_filepath", "context_audio_filepath")
@@ -25,7 +25,8 @@ def read(reading: Reading) -> list[tuple[int, Recording]]:
         uid = first(row, ID) or Path(audio).stem + (f"@{offset:g}" if offset else "")
         rows.append((n, Recording(id=uid, audio_path=beside(reading.path, audio), reference=text.strip(),
                                   system=first(row, ("system",)) or "", offset=offset, duration=duration,
-                                  speaker_reference=beside(reading.path, first(row, SPEAKER_REFERENCE) or ""))))
+                                  speaker_reference=beside(reading.path, first(row, SPEAKER_REFERENCE) or ""),
+                                  natural=beside(reading.path, first(row, NATURAL) or ""))))
     return rows
 
 

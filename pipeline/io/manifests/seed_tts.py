@@ -1,12 +1,13 @@
 """seed-tts-eval's meta.lst: `utt|prompt_text|prompt_wav|infer_text`, and the forms its scripts also read:
 `utt|infer_text`, `utt|infer_text|prompt_wav` and `utt|prompt_text|prompt_wav|infer_text|gt_wav`. The generated
 audio is `<utt>.wav` in --audio-dir (one folder per system: SYSTEM=DIR,...). The reference is infer_text, the
-text the system was asked to say; prompt_wav, from the meta.lst's folder, is the voice it was asked to clone."""
+text the system was asked to say; prompt_wav, from the meta.lst's folder, is the voice it was asked to clone, and
+gt_wav, where the line has one, the natural recording of infer_text (MCD and F0 error measure against it)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.io.manifests.base import Format, Recording, Reading, beside
+from pipeline.io.manifests.base import Format, Recording, Reading, beside, unnamed
 
 FIELDS = {2: ("utt", "infer_text"), 3: ("utt", "infer_text", "prompt_wav"),
           4: ("utt", "prompt_text", "prompt_wav", "infer_text"),
@@ -25,15 +26,11 @@ def read(reading: Reading) -> list[tuple[int, Recording]]:
         if len(parts) == 3 and utt.endswith(".wav"):  # as seed-tts-eval's own reader strips it in that form
             utt = utt[:-4]
         prompt = beside(reading.path, row.get("prompt_wav", "").strip())
+        natural = beside(reading.path, row.get("gt_wav", "").strip())
         for system, folder in reading.audio_dirs.items():
             rows.append((n, Recording(id=utt, audio_path=str(folder / f"{utt}.wav"), reference=row["infer_text"],
-                                      speaker_reference=prompt, system=system)))
-    named = {Path(r.audio_path).name for _, r in rows}
-    for system, folder in reading.audio_dirs.items():
-        for wav in sorted(folder.glob("*.wav")):
-            if wav.name not in named:
-                reading.skip(folder, None, wav.name, f"a wav of system {system!r} that no line of "
-                                                     f"{reading.path.name} names")
+                                      speaker_reference=prompt, system=system, natural=natural)))
+    unnamed(reading, rows, reading.path.name)
     return rows
 
 

@@ -1,11 +1,12 @@
 """CSV or TSV with a header: id, audio path and reference columns (several spellings each), and optionally the
-system that made each row and the speaker reference it should sound like. Read when no other format claims the
+system that made each row, the speaker reference it should sound like, and a natural recording of the same
+sentence (`natural`, for MCD and F0 error). Read when no other format claims the
 file."""
 from __future__ import annotations
 
 import csv
 
-from pipeline.io.manifests.base import Format, Recording, Reading, beside
+from pipeline.io.manifests.base import NATURAL, Format, Recording, Reading, beside
 
 ID = ("id", "utt_id", "utterance_id", "sentence_id")
 AUDIO = ("audio", "audio_path", "path", "wav", "file")
@@ -35,6 +36,7 @@ def read(reading: Reading) -> list[tuple[int, Recording]]:
     optional = {h.strip().lower(): h for h in reader.fieldnames}
     csystem = next((optional[n] for n in SYSTEM if n in optional), None)
     cref = next((optional[n] for n in SPEAKER_REFERENCE if n in optional), None)
+    cnatural = next((optional[n] for n in NATURAL if n in optional), None)
     rows = []
     for n, row in enumerate(reader, 2):
         if None in row:
@@ -43,9 +45,10 @@ def read(reading: Reading) -> list[tuple[int, Recording]]:
         rows.append((n, Recording(id=(row.get(cid) or "").strip(), audio_path=beside(reading.path, (row.get(caudio) or "").strip()),
                                   reference=(row.get(ctext) or "").strip(),
                                   system=(row.get(csystem) or "").strip() if csystem else "",
-                                  speaker_reference=beside(reading.path, (row.get(cref) or "").strip()) if cref else "")))
+                                  speaker_reference=beside(reading.path, (row.get(cref) or "").strip()) if cref else "",
+                                  natural=beside(reading.path, (row.get(cnatural) or "").strip()) if cnatural else "")))
     return rows
 
 
-FORMAT = Format("csv", "CSV or TSV with a header: id, audio, reference[, system, speaker_reference]",
+FORMAT = Format("csv", "CSV or TSV with a header: id, audio, reference[, system, speaker_reference, natural]",
                 detect=lambda path: path.is_file(), read=read)

@@ -14,14 +14,15 @@ from pipeline.asr.base import ENGINES
 from pipeline.asr.listener import Transcript
 from pipeline.io.speech import Speech
 from pipeline.lm.sentences import Sentence
-from pipeline.scoring.evaluate import Confusion, ErrorEvent, GroupSummary, Pair, ScoredUtterance
+from pipeline.scoring.utterances import Confusion, ErrorEvent, GroupSummary, Pair, Results, ScoredUtterance
 from pipeline.cli import main
 from pipeline.config import run as config
 from pipeline.core import options, records
 from pipeline.errors import ConfigError
 from pipeline.run import runner
 from pipeline.scoring.align import align_text
-from pipeline.scoring.evaluate import ScoreConfig, evaluate
+from pipeline.scoring.config import ScoreConfig
+from pipeline.scoring.evaluate import evaluate
 from pipeline.stages import ALL
 from pipeline.tts.base import VOICES
 
@@ -41,8 +42,8 @@ def imports(path: Path) -> set[str]:
 # Each folder of pipeline/ imports only folders before it here: the library at the bottom, the backends and
 # statistics above it, the config that composes their sections, the run that orders the stages it is handed, the
 # stages, and the command line on top. errors.py sits below everything.
-LAYERS = ["errors", "core", "exec", "io", "lm", "tts", "asr", "measures", "scoring", "listen", "render", "config",
-          "run", "stages", "cli"]
+LAYERS = ["errors", "core", "exec", "io", "lm", "tts", "asr", "measures", "scoring", "statistics", "gate", "listen",
+          "render", "config", "run", "stages", "cli"]
 
 
 def test_every_folder_imports_only_the_folders_below_it():
@@ -253,7 +254,7 @@ def test_records_are_checked_on_creation():
 
 def test_a_health_flag_is_declared_once_and_is_a_column_of_summary_csv(tmp_path):
     from pipeline.core import store
-    from pipeline.scoring import evaluate as scoring
+    from pipeline.scoring import files as scoring
     from pipeline.scoring.flags import NAMES
 
     rows = [Pair(sentence_id="1", reference="a b", hypothesis="", level_dbfs=-20.0)]
@@ -267,7 +268,7 @@ def test_a_health_flag_is_declared_once_and_is_a_column_of_summary_csv(tmp_path)
 
 def test_each_alignment_is_kept_as_scoring_found_it_and_read_back_from_the_files(tmp_path):
     from pipeline.core import tables
-    from pipeline.scoring import evaluate as scoring
+    from pipeline.scoring import files as scoring
 
     rng = random.Random(5)
     words = "the king and queen of a far land went home".split()
@@ -275,7 +276,7 @@ def test_each_alignment_is_kept_as_scoring_found_it_and_read_back_from_the_files
                          hypothesis=" ".join(rng.choices(words, k=rng.randint(0, 8)))) for i in range(300)]
     r = evaluate(rows, ScoreConfig(normalize="none", bootstrap=0))
     scoring.write(r, tmp_path)
-    loaded = tables.load(scoring.FILES, tmp_path, scoring.Results)
+    loaded = tables.load(scoring.FILES, tmp_path, Results)
     for u, back in zip(r.utterances, loaded.utterances, strict=True):
         found = align_text(u.reference_normalized, u.hypothesis_normalized)
         assert r.alignment(u) == loaded.alignment(back) == found
@@ -317,7 +318,7 @@ def test_records_are_built_by_keyword_and_name_their_utterance_and_group():
 
 def test_an_utterance_has_one_id_in_the_csvs_the_trn_files_and_pralign(tmp_path):
     from pipeline.core import store
-    from pipeline.scoring import evaluate as scoring
+    from pipeline.scoring import files as scoring
     from pipeline.scoring import sclite
 
     pairs = [Pair(sentence_id="s_0 1", voice="piper:joe", asr="faster-whisper:base", condition="noise:snr=10",
@@ -356,12 +357,12 @@ def test_a_stage_module_is_named_after_its_stage_and_no_library_module_shares_th
 
 def test_an_artifacts_files_are_declared_once(tmp_path):
     from pipeline.core import tables
-    from pipeline.scoring import evaluate as scoring
+    from pipeline.scoring import files as scoring
 
     results = evaluate([Pair(sentence_id="1", reference="a b", hypothesis="a c")])
     written = scoring.write(results, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(tables.names(scoring.FILES)) == \
         sorted(p.name for p in written)
-    loaded = tables.load(scoring.FILES, tmp_path, scoring.Results)
+    loaded = tables.load(scoring.FILES, tmp_path, Results)
     assert [e.type for e in loaded.events] == ["substitution"] and loaded.summary[0].errors == 1
     assert loaded.normalizer == "basic" and loaded.summary == results.summary

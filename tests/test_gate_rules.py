@@ -1,7 +1,7 @@
 """The release gate's own rules, on comparisons made by hand: what it counts as a test, and when it says that it
 cannot fail (compare-runs prints it beside the verdict)."""
 from pipeline.scoring.paired import smallest_p
-from pipeline.scoring.runs import ALPHA, RunComparison, reach
+from pipeline.gate.release import ALPHA, RunComparison, reach
 
 EXACT = "Wilcoxon signed-rank, exact"
 

@@ -13,7 +13,7 @@ import pytest
 import soundfile as sf
 
 from pipeline.core import store
-from pipeline.scoring.evaluate import Pair
+from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.io import manifests
 from tests.helpers import ROOT, TINY, cli
@@ -259,13 +259,13 @@ def test_the_seed_tts_eval_normalizer_is_theirs(text):
 def test_the_seed_tts_eval_macro_wer_is_the_mean_their_script_prints(tmp_path):
     import jiwer
 
-    from pipeline.scoring import evaluate
+    from pipeline.scoring import config, evaluate
 
     pairs = [("Hello, World!", "hello word"), ("It's a well-known fact.", "its a well known fact"),
              ("“Quoted” text — here", "quoted text here")]
     rows = [Pair(sentence_id=f"u{i}", asr="x", condition="clean", reference=r, hypothesis=h)
             for i, (r, h) in enumerate(pairs)]
-    results = evaluate.evaluate(rows, evaluate.ScoreConfig(normalize="seed-tts-eval", bootstrap=0))
+    results = evaluate.evaluate(rows, config.ScoreConfig(normalize="seed-tts-eval", bootstrap=0))
     theirs = np.mean([jiwer.wer(" ".join(seed_tts_eval_reference(r)), " ".join(seed_tts_eval_reference(h)))
                       for r, h in pairs])
     assert results.summary[0].macro_wer == pytest.approx(theirs, abs=5e-5)
@@ -354,11 +354,11 @@ def test_a_torn_wav_is_refused_naming_what_its_header_promised(tmp_path):
 
 
 def test_the_default_normalizer_makes_nfc_and_nfd_one_text_and_none_keeps_them_apart():
-    from pipeline.scoring import evaluate
+    from pipeline.scoring import config, evaluate
 
     nfc, nfd = "caf\u00e9 au lait", "cafe\u0301 au lait"
     basic = evaluate.evaluate([Pair(sentence_id="a", reference=nfc, hypothesis=nfd)])
     assert basic.utterances[0].errors == 0
     none = evaluate.evaluate([Pair(sentence_id="a", reference=nfc, hypothesis=nfd)],
-                             evaluate.ScoreConfig(normalize="none"))
+                             config.ScoreConfig(normalize="none"))
     assert none.utterances[0].errors == 1 and none.utterances[0].hypothesis_normalized == nfd

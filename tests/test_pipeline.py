@@ -13,7 +13,7 @@ import soundfile as sf
 from pipeline.core import store
 from pipeline.core.records import columns
 from pipeline.measures.base import MEASURES
-from pipeline.scoring.evaluate import ScoredUtterance
+from pipeline.scoring.utterances import ScoredUtterance
 from tests.helpers import (
     OWN_CACHE,
     ROOT,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pipeline.cli.command import COMMANDS, Command
 from pipeline.render.html import SECTIONS, Section
-from pipeline.scoring.statistics import STATISTICS, Statistic
+from pipeline.statistics import STATISTICS, Statistic
 
 
 def hello(argv):

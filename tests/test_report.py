@@ -140,9 +140,9 @@ def test_the_matrix_report_shows_every_statistic_and_its_links_resolve(matrix, t
 
 def test_the_matrix_statistics_files(matrix):
     from pipeline.core import records
-    from pipeline.scoring.comparisons import Comparison
-    from pipeline.scoring.robustness import Breakdown
-    from pipeline.scoring.sensitivity import NormalizerEffect
+    from pipeline.statistics.comparisons import Comparison
+    from pipeline.statistics.robustness import Breakdown
+    from pipeline.statistics.sensitivity import NormalizerEffect
 
     run = matrix[0].parent
     pairs = records.read_csv(run / "comparisons.csv", Comparison)

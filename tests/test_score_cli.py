@@ -3,7 +3,7 @@ import sys
 
 from pipeline.core import store
 from pipeline.core.records import columns
-from pipeline.scoring.evaluate import ScoredUtterance
+from pipeline.scoring.utterances import ScoredUtterance
 from pipeline.scoring import sclite
 from tests.helpers import ROOT
 

@@ -5,10 +5,11 @@ import subprocess
 import jiwer
 import pytest
 
-from pipeline.scoring.evaluate import Pair
+from pipeline.scoring.utterances import Pair
 from pipeline.scoring import sclite
 from pipeline.scoring.align import align_text
-from pipeline.scoring.evaluate import ScoreConfig, evaluate
+from pipeline.scoring.config import ScoreConfig
+from pipeline.scoring.evaluate import evaluate
 from pipeline.scoring.normalize import get
 from pipeline.scoring.rates import corpus_wer, spearman
 

@@ -3,10 +3,11 @@ import random
 
 import pytest
 
-from pipeline.scoring.evaluate import Pair
-from pipeline.scoring import attribution, difficulty, robustness, sensitivity
-from pipeline.scoring.comparisons import compare, corrected, differs, family, most_confident
-from pipeline.scoring.evaluate import ScoreConfig, evaluate
+from pipeline.scoring.utterances import Pair
+from pipeline.statistics import attribution, difficulty, robustness, sensitivity
+from pipeline.statistics.comparisons import compare, corrected, differs, family, most_confident
+from pipeline.scoring.config import ScoreConfig
+from pipeline.scoring.evaluate import evaluate
 
 WORDS = "now is the winter of our discontent made glorious summer".split()  # 10 words
 

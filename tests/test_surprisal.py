@@ -5,13 +5,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from pipeline.scoring.evaluate import Pair
+from pipeline.scoring.utterances import Pair
 from pipeline.lm import tokenizer
 from pipeline.lm.model import GPT, GPT2_VOCAB, GPTConfig
 from pipeline.lm.perplexity import sequence_nll
 from pipeline.lm.surprisal import word_surprisal
-from pipeline.scoring import attribution, failures_by_surprisal
-from pipeline.scoring.evaluate import ScoreConfig, evaluate
+from pipeline.statistics import attribution, difficulty, failures_by_surprisal
+from pipeline.scoring.config import ScoreConfig
+from pipeline.scoring.evaluate import evaluate
 
 
 @pytest.mark.parametrize("block_size", [64, 8])  # 8: the sentence is scored in sliding windows
@@ -77,7 +78,7 @@ def test_failure_rate_by_surprisal_decile_and_its_rank_correlation():
         heard = [w if b <= 60 else "x" for w, b in zip(words, bits)]
         rows.append(row(f"s{s}", "e:1", " ".join(words), " ".join(heard), bits))
     r = evaluate(rows, ScoreConfig(bootstrap=0))
-    deciles = failures_by_surprisal.bins(r, n_boot=200)
+    deciles = difficulty.surprisal_bins(r, n_boot=200)
     assert [d.bin.split()[0] for d in deciles] == [f"D{k}" for k in range(1, 11)]
     assert [d.n_words for d in deciles] == [10] * 10
     assert [d.micro_wer for d in deciles] == [0.0] * 6 + [1.0] * 4  # words 61-100 are deciles 7-10

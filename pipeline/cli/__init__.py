@@ -147,6 +147,7 @@ def _main(argv: list[str] | None) -> int:
     if args.print_config:
         print(config_mod.to_toml(cfg), end="")
         return 0
+    from pipeline.core import lock
     from pipeline.run import runner
     from pipeline.stages import ALL
 
@@ -156,7 +157,7 @@ def _main(argv: list[str] | None) -> int:
 
     try:
         return runner.run(cfg, ALL, stages, args.start, force=args.force)
-    except runner.RunLocked as e:
+    except lock.RunInUse as e:
         print(f"error: {e}", file=sys.stderr)
         return 3
     except (runner.MissingInput, ConfigError) as e:

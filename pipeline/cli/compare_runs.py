@@ -1,5 +1,5 @@
 """`run_pipeline.py compare-runs RUN_A RUN_B`: is B better or worse than A? A release gate with
---fail-if-worse, and a page to hear the difference (pipeline/scoring/runs.py, pipeline/render/ab.py).
+--fail-if-worse, and a page to hear the difference (pipeline/gate/, pipeline/render/ab.py).
 
 Its exit codes each mean one thing, so that CI can believe them: 0 the gate passed (or no gate was asked for), 1
 B is worse, 2 the runs cannot be compared or an input is bad (named, with the fix), 3 a run is being written by
@@ -14,7 +14,7 @@ from pathlib import Path
 from pipeline.cli.command import COMMANDS, Command, program
 from pipeline.core import records, store
 from pipeline.core.names import file_name
-from pipeline.scoring.runs import RunComparison, Unmatched
+from pipeline.gate.release import RunComparison, Unmatched
 from pipeline.core.registry import suggest
 from pipeline.errors import ConfigError, InputError
 
@@ -109,14 +109,15 @@ def listened(path: str | None, a, b) -> tuple[object | None, list[str]]:
 
 def main(argv: list[str]) -> int:
     from pipeline.render import ab
-    from pipeline.scoring import runs
+    from pipeline.core import lock
+    from pipeline.gate import release as runs, sealed
 
     args = parser().parse_args(argv)
     try:
         with contextlib.ExitStack() as held:
             for given in (args.run_a, args.run_b):
-                held.enter_context(runs.reading(runs.folder_of(given, args.results_dir), args.wait))
-            a, b = runs.load(args.run_a, args.results_dir), runs.load(args.run_b, args.results_dir)
+                held.enter_context(lock.reading(sealed.folder_of(given, args.results_dir), args.wait))
+            a, b = sealed.load(args.run_a, args.results_dir), sealed.load(args.run_b, args.results_dir)
             refused = runs.refusals(a, b)
             if refused:
                 raise InputError("these runs were scored differently, so their numbers cannot be compared:\n  - " +
@@ -134,7 +135,7 @@ def main(argv: list[str]) -> int:
                                  f"condition ({len(pairing.unmatched)} sentences unpaired); compare runs made from "
                                  "the same sentences, or pair their voices with --pair")
             page = ab.render(a, b, rows, changes, pairing.unmatched, out, human)
-    except runs.RunInUse as e:
+    except lock.RunInUse as e:
         print(f"error: {e}", file=sys.stderr)
         return IN_USE
     except ConfigError as e:

@@ -6,11 +6,14 @@ import sys
 
 from pipeline.cli.command import COMMANDS, Command, program
 from pipeline.core.options import add_flags, apply, check, given
-from pipeline.scoring.evaluate import Pair
+from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.io.inputs import read_text
 from pipeline.scoring import sclite
-from pipeline.scoring.evaluate import ScoreConfig, evaluate, summary_table, write
+from pipeline.scoring.config import ScoreConfig
+from pipeline.scoring.evaluate import evaluate
+from pipeline.render.terminal import summary_table
+from pipeline.scoring.files import write
 
 
 def read_lines(path: str, flag: str) -> tuple[list[tuple[str, str]], bool]:

@@ -17,7 +17,7 @@ from pipeline.exec import device
 from pipeline.exec.executor import ExecutorConfig
 from pipeline.lm.config import DataConfig, GPTConfig, SampleConfig, TrainConfig
 from pipeline.measures.base import AssessConfig
-from pipeline.scoring.evaluate import ScoreConfig
+from pipeline.scoring.config import ScoreConfig
 from pipeline.tts.base import TTSConfig
 
 PRESETS = Path(__file__).resolve().parents[2] / "configs"

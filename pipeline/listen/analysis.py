@@ -523,11 +523,11 @@ def analyse(conn: sqlite3.Connection, n_boot: int = N_BOOT, seed: int = SEED) ->
 
 
 def human(conn: sqlite3.Connection, runs: list) -> tuple[object | None, list[str]]:
-    """What the accepted listeners said of these runs (scoring.runs.Run), for compare-runs: each sentence's mean
+    """What the accepted listeners said of these runs (gate.sealed.Run), for compare-runs: each sentence's mean
     vote (MOS, SMOS), or each vote's preference between them (CMOS, A/B); and what could not be used: a clip whose
     run's audio changed since the test was made rates audio the run no longer has."""
     from pipeline.core import store as files
-    from pipeline.scoring.runs import Human
+    from pipeline.gate.release import Human
 
     test = Test.read(conn)
     kind = KINDS.get(test.kind)

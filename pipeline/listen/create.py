@@ -110,13 +110,13 @@ def clips_of(runs: list, condition: str) -> dict[str, dict[str, Clip]]:
 
 def create(out: str | Path, run_names: list[str], options: Options, results_dir: str = "results") -> str:
     """Make the test; returns its admin token (only its hash is kept)."""
-    from pipeline.scoring import runs as scored
+    from pipeline.gate import sealed
 
     kind = KINDS.get(options.kind)
     out = Path(out)
     if out.exists():
         raise InputError(f"{out}: exists; a listening test is made once (give another file, or remove it)")
-    loaded = [scored.load(name, results_dir) for name in run_names]
+    loaded = [sealed.load(name, results_dir) for name in run_names]
     if options.gold and not Path(options.gold).is_file():
         raise InputError(f"--gold {options.gold}: no such file; give a CSV with columns audio,expected")
     by = clips_of(loaded, options.condition)

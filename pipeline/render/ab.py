@@ -10,10 +10,11 @@ from pathlib import Path
 
 from pipeline.core.records import label
 
-from pipeline.scoring.evaluate import ScoredUtterance
+from pipeline.scoring.utterances import ScoredUtterance
 
 from pipeline.render.html import AUDIO_NOTE, SCRIPT, STYLE, Cell, _cell, coloured, embedded_audio, player, table
-from pipeline.scoring.runs import Change, Human, Run, RunComparison, Unmatched
+from pipeline.gate.release import Change, Human, RunComparison, Unmatched
+from pipeline.gate.sealed import Run
 
 SHOWN = 300  # sentences on the page; the CSV has every comparison
 

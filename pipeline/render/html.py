@@ -19,8 +19,9 @@ from pipeline.core.records import label
 from pipeline.core.registry import Catalog
 from pipeline.measures.base import Described
 from pipeline.scoring.align import Op, Ops
-from pipeline.scoring.evaluate import Results, ScoreConfig
-from pipeline.scoring.statistics import Statistics
+from pipeline.scoring.utterances import Results
+from pipeline.scoring.config import ScoreConfig
+from pipeline.statistics import Statistics
 
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}

@@ -14,11 +14,11 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
 from pipeline.core import store  # noqa: E402
-from pipeline.scoring.difficulty import DifficultyBin
-from pipeline.scoring.evaluate import GroupSummary, ScoredUtterance
-from pipeline.scoring.robustness import Breakdown
+from pipeline.statistics.difficulty import DifficultyBin
+from pipeline.scoring.utterances import GroupSummary, ScoredUtterance
+from pipeline.statistics.robustness import Breakdown
 from pipeline.io.conditions import SILENCE  # noqa: E402
-from pipeline.scoring.robustness import snr_of  # noqa: E402
+from pipeline.statistics.robustness import snr_of  # noqa: E402
 
 
 def _save(fig, path: str | Path | None = None) -> bytes:

@@ -16,7 +16,9 @@ from pipeline.core import records, store, tables
 from pipeline.core.names import inside
 from pipeline.io import inputs, manifests
 from pipeline.measures.base import Assessment, described
-from pipeline.scoring import evaluate, statistics
+from pipeline import statistics
+from pipeline.scoring import files as scored
+from pipeline.scoring.utterances import Results
 
 
 @dataclass(frozen=True)
@@ -156,8 +158,8 @@ ARTIFACTS: dict[str, Artifact] = {
     "transcripts": Artifact("a hypothesis per speech row × engine", _run("transcripts.csv"),
                             load=_rows("transcripts", Transcript)),
     "scores": Artifact("per-utterance alignments, error events, confusions, group figures, trn files",
-                       _in_run(lambda: evaluate.FILES),
-                       load=lambda cfg: tables.load(evaluate.FILES, paths.run_dir(cfg), evaluate.Results)),
+                       _in_run(lambda: scored.FILES),
+                       load=lambda cfg: tables.load(scored.FILES, paths.run_dir(cfg), Results)),
     "statistics": Artifact("paired comparisons, normalizer sensitivity, difficulty bins, word attribution, "
                            "engine agreement, breakdown SNR", _in_run(statistics.files),
                            load=lambda cfg: tables.load(statistics.files(), paths.run_dir(cfg),

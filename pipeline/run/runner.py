@@ -1,4 +1,4 @@
-"""The run: which stages, whether each is up to date, the run lock and the manifest.
+"""The run: which stages, whether each is up to date, the run lock (core/lock.py) and the manifest (core/manifest.py).
 
 The stages are declarations (pipeline/run/stage.py), handed in by the caller (pipeline/stages/ declares
 them; the command line passes them on). The only place that asks where the sentences come from is
@@ -8,19 +8,17 @@ unchanged and whose outputs are on disk exactly as it left them (their sha256 is
 edited since makes the stage run again. Per-item stages (synthesis, transcription) also cache each item."""
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import logging
-import os
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from pipeline.config import paths
 from pipeline.config.run import Config
-from pipeline.core import options, store
+from pipeline.core import lock, options, store
+from pipeline.core.manifest import Model, RunManifest, Seeds
 from pipeline.core.versions import git_commit, versions
 from pipeline.errors import ConfigError
 from pipeline.exec import interrupts
@@ -29,10 +27,6 @@ from pipeline.run.artifacts import ARTIFACTS
 from pipeline.run.stage import Stage
 
 log = logging.getLogger("pipeline")
-
-class RunLocked(RuntimeError):
-    pass
-
 
 class MissingInput(RuntimeError):
     """A stage's input does not exist: an earlier stage has not run."""
@@ -152,43 +146,6 @@ def load_inputs(cfg: Config, stage: Stage, models: dict | None = None, planned: 
     return loaded
 
 
-def alive(pid: str) -> bool:
-    try:
-        os.kill(int(pid), 0)
-    except (ValueError, ProcessLookupError):
-        return False
-    except PermissionError:  # another user's process: it exists
-        return True
-    return True
-
-
-@contextlib.contextmanager
-def run_lock(run_dir: Path):
-    """One process per run directory: a second one is refused with the holder's pid. compare-runs holds the same
-    lock shared while it reads a run, so a run is never rewritten under a verdict."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    path = run_dir / ".lock"
-    f = open(path, "a+")
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        f.seek(0)
-        holder = f.read().strip()
-        f.close()
-        by = f"pid {holder}" if holder and alive(holder) else "another process (a compare-runs reading it?)"
-        raise RunLocked(f"run directory {run_dir} is in use by {by}; wait for it to finish, "
-                        f"or pick another --run name") from None
-    f.seek(0)
-    f.truncate()
-    f.write(str(os.getpid()))
-    f.flush()
-    try:
-        yield
-    finally:
-        fcntl.flock(f, fcntl.LOCK_UN)
-        f.close()
-
-
 def setup_logging(run_dir: Path) -> None:
     root = logging.getLogger()
     root.setLevel(logging.INFO)
@@ -236,67 +193,66 @@ def run(cfg: Config, declared: list[Stage], stages: list[str] | None = None, sta
     the files the stages made (their sha256), itself sealed with its own: a run stopped half way, run in part, or
     edited since is told apart from a finished one."""
     run_dir = paths.run_dir(cfg)
-    with run_lock(run_dir):
+    with lock.writing(run_dir):
         setup_logging(run_dir)
         state_dir = run_dir / ".stages"
-        manifest_path = run_dir / "manifest.json"
-        manifest = store.read_json_or_empty(manifest_path)
+        manifest = RunManifest.read(run_dir)
         planned = plan(cfg, declared)
-        manifest.update(config=asdict(cfg), versions=versions(), git_commit=git_commit(),
-                        seeds={"train": cfg.train.seed, "sample": cfg.sample.seed, "tts": cfg.tts.seed,
-                               "bootstrap": cfg.score.seed}, complete=False)
+        manifest.config, manifest.versions, manifest.git_commit = asdict(cfg), versions(), git_commit()
+        manifest.seeds = Seeds(train=cfg.train.seed, sample=cfg.sample.seed, tts=cfg.tts.seed,
+                               bootstrap=cfg.score.seed)
+        manifest.complete = False
         for stage in planned:
             if stage.records:
-                manifest.update(stage.records(cfg))
+                manifest.computation = replace(manifest.computation, **stage.records(cfg))
         if cfg.executor.kind == "ray":  # before any work: a cluster open to anyone is refused here
             from pipeline.exec import ray_auth
 
-            manifest["executor"] = ray_auth.check(cfg.executor)
+            manifest.executor = ray_auth.check(cfg.executor)
         else:
-            manifest["executor"] = {"kind": cfg.executor.kind}
+            manifest.executor = {"kind": cfg.executor.kind}
         chosen = select(cfg, declared, stages, start)
         models = resolve_models(cfg, chosen)
-        manifest.setdefault("models", {}).update(
-            {spec: source.describe(cfg.models_dir) for found in models.values() for spec, source in found.items()})
-        timings = manifest.setdefault("stage_seconds", {})
-        results: dict = manifest.setdefault("stage_results", {})
-        stage_files: dict = manifest.setdefault("stage_files", {})
-        manifest["stage_status"] = {}  # what this invocation did with each stage it selected
-        store.write_record(manifest_path, manifest)  # from now until the end, the run is not complete
+        manifest.models.update({spec: Model(**source.describe(cfg.models_dir))
+                                for found in models.values() for spec, source in found.items()})
+        manifest.stage_status = {}  # what this invocation did with each stage it selected
+        manifest.write(run_dir)  # from now until the end, the run is not complete
         for stage in chosen:
             interrupts.check()
             name = stage.name
             why, key = stale(cfg, stage, state_dir, models.get(name), planned)
             if not (why or force):
                 log.info("%s: up to date", name)
-                manifest["stage_status"][name] = "up to date"
+                manifest.stage_status[name] = "up to date"
                 continue
-            manifest["stage_status"][name] = "running"
+            manifest.stage_status[name] = "running"
             log.info("%s: %s", name, why or "running")
             t0 = time.perf_counter()
             try:
                 result = stage.run(cfg, load_inputs(cfg, stage, models.get(name), planned))
             except KeyboardInterrupt as stop:
                 raise interrupts.interrupted(stop).where(stage=name) from None
-            timings[name] = round(time.perf_counter() - t0, 3)
+            manifest.stage_seconds[name] = round(time.perf_counter() - t0, 3)
             # A rerun replaces what the stage used before; one that only reused cached items loaded no model.
-            stage_files[name] = result.model_files or stage_files.get(name, {})
-            results[name] = {**result.summary, **({"failed_rows": result.failed_rows} if result.failed_rows else {})}
+            manifest.stage_files[name] = result.model_files or manifest.stage_files.get(name, {})
+            manifest.stage_results[name] = {**result.summary,
+                                            **({"failed_rows": result.failed_rows} if result.failed_rows else {})}
             if result.device:
-                manifest.setdefault("stage_devices", {})[name] = result.device
-            manifest["stage_status"][name] = "ran"
+                manifest.stage_devices[name] = result.device
+            manifest.stage_status[name] = "ran"
             state = {"key": key, "outputs": outputs(cfg, stage)}
             if result.failed:
                 state["failed"] = result.failed
             store.write_json(state_dir / f"{name}.json", state)
-            store.write_record(manifest_path, manifest)
-            log.info("%s: done in %.1f s", name, timings[name])
-        manifest["files"] = {path: sha for stage in declared for path, sha in stage_files.get(stage.name, {}).items()}
+            manifest.write(run_dir)
+            log.info("%s: done in %.1f s", name, manifest.stage_seconds[name])
+        manifest.files = {path: sha for stage in declared
+                          for path, sha in manifest.stage_files.get(stage.name, {}).items()}
         behind = [s.name for s in planned if s not in chosen and not current(cfg, s, state_dir, planned)]
-        manifest.update(complete=not behind, stale_stages=behind, sealed=seal(cfg, planned))
-        store.write_record(manifest_path, manifest)
+        manifest.complete, manifest.stale_stages, manifest.sealed = not behind, behind, seal(cfg, planned)
+        manifest.write(run_dir)
         for stage in chosen:
             if stage.epilogue:
                 say(stage.epilogue(cfg), sys.stdout, logging.INFO)
         # the exit code covers every row of the run, also those scored by an earlier invocation
-        return 1 if any(results.get(s.name, {}).get("failed_rows") for s in planned) else 0
+        return 1 if any(manifest.stage_results.get(s.name, {}).get("failed_rows") for s in planned) else 0

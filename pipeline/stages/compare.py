@@ -1,11 +1,11 @@
-"""compare: scores → the statistics that answer users' questions (pipeline/scoring/statistics.py)."""
+"""compare: scores → the statistics that answer users' questions (pipeline/statistics/)."""
 from __future__ import annotations
 
 from pipeline.asr import base as asr
 from pipeline.config.run import Config
 from pipeline.run import artifacts
 from pipeline.run.stage import Outcome, Stage
-from pipeline.scoring import statistics
+from pipeline import statistics
 from pipeline.scoring.paired import ALPHA
 
 

@@ -13,16 +13,17 @@ from pipeline.core.versions import versions
 from pipeline.render import html
 from pipeline.run import artifacts
 from pipeline.run.stage import Outcome, Stage
-from pipeline.scoring import evaluate, statistics
-from pipeline.scoring.comparisons import most_confident
-from pipeline.scoring.evaluate import failures, summary_table
+from pipeline import statistics
+from pipeline.scoring import files as scored
+from pipeline.statistics.comparisons import most_confident
+from pipeline.render.terminal import failures, summary_table
 
 log = logging.getLogger(__name__)
 
 
 def run(cfg: Config, loaded: dict) -> Outcome:
     scores, stats, out = loaded["scores"], loaded["statistics"], artifacts.path("report", cfg)
-    links = {name: name for name in (*tables.names(evaluate.FILES), *tables.names(statistics.files()),
+    links = {name: name for name in (*tables.names(scored.FILES), *tables.names(statistics.files()),
                                      "manifest.json") if (out.parent / name).exists()}
     loss_log = loaded["lm"] / "loss_log.csv" if loaded["lm"] is not None else None  # the LM that scored perplexity
     if loss_log:

@@ -9,10 +9,12 @@ from pipeline.config import recipes
 from pipeline.config.run import Config
 from pipeline.asr.listener import Transcript
 from pipeline.lm.sentences import Sentence
-from pipeline.scoring.evaluate import Pair
+from pipeline.scoring.utterances import Pair
 from pipeline.run import artifacts
 from pipeline.run.stage import Outcome, Stage
-from pipeline.scoring.evaluate import SCORING_REVISION, evaluate, write
+from pipeline.scoring.config import SCORING_REVISION
+from pipeline.scoring.evaluate import evaluate
+from pipeline.scoring.files import write
 
 
 def from_run(path: str, run_dir: Path) -> str:

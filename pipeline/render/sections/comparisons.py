@@ -6,7 +6,7 @@ import html
 
 from pipeline.core.records import label
 from pipeline.render.html import SECTIONS, Page, Section, _interval, table
-from pipeline.scoring.comparisons import Comparison
+from pipeline.statistics.comparisons import Comparison
 from pipeline.scoring.paired import ALPHA
 
 FACTOR_TABLES = {"voice": "Voices, within each engine and condition",

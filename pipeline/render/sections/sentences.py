@@ -6,7 +6,7 @@ import html
 
 from pipeline.render.html import SECTIONS, Page, Section, _td, coloured, player, table
 from pipeline.render.sections.lm_attention import ATTENTION_SHOWN
-from pipeline.scoring.evaluate import ScoredUtterance
+from pipeline.scoring.utterances import ScoredUtterance
 from pipeline.scoring.flags import NAMES as FLAGS
 
 

@@ -1,8 +1,7 @@
 """The statistics that answer users' questions, computed from the scores by the compare stage, and the files they
-are written to. Each statistic is declared beside the code that computes it, with its record type and its CSV
-(`STATISTICS.register(Statistic(...))` in scoring/comparisons.py, sensitivity.py, difficulty.py, attribution.py,
-failures_by_surprisal.py, robustness.py, measures.py), so a new table is one file; an installed plugin adds one
-through the entry point group `speech_eval.statistics`."""
+are written to. Every module of this package is one statistic, declared beside the code that computes it, with
+its record type and its CSV (`STATISTICS.register(Statistic(...))`), so a new table is one file; an installed
+plugin adds one through the entry point group `speech_eval.statistics`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,7 +12,7 @@ from pipeline.core import tables
 from pipeline.core.records import as_row
 from pipeline.core.registry import Catalog
 from pipeline.core.tables import Document, Table
-from pipeline.scoring.evaluate import Results
+from pipeline.scoring.utterances import Results
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ class Statistic:
     compute: Callable[[Inputs], list]
 
 
-STATISTICS = Catalog("pipeline.scoring", "speech_eval.statistics", "statistic", skip=("statistics",))
+STATISTICS = Catalog("pipeline.statistics", "speech_eval.statistics", "statistic", skip=())
 
 
 class Statistics:

@@ -15,20 +15,12 @@ from pipeline.core.records import Group, Grouped, grouped
 
 from pipeline.measures.assessor import Measured
 
-from pipeline.scoring.evaluate import ScoredUtterance
+from pipeline.scoring.utterances import ScoredUtterance
 from pipeline.scoring import paired
 from pipeline.scoring.paired import ALPHA
-from pipeline.scoring.comparisons import (
-    corrected,
-    differs,
-    family,
-    rounded,
-    short,
-    significant_digits,
-    undetected,
-)
+from pipeline.statistics.comparisons import corrected, differs, family, rounded, short, significant_digits, undetected
 from pipeline.scoring.rates import corpus_rates, resamples, spearman
-from pipeline.scoring.statistics import STATISTICS, Statistic
+from pipeline.statistics import STATISTICS, Statistic
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,8 +9,8 @@ from pipeline.core.records import Grouped, columns_of
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring.align import align_text
-from pipeline.scoring.evaluate import ScoredUtterance
-from pipeline.scoring.statistics import STATISTICS, Statistic
+from pipeline.scoring.utterances import ScoredUtterance
+from pipeline.statistics import STATISTICS, Statistic
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

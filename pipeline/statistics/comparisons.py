@@ -15,8 +15,8 @@ from pipeline.core.records import Group, grouped
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
 from pipeline.scoring.paired import ALPHA
-from pipeline.scoring.evaluate import Results, ScoredUtterance
-from pipeline.scoring.statistics import STATISTICS, Statistic
+from pipeline.scoring.utterances import Results, ScoredUtterance
+from pipeline.statistics import STATISTICS, Statistic
 
 
 

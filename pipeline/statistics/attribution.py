@@ -9,10 +9,9 @@ from typing import Callable
 
 from pipeline.core.records import lm_only
 from pipeline.io.conditions import CLEAN, SILENCE
-from pipeline.scoring.evaluate import Results, ScoredUtterance
-from pipeline.scoring.failures_by_surprisal import outcomes
+from pipeline.scoring.utterances import Results, ScoredUtterance
 from pipeline.scoring.rates import corpus_rates
-from pipeline.scoring.statistics import STATISTICS, Statistic
+from pipeline.statistics import STATISTICS, Statistic
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,7 +96,7 @@ def words(scores: Results, family_of: Callable[[str], str] = _each_own_family) -
         if u.status != "ok" or u.condition == SILENCE:
             continue
         family = family_of(u.asr)
-        for ref, failed, bits in outcomes(u, scores.alignment(u)):
+        for ref, failed, bits in scores.words(u):
             w = seen.setdefault(ref, {"n": 0, "failed": [], "engines": set(), "engines_failed": set(), "heard": {},
                                       "failed_by": {}, "bits": [], "clean": ({}, {})})
             w["n"] += 1
@@ -169,7 +168,7 @@ def blame(scores: Results, family_of: Callable[[str], str], n_boot: int = 1000, 
     for u in scores.utterances:
         if u.status != "ok" or u.condition == SILENCE:
             continue
-        failed = [f for _, f, _ in outcomes(u, scores.alignment(u))]
+        failed = [f for _, f, _ in scores.words(u)]
         family = heard.setdefault((u.voice, u.condition), {}).setdefault(u.sentence_id, {})
         prior = family.get(family_of(u.asr))
         family[family_of(u.asr)] = failed if prior is None else [a or b for a, b in zip(prior, failed)]

@@ -1,10 +1,7 @@
 """Two runs compared: is B (a new version of a voice) better or worse than A, on the same sentences, heard and
-scored by the same evaluator?
+scored by the same evaluator? (the release gate of compare-runs)
 
-A run is its results folder: manifest.json (the config, each model's files' sha256, the scoring revision, and the
-sha256 of every file the run made, sealed with its own), utterances.csv, errors.csv and measures.json. A run is
-used only as the run left it: finished, and each file it is read from still the file the run sealed (`load`). Two
-runs can be compared only when they were scored alike: the same engine models, decoding options, normalizer,
+Each run is read as it sealed itself (gate/sealed.py). Two runs can be compared only when they were scored alike: the same engine models, decoding options, normalizer,
 headline WER, measure models and scoring revision (`refusals`); the voice, and whatever produced the audio, may
 differ, since they are what is compared. Groups are matched by engine and condition, voices by name (or the one
 voice of each run, or as the user pairs them), utterances by sentence id with the same reference text. Every metric
@@ -16,31 +13,25 @@ this many sentences could detect (paired.power). A column that is a function of 
 Where the family is so large, or the sentences so few, that no metric could reach significance, `reach` says so."""
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import time
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 
 import numpy as np
 
 from pipeline.asr.base import ASRConfig
-from pipeline.core import records, store
+from pipeline.core import records
 from pipeline.core.records import grouped, label, utterance_id
-from pipeline.errors import InputError
+from pipeline.gate.sealed import Run
 from pipeline.io.conditions import SILENCE
-from pipeline.measures.base import Described, described
 from pipeline.scoring import paired
-from pipeline.scoring.paired import ALPHA
 from pipeline.scoring.align import Alignment
-from pipeline.scoring.comparisons import rounded, significant_digits, undetected
-from pipeline.scoring.evaluate import ErrorEvent, Results, ScoredUtterance
+from pipeline.scoring.paired import ALPHA
+from pipeline.scoring.utterances import ScoredUtterance
+from pipeline.statistics.comparisons import rounded, significant_digits, undetected
 
 
 MARGINS = {"wer": 0.01, "macro_wer": 0.01, "cer": 0.01,  # absolute; any measure column: MEASURE_MARGIN
            "listeners_cmos": 0.1, "listeners_ab": 0.1}  # CMOS points; preference for B, −1 … +1
 MEASURE_MARGIN = 0.05
-READ = ("utterances.csv", "errors.csv", "measures.json")  # the files of a run that a comparison reads
 # the asr section's fields that do not change a transcript: the engines (compared one by one) and the speed-only ones
 NOT_DECODING = {"engines"} | {f.name for f in fields(ASRConfig) if f.metadata.get("speed_only")}
 
@@ -84,139 +75,6 @@ class RunComparison:
     derived_from: str = ""  # the compared column this one is a function of: not a test of its own
 
 
-class RunInUse(RuntimeError):
-    """A run another process is writing: its numbers are not yet what they will be."""
-
-
-@dataclass
-class Run:
-    name: str
-    folder: Path
-    manifest: dict
-    scores: Results  # its utterances and error events
-    measures: dict[str, Described]  # each measure of the run, by name (measures.json)
-
-    @property
-    def utterances(self) -> list[ScoredUtterance]:
-        return self.scores.utterances
-
-    @property
-    def engines(self) -> list[str]:
-        return list(self.manifest.get("config", {}).get("asr", {}).get("engines", []))
-
-    @property
-    def headline(self) -> str:
-        return self.manifest.get("config", {}).get("score", {}).get("headline", "micro")
-
-    def model(self, spec: str) -> list[str]:
-        return sorted((self.manifest.get("models", {}).get(spec) or {}).get("files", {}).values())
-
-    def measure_specs(self) -> list[str]:
-        return [s for s in self.manifest.get("models", {}) if s.partition(":")[0] in self.measures]
-
-    def audio(self, path: str) -> str:
-        """A path of its utterances.csv, from wherever this runs: they are relative to the run folder."""
-        return str((self.folder / path).resolve()) if path else ""
-
-
-def folder_of(given: str, results_dir: str = "results") -> Path:
-    return Path(given) if Path(given).is_dir() else Path(results_dir) / given
-
-
-@contextlib.contextmanager
-def reading(folder: Path, wait: float = 0):
-    """The run's lock held shared while it is read, so that no run rewrites it under a verdict; a run being
-    written is waited for up to `wait` seconds, then RunInUse."""
-    lock = folder / ".lock"
-    if not lock.is_file():
-        yield
-        return
-    with open(lock) as f:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    holder = f.read().strip() or "another process"
-                    raise RunInUse(f"{folder} is being written by pid {holder} (a run of it is under way); wait "
-                                   "for it to finish, or give --wait SECONDS") from None
-                time.sleep(0.2)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def load(given: str, results_dir: str = "results") -> Run:
-    """A run by its folder or its name (results/<name>), as the run left it; InputError naming the file and the
-    fix when it is not a run, was made by an older version, did not finish, or a file it is read from changed
-    since the run sealed it."""
-    folder = folder_of(given, results_dir)
-    if not (folder / "manifest.json").is_file():
-        where = f"a run name is looked up in {results_dir}/, so {folder} was tried" if folder != Path(given) else \
-            f"{folder} has no manifest.json"
-        raise InputError(f"{given}: not a run ({where}); give a results folder such as results/default, or the "
-                         "name of a run in the folder --results-dir DIR names")
-    manifest = _sealed_manifest(given, folder)
-    unsealed = [f"{folder / name}: {why}" for name, why in _changed(folder, manifest)]
-    if unsealed:
-        raise InputError(f"{given}: files changed since the run sealed them, so its numbers are not the run's:\n  - "
-                         + "\n  - ".join(unsealed) + "\n  Copy the run folder again whole, or run the command that "
-                         "made it again (an edit by hand is undone by --from score --force)")
-    try:
-        scores = Results(normalizer=manifest.get("config", {}).get("score", {}).get("normalize", ""),
-                         utterances=records.read_csv(folder / "utterances.csv", ScoredUtterance),
-                         events=records.read_csv(folder / "errors.csv", ErrorEvent))
-    except (ValueError, KeyError, TypeError) as e:
-        raise InputError(f"{given}: {e}; rescore it with this version (`--from score --force`)") from None
-    return Run(folder.name, folder, manifest, scores, described(store.read_json_or_empty(folder / "measures.json")))
-
-
-def _sealed_manifest(given: str, folder: Path) -> dict:
-    path = folder / "manifest.json"
-    rerun = f"run the command that made {given} again (a run that is up to date only seals its files, in seconds)"
-    try:
-        manifest = store.read_json(path)
-    except (OSError, ValueError) as e:
-        raise InputError(f"{path}: unreadable ({e}): torn or not JSON; copy the run folder again, or {rerun}") from None
-    if not isinstance(manifest, dict) or "scoring_revision" not in manifest or "models" not in manifest:
-        raise InputError(f"{given}: made by an older version of this tool (its manifest.json has no "
-                         f"{'models' if isinstance(manifest, dict) and 'scoring_revision' in manifest else 'scoring_revision'}"
-                         "); rescore it with this version: run the command that made it again with "
-                         "`--from score --force`")
-    if "record_sha256" not in manifest or "sealed" not in manifest:
-        raise InputError(f"{given}: made by an older version of this tool, which did not seal its files; {rerun}")
-    if not store.read_record(path):
-        raise InputError(f"{path}: changed since the run wrote it (its seal does not match its content): edited by "
-                         f"hand or torn; copy the run folder again, or {rerun}")
-    if not manifest.get("complete"):
-        stopped = [s for s, status in manifest.get("stage_status", {}).items() if status == "running"]
-        behind = manifest.get("stale_stages") or []
-        why = (f"its last run stopped during {stopped[0]}" if stopped else
-               f"its stages {', '.join(behind)} have not run since their inputs changed (a run with --stages or "
-               "--from?)" if behind else "its last run did not finish")
-        raise InputError(f"{given}: not a finished run: {why}; run its command again, without --stages or --from")
-    return manifest
-
-
-def _changed(folder: Path, manifest: dict) -> list[tuple[str, str]]:
-    """Each file a comparison reads that is not as the run sealed it, and how."""
-    out = []
-    for name in READ:
-        sealed, sha = manifest["sealed"].get(name), store.sha256_or_none(folder / name)
-        if sealed is None and sha is not None:
-            out.append((name, "not one of the files the run made"))
-        elif sealed is not None and sha is None:
-            out.append((name, "missing"))
-        elif sealed != sha:
-            out.append((name, "edited or torn since (its sha256 is not the one sealed in manifest.json)"))
-    if "utterances.csv" not in manifest["sealed"]:
-        out.append(("utterances.csv", "the run has not scored anything"))
-    return out
-
-
 def metrics(*runs: Run, human: Human | None = None) -> list[str]:
     """The metrics a comparison of these runs can have: the headline WER they were scored with (wer for micro,
     macro_wer), CER, every measure column, and the listeners' score where a listening test rated both."""
@@ -242,23 +100,21 @@ class Human:
     scale: tuple[float, float] = (1.0, 5.0)  # the ends of what a vote (or a preference) can be
 
     def of(self, run: Run, voice: str, condition: str) -> dict[str, float]:
-        return self.means.get((str(run.folder.resolve()), voice, condition), {})
+        return self.means.get((run.where, voice, condition), {})
 
     def preferences(self, a: Run, voice_a: str, b: Run, voice_b: str, condition: str) -> list[tuple[str, str, float]]:
         """Each vote on these two as a preference for B (the pair's order put right)."""
-        ka = (str(a.folder.resolve()), voice_a, condition)
-        kb = (str(b.folder.resolve()), voice_b, condition)
+        ka, kb = (a.where, voice_a, condition), (b.where, voice_b, condition)
         return self.votes.get((ka, kb), []) + [(l, s, -v) for l, s, v in self.votes.get((kb, ka), [])]
 
 
 def evaluator(run: Run, engines: list[str]) -> dict[str, object]:
     """What scored a run: each field that must be equal for two runs to be compared."""
-    config = run.manifest.get("config", {})
-    decoding = {k: v for k, v in config.get("asr", {}).items() if k not in NOT_DECODING}
-    out: dict[str, object] = {"scoring revision": run.manifest.get("scoring_revision"),
-                              "normalizer": config.get("score", {}).get("normalize"),
+    decoding = {k: v for k, v in run.manifest.setting("asr", {}).items() if k not in NOT_DECODING}
+    out: dict[str, object] = {"scoring revision": run.manifest.computation.scoring_revision,
+                              "normalizer": run.manifest.setting("score.normalize"),
                               "headline WER": run.headline,
-                              "decoding options": {**decoding, "device": config.get("device")}}
+                              "decoding options": {**decoding, "device": run.manifest.setting("device")}}
     out.update({f"engine {e} (its model files' sha256)": run.model(e) for e in engines})
     return out
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.core.records import joined
-from pipeline.scoring.evaluate import ScoredUtterance
-from pipeline.scoring.statistics import STATISTICS, Statistic
+from pipeline.scoring.utterances import ScoredUtterance
+from pipeline.statistics import STATISTICS, Statistic
 
 
 MIN_THRESHOLD = 0.02

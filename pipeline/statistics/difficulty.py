@@ -1,5 +1,6 @@
 """Does text the LM finds unlikely get transcribed worse? WER per group by perplexity quartile (edges from the
-run's sentences, so every group's bins hold the same sentences) and by reference length, with bootstrap CIs."""
+run's sentences, so every group's bins hold the same sentences), by reference length, and the failure rate of
+words by surprisal decile (edges from the run's words, each sentence once), with bootstrap CIs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,12 +9,13 @@ import numpy as np
 
 from pipeline.core.records import Grouped
 from pipeline.io.conditions import SILENCE
-from pipeline.scoring.evaluate import ScoredUtterance
 from pipeline.scoring.rates import corpus_wer
-from pipeline.scoring.statistics import STATISTICS, Statistic
+from pipeline.scoring.utterances import Results, ScoredUtterance
+from pipeline.statistics import STATISTICS, Statistic
 
 
 LENGTH_BINS = ((1, 5), (6, 10), (11, 20), (21, None))
+DECILES = 10  # of the run's words' surprisal
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,11 +80,50 @@ def bins(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int = 1337
     return out
 
 
-def _with_surprisal(given) -> list[DifficultyBin]:
-    from pipeline.scoring import failures_by_surprisal  # it reads this module's bins
+def surprisal_edges(utterances: list[ScoredUtterance]) -> list[float] | None:
+    """Decile edges of the surprisal of the run's words, each sentence counted once."""
+    per_sentence = {u.sentence_id: u.word_surprisal for u in utterances}
+    values = [b for bits in per_sentence.values() for b in bits]
+    if len(values) < DECILES:
+        return None
+    return [float(x) for x in np.quantile(values, np.linspace(0, 1, DECILES + 1))]
 
+
+def decile(bits: float, cuts: list[float]) -> int:
+    return min(DECILES - 1, int(np.searchsorted(cuts[1:DECILES], bits, side="right")))
+
+
+def surprisal_bins(scores: Results, n_boot: int = 1000, seed: int = 1337) -> list[DifficultyBin]:
+    """difficulty.csv rows `by = surprisal`: per group and decile, the failure rate of the words in it."""
+    scored = [u for u in scores.utterances if u.surprised]
+    cuts = surprisal_edges(scored)
+    if cuts is None:
+        return []
+    labels = [f"D{d + 1} ({cuts[d]:.3g}-{cuts[d + 1]:.3g} bits)" for d in range(DECILES)]
+    counts: dict[tuple, dict[str, list[int]]] = {}  # (group, decile) → utterance → [failures, words]
+    for u in scored:
+        for _, failed, bits in scores.words(u):
+            cell = counts.setdefault((u.group, decile(bits, cuts)), {}).setdefault(u.id, [0, 0])
+            cell[0] += failed
+            cell[1] += 1
+    out = []
+    for group in dict.fromkeys(u.group for u in scored):
+        for d, name in enumerate(labels):
+            per_utterance = list(counts.get((group, d), {}).values())
+            if not per_utterance:
+                continue
+            c = corpus_wer([f for f, _ in per_utterance], [n for _, n in per_utterance], n_boot, seed)
+            rate, low, high = (None if x is None else round(x, 4) for x in (c.micro_wer, c.ci_low, c.ci_high))
+            voice, engine, condition = group
+            out.append(DifficultyBin(voice=voice, asr=engine, condition=condition, by="surprisal", bin=name,
+                                     n_utterances=c.n_utterances, micro_wer=rate, ci95_low=low, ci95_high=high,
+                                     n_words=c.ref_words))
+    return out
+
+
+def _with_surprisal(given) -> list[DifficultyBin]:
     return bins(given.scores.utterances, given.n_boot, given.seed) + \
-        failures_by_surprisal.bins(given.scores, given.n_boot, given.seed)
+        surprisal_bins(given.scores, given.n_boot, given.seed)
 
 
 STATISTICS.register(Statistic("difficulty", "difficulty.csv", DifficultyBin, _with_surprisal))

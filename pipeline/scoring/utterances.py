@@ -1,0 +1,198 @@
+"""What scoring reads and makes, as typed records: a Pair (a reference and the hypothesis an engine wrote for it),
+a ScoredUtterance, its ErrorEvents, the Confusions and GroupSummary of each voice × engine × condition, and the
+Results that hold them all (scoring/evaluate.py makes them; scoring/files.py writes them)."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass, field
+
+from pipeline.asr.listener import Transcript
+from pipeline.core.records import SPOKEN, Grouped, columns_of, joined, lm_only, one_of
+from pipeline.io.conditions import SILENCE
+from pipeline.lm.sentences import Sentence
+from pipeline.scoring.align import ERRORS, Alignment, Op, by_utterance, from_events
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pair(Grouped):
+    """What scoring reads: a reference and the hypothesis an engine wrote for it, with what is known of its audio
+    and text. Only sentence_id, reference and hypothesis are needed (`run_pipeline.py score` knows no more)."""
+    sentence_id: str
+    reference: str
+    hypothesis: str
+    voice: str = ""
+    asr: str = ""
+    condition: str = ""
+    status: str = "ok"
+    error: str = ""
+    audio_path: str = ""
+    audio_seconds: float | None = None
+    tts_seconds: float | None = None
+    asr_seconds: float | None = None
+    level_dbfs: float | None = None
+    audio_sha256: str = ""
+    perplexity: float | None = None
+    lm_tokens: int | None = None
+    word_surprisal: tuple[float, ...] = ()  # one per word of reference.split(), as Sentence.word_surprisal
+    measures: dict[str, float | None] = dataclasses.field(default_factory=dict)
+    speaker_reference: str = ""
+
+    def __post_init__(self):
+        one_of(self.status, SPOKEN, "status")
+
+    @classmethod
+    def heard(cls, t: Transcript, s: Sentence | None, measures: dict[str, float | None], audio_path: str,
+              speaker_reference: str = "") -> Pair:
+        """A transcript beside its sentence (None: a sentence the run no longer has, scored against nothing), its
+        audio and its speaker reference named as the scores name them."""
+        return cls(sentence_id=t.sentence_id, reference=s.text if s else "", hypothesis=t.hypothesis, voice=t.voice,
+                   asr=t.asr, condition=t.condition, status=t.status, error=t.error, audio_path=audio_path,
+                   audio_seconds=t.audio_seconds, tts_seconds=t.tts_seconds, asr_seconds=t.asr_seconds,
+                   level_dbfs=t.level_dbfs, audio_sha256=t.audio_sha256, perplexity=s.perplexity if s else None,
+                   lm_tokens=s.lm_tokens if s else None, word_surprisal=tuple(s.word_surprisal) if s else (),
+                   measures=measures, speaker_reference=speaker_reference)
+
+
+@dataclass(slots=True, kw_only=True)  # not frozen: 100,000 of them are made at once, and a frozen init costs a call per field
+class ScoredUtterance(Grouped):
+    id: str  # utterance_id(): <voice>-<condition>-<asr>_<sentence_id>, as in the trn files
+    sentence_id: str
+    voice: str
+    asr: str
+    condition: str
+    reference: str
+    hypothesis: str
+    reference_normalized: str
+    hypothesis_normalized: str
+    ref_words: int | None  # words in the normalized reference
+    hits: int | None
+    substitutions: int | None
+    deletions: int | None
+    insertions: int | None
+    errors: int | None  # substitutions + deletions + insertions
+    wer: float | None  # errors / ref_words; None when the reference is empty
+    perplexity: float | None = lm_only()
+    lm_tokens: int | None
+    audio_path: str  # the audio heard: relative to the run folder (open Path(run_folder) / audio_path), or absolute
+    # for audio outside the folder the run was started from
+    audio_seconds: float | None
+    tts_seconds: float | None
+    asr_seconds: float | None
+    status: str  # ok, skipped, error, or empty_reference (left out of corpus WER)
+    error: str
+    flags: list[str] = joined()  # health flags (scoring/flags.py)
+    level_dbfs: float | None
+    audio_sha256: str
+    ref_chars: int | None  # characters in the normalized reference, spaces included
+    char_errors: int | None  # character edit distance to the normalized hypothesis (jiwer)
+    cer: float | None  # char_errors / ref_chars
+    word_surprisal: list[float] = joined(float, "{:.4f}", lm=True)  # each normalized reference word's surprisal
+    # (bits): that of the written word it came from (a word the normalizer splits gives each part the whole)
+    speaker_reference: str = ""  # the audio this row's voice should sound like (a voice-cloning prompt), named as
+    # audio_path is; empty when the row has none
+    measures: dict[str, float | None] = columns_of()  # each measure's columns (dnsmos_ovrl, speaker_sim, …):
+    # their meanings are in the measure's file (pipeline/measures/) and in measures.json
+
+    def __post_init__(self):
+        one_of(self.status, (*SPOKEN, "empty_reference"), "status")
+        if self.wer is not None and self.wer < 0:
+            raise ValueError(f"wer = {self.wer} is negative")
+
+    @property
+    def surprised(self) -> bool:
+        """Scored speech whose words have their surprisal under the LM: what the surprisal statistics read."""
+        return self.status == "ok" and self.condition != SILENCE and bool(self.word_surprisal)
+
+
+@dataclass(slots=True, kw_only=True)  # not frozen, as ScoredUtterance
+class ErrorEvent:
+    id: str  # the utterance
+    type: str  # substitution, deletion or insertion
+    reference_word: str
+    hypothesis_word: str
+    position: int  # index in the utterance's alignment, hits included
+    surprisal: float | None = lm_only()  # the reference word's surprisal (bits); None for an insertion
+
+    def __post_init__(self):
+        one_of(self.type, ERRORS, "type")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Confusion(Grouped):
+    voice: str
+    asr: str
+    condition: str
+    reference_word: str
+    hypothesis_word: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupSummary(Grouped):
+    voice: str
+    asr: str
+    condition: str
+    normalizer: str
+    n_utterances: int  # rows scored
+    n_excluded: int  # rows not scored: failed synthesis or transcription, empty reference
+    ref_words: int
+    errors: int
+    micro_wer: float | None  # Σ errors / Σ reference words, as sclite
+    macro_wer: float | None  # mean of per-utterance WER
+    ci95_low: float | None  # bootstrap 95% interval of micro_wer, resampling utterances
+    ci95_high: float | None
+    spearman_n: int = lm_only(0)
+    spearman_rho: float | None = lm_only()  # rank correlation of perplexity and WER
+    spearman_p: float | None = lm_only()
+    flagged: int  # rows with any health flag
+    flag_counts: dict[str, int] = columns_of(int)  # rows with each health flag, one column per flag
+    # (scoring/flags.py NAMES: silent_audio, empty_hypothesis, repetition, runaway_insertions)
+    hallucination_wpm: float | None  # silence condition only: words written per minute of no speech
+    micro_cer: float | None  # Σ character errors / Σ reference characters
+    cer_ci95_low: float | None
+    cer_ci95_high: float | None
+    macro_ci95_low: float | None = None  # bootstrap 95% interval of macro_wer, from the same resamples
+    macro_ci95_high: float | None = None
+
+
+@dataclass
+class Results:
+    normalizer: str
+    comparable: dict = field(default_factory=dict)  # what the WER can stand beside (config/recipes.py Comparability)
+    utterances: list[ScoredUtterance] = field(default_factory=list)
+    events: list[ErrorEvent] = field(default_factory=list)
+    confusions: list[Confusion] = field(default_factory=list)
+    summary: list[GroupSummary] = field(default_factory=list)
+    pralign: list[str] = field(default_factory=list)  # each aligned utterance's REF/HYP/Eval text
+    _alignments: dict[str, Alignment] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @functools.cached_property
+    def events_by_id(self) -> dict[str, list[ErrorEvent]]:
+        """Each utterance's error events; read once all are in."""
+        return by_utterance(self.events)
+
+    def alignment(self, u: ScoredUtterance) -> Alignment:
+        """An aligned utterance's alignment, as scoring found it. What is kept of it is its error events (errors.csv)
+        beside the normalized texts: every position without an event is a hit. Read back once: the statistics ask
+        for each utterance's alignment several times."""
+        found = self._alignments.get(u.id)
+        if found is None:
+            found = self._alignments[u.id] = from_events(u.reference_normalized, u.hypothesis_normalized,
+                                                         self.events_by_id.get(u.id, []))
+        return found
+
+    def words(self, u: ScoredUtterance) -> list[tuple[str, bool, float | None]]:
+        """Each normalized reference word of an aligned utterance: (word, failed: substituted or deleted,
+        surprisal or None)."""
+        bits = u.word_surprisal or None
+        out, at = [], 0
+        for op, ref, _ in self.alignment(u).ops:
+            if ref is not None:
+                out.append((ref, op in (Op.SUBSTITUTION, Op.DELETION), bits[at] if bits else None))
+                at += 1
+        return out
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for u in self.utterances if u.status == "error")

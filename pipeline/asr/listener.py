@@ -8,13 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.asr import base as asr
-from pipeline.core.records import SPOKEN, Grouped, Spoken, one_of, utterance_id
+from pipeline.core.records import SPOKEN, Grouped, SpeechRow, Status, one_of, utterance_id
 from pipeline.core.source import Source
 from pipeline.exec.workers import Done, one_blas_thread, unloadable, where
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Transcript(Grouped, Spoken):
+class Transcript(Grouped, SpeechRow):
     sentence_id: str
     voice: str
     condition: str
@@ -61,5 +61,5 @@ class Listener:
     def work(self, arrays: list[np.ndarray]) -> list[Heard]:
         if self.failed:
             raise self.failed
-        return [Heard(status="ok", hypothesis=d.text, asr_seconds=round(d.seconds, 4), mode=d.mode, **where())
+        return [Heard(status=Status.OK, hypothesis=d.text, asr_seconds=round(d.seconds, 4), mode=d.mode, **where())
                 for d in self.recognizer.transcribe(arrays)]

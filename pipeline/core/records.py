@@ -1,7 +1,7 @@
 """What every record of every layer shares: a row's identity, the declarations of its columns, and the one CSV
 reader and writer for all of them. Each record type lives beside the module that makes it (Sentence in
 lm/sentences.py, Speech in io/speech.py, Transcript in asr/listener.py, Measured in measures/assessor.py, the
-scores in scoring/evaluate.py, each statistic's row beside its computation).
+scores in scoring/utterances.py, each statistic's row beside its computation).
 
 A field's name is its CSV column and the order of fields is the order of columns (new ones go at the end);
 a column's meaning is the comment beside its field. Empty cells are None."""
@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import operator
 import typing
+from enum import StrEnum
 from pathlib import Path
 from typing import Callable, Iterable, TypeVar
 
@@ -18,7 +19,18 @@ from pipeline.core import store
 
 R = TypeVar("R")
 Group = tuple[str, str, str]  # (voice, asr, condition): what a corpus figure is computed over
-SPOKEN = ("ok", "skipped", "error")  # skipped: nothing a voice could say; error: the reason is in `error`
+
+
+class Status(StrEnum):
+    """What became of a row, one name in every layer (and its CSV cell: the value)."""
+    OK = "ok"
+    SKIPPED = "skipped"  # nothing a voice could say
+    ERROR = "error"  # the reason is in the row's `error`
+    EMPTY_REFERENCE = "empty_reference"  # aligned, but the reference is empty after normalization: no WER
+
+
+SPOKEN = (Status.OK, Status.SKIPPED, Status.ERROR)  # what a speech row, a transcript or a measured row can be
+ALIGNED = (Status.OK, Status.EMPTY_REFERENCE)  # the scored rows that reached the aligner
 
 
 def trn_safe(text: str) -> str:
@@ -42,8 +54,8 @@ def utterance_id(*, sentence_id: str, voice: str = "", condition: str = "", asr:
     return f"{trn_safe(system)}_{trn_safe(sentence_id)}"
 
 
-class Spoken:
-    """A record of one speech row: one sentence in one voice and condition."""
+class SpeechRow:
+    """What a record of one speech row (one sentence in one voice and condition) shares: its speech id."""
     __slots__ = ()
 
     @property

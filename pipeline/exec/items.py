@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Hashable, TypeVar
 
+from pipeline.core.records import SPOKEN, Status
 from pipeline.core import store
 from pipeline.exec import interrupts, progress
 from pipeline.exec.workers import Done, Worker
@@ -44,7 +45,7 @@ def _usable(path: Path, item: Item) -> dict | None:
     record = store.read_record(path) if item.key else {}
     if record.get("key") != item.key or not item.key:
         return None
-    if item.output and record["status"] == "ok" and record.get("wav_sha256") != store.sha256_or_none(item.output):
+    if item.output and record["status"] == Status.OK and record.get("wav_sha256") != store.sha256_or_none(item.output):
         return None  # torn, replaced or gone since
     return record
 
@@ -96,7 +97,7 @@ def cached_map(pool, worker: tuple[type[Worker], tuple], items: dict[Hashable, I
                 try:
                     argument, complete = items[item_id].input()
                 except Unusable as e:
-                    results[item_id] = result(status="error", error=str(e))
+                    results[item_id] = result(status=Status.ERROR, error=str(e))
                     bar.update(1)
                     continue
                 ready.append((item_id, complete))
@@ -112,7 +113,7 @@ def cached_map(pool, worker: tuple[type[Worker], tuple], items: dict[Hashable, I
         for ready, outcome in pool.map(worker[0], worker[1], jobs(), len(chunks), gpus):
             for (item_id, complete), done in zip(ready, outcome):
                 done = save(item_id, complete(done))
-                if done.status != "error":
+                if done.status != Status.ERROR:
                     record = {"key": items[item_id].key, **done.record()}
                     store.write_record(items[item_id].record, record)
                     if items[item_id].shared is not None:
@@ -121,11 +122,11 @@ def cached_map(pool, worker: tuple[type[Worker], tuple], items: dict[Hashable, I
             bar.update(len(ready))
             interrupts.check()
     except KeyboardInterrupt as stop:
-        kept = sum(1 for r in results.values() if r.status != "error")
+        kept = sum(1 for r in results.values() if r.status != Status.ERROR)
         raise interrupts.interrupted(stop).where(kept=f"{kept} of {len(items)} {noun} kept ({desc})") from None
     finally:
         bar.close()
-    failed = [results[i].error for i in pending if results[i].status == "error"]
+    failed = [results[i].error for i in pending if results[i].status == Status.ERROR]
     if failed and len(failed) == len(pending):
         log.error("%s: %s", desc, failed[0])
     return results, reused
@@ -133,7 +134,7 @@ def cached_map(pool, worker: tuple[type[Worker], tuple], items: dict[Hashable, I
 
 def tally(statuses: list[str], reused: int) -> dict[str, int]:
     """A per-item stage's summary: rows by status, and how many items came from the cache."""
-    counts = dict.fromkeys(("ok", "skipped", "error"), 0)
+    counts = dict.fromkeys(SPOKEN, 0)
     for status in statuses:
         counts[status] += 1
     return {**counts, "reused": reused}

@@ -19,7 +19,7 @@ import numpy as np
 
 from pipeline.asr.base import ASRConfig
 from pipeline.core import records
-from pipeline.core.records import grouped, label, utterance_id
+from pipeline.core.records import Status, grouped, label, utterance_id
 from pipeline.gate.sealed import Run
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
@@ -219,7 +219,7 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
                 pairing.unmatched.append(Unmatched(sentence_id=s, group=group, reason=f"only in {a.name}"))
             elif ua.reference != ub.reference:
                 pairing.unmatched.append(Unmatched(sentence_id=s, group=group, reason="the reference text differs"))
-            elif ua.status != "ok" or ub.status != "ok":
+            elif ua.status != Status.OK or ub.status != Status.OK:
                 pairing.unmatched.append(Unmatched(sentence_id=s, group=group,
                                                    reason=f"not scored in {a.name if ua.status != 'ok' else b.name}"))
             else:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.core.records import SPOKEN, Spoken, one_of
+from pipeline.core.records import SPOKEN, SpeechRow, one_of
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Speech(Spoken):
+class Speech(SpeechRow):
     sentence_id: str
     voice: str  # family:voice; "" for recordings from an audio manifest
     condition: str  # clean, noise:snr=<dB>, speed:<factor>, silence

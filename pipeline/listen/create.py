@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.core import store as files
+from pipeline.core.records import Status
 from pipeline.errors import InputError
 from pipeline.io import audio, conditions, level
 from pipeline.listen import store
@@ -87,7 +88,7 @@ def clips_of(runs: list, condition: str) -> dict[str, dict[str, Clip]]:
     for run in runs:
         voices = {u.voice for u in run.utterances}
         for u in run.utterances:
-            if u.condition != condition or u.status != "ok" or not u.audio_path:
+            if u.condition != condition or u.status != Status.OK or not u.audio_path:
                 continue
             system = run.name if len(voices) == 1 else f"{run.name}/{u.voice}"
             if u.sentence_id in out.get(system, {}):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pipeline.core.records import Spoken, columns_of, joined
+from pipeline.core.records import SpeechRow, Status, columns_of, joined
 from pipeline.core.source import Source
 from pipeline.exec.workers import Done, one_blas_thread, unloadable, where
 from pipeline.measures import base as measures
@@ -17,7 +17,7 @@ from pipeline.measures.base import Scores
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Measured(Spoken):
+class Measured(SpeechRow):
     """One speech row as the measures saw it (the `assess` stage's measures.csv)."""
     sentence_id: str
     voice: str
@@ -83,4 +83,4 @@ class Assessor:
 
     def one(self, clip: Clip) -> Assessed:
         scores = self.measure.score(clip.audio, **clip.needs).noted(clip.notes)
-        return Assessed(status="ok", scores=scores, **where())
+        return Assessed(status=Status.OK, scores=scores, **where())

@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
 
+from pipeline.core.records import ALIGNED, Status
 from pipeline.core import store  # noqa: E402
 from pipeline.statistics.difficulty import DifficultyBin
 from pipeline.scoring.utterances import GroupSummary, ScoredUtterance
@@ -104,7 +105,7 @@ def wer_vs_perplexity(utterances: list[ScoredUtterance]) -> bytes | None:
     """One panel per voice × engine; colours are conditions."""
     points: dict[str, dict[str, list[tuple[float, float]]]] = {}
     for u in utterances:
-        if u.status == "ok" and u.perplexity is not None and u.wer is not None:
+        if u.status == Status.OK and u.perplexity is not None and u.wer is not None:
             points.setdefault(f"{u.voice or 'recordings'} | {u.asr}", {}).setdefault(u.condition, []).append(
                 (u.perplexity, u.wer))
     if not points:
@@ -216,7 +217,7 @@ def measure_distributions(utterances: list[ScoredUtterance]) -> bytes | None:
     columns = list(dict.fromkeys(c for u in utterances for c in u.measures))
     groups: dict[tuple, dict[str, list[float]]] = {}
     for u in utterances:
-        if u.status in ("ok", "empty_reference"):
+        if u.status in ALIGNED:
             for c, v in u.measures.items():
                 if v is not None:
                     groups.setdefault((u.voice, u.condition), {}).setdefault(c, []).append(v)

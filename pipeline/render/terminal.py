@@ -2,6 +2,7 @@
 the health flags and hallucination rates, and the rows that failed."""
 from __future__ import annotations
 
+from pipeline.core.records import Status
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.utterances import GroupSummary, ScoredUtterance
 from pipeline.statistics.comparisons import Comparison
@@ -40,7 +41,7 @@ def summary_table(summary: list[GroupSummary], n_utterances: int, confident: lis
 
 def failures(utterances: list[ScoredUtterance], where: str, shown: int = 5) -> str:
     """How many rows failed, the first few with their reasons, and where the rest are; "" when none did."""
-    failed = [u for u in utterances if u.status == "error"]
+    failed = [u for u in utterances if u.status == Status.ERROR]
     if not failed:
         return ""
     lines = [f"{len(failed)} of {len(utterances)} rows failed, left out of every figure:"]

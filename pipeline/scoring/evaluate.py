@@ -8,7 +8,7 @@ import gc
 from collections import Counter
 from dataclasses import dataclass
 
-from pipeline.core.records import Group, utterance_id
+from pipeline.core.records import ALIGNED, Group, Status, utterance_id
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
@@ -69,7 +69,7 @@ class Texts:
     @classmethod
     def of(cls, p: Pair, transform) -> Texts:
         reference = "" if p.condition == SILENCE else p.reference
-        heard = p.status == "ok"
+        heard = p.status == Status.OK
         return cls(reference, transform(reference) if heard else "", transform(p.hypothesis) if heard else "")
 
 
@@ -90,7 +90,7 @@ def score_one(p: Pair, t: Texts, a: Alignment | None, transform) -> ScoredUttera
         deletions=a.deletions if a else None, insertions=a.insertions if a else None,
         errors=a.errors if a else None, wer=_round(a.wer) if a else None, perplexity=p.perplexity,
         lm_tokens=p.lm_tokens, audio_path=p.audio_path, audio_seconds=p.audio_seconds, tts_seconds=p.tts_seconds,
-        asr_seconds=p.asr_seconds, status="empty_reference" if empty else p.status,
+        asr_seconds=p.asr_seconds, status=Status.EMPTY_REFERENCE if empty else p.status,
         error=EMPTY_REFERENCE if empty else p.error,
         flags=flags(t.reference_normalized, t.hypothesis_normalized, p.level_dbfs, speech_expected) if a else [],
         level_dbfs=p.level_dbfs, audio_sha256=p.audio_sha256, ref_chars=ref_chars, char_errors=errors,
@@ -147,11 +147,11 @@ def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, compar
         chunk = pairs[start:start + CHUNK]
         texts = [Texts.of(p, transform) for p in chunk]
         words = [(t.reference_normalized.split(), t.hypothesis_normalized.split())
-                 for p, t in zip(chunk, texts) if p.status == "ok"]
+                 for p, t in zip(chunk, texts) if p.status == Status.OK]
         codes = align_codes([r for r, _ in words], [h for _, h in words])
         alignments = (from_codes(r, h, c) for (r, h), c in zip(words, codes))  # one at a time
         for p, t in zip(chunk, texts):
-            a = next(alignments) if p.status == "ok" else None
+            a = next(alignments) if p.status == Status.OK else None
             u = score_one(p, t, a, transform)
             if a is not None:
                 kept(u, a, out)
@@ -159,7 +159,7 @@ def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, compar
     events = out.events_by_id
     for group, members in groups(out).items():
         voice, engine, condition = group
-        scored = [u for u in members if u.status == "ok"]
+        scored = [u for u in members if u.status == Status.OK]
         counts = [([u.errors for u in scored], [u.ref_words for u in scored])]
         if condition != SILENCE:
             counts.append(([u.char_errors for u in scored], [u.ref_chars for u in scored]))
@@ -197,4 +197,4 @@ def groups(results: Results) -> dict[Group, list[ScoredUtterance]]:
 
 def aligned(results: Results) -> list[ScoredUtterance]:
     """The utterances that were aligned: the ones that reached scoring, empty references included."""
-    return [u for u in results.utterances if u.status in ("ok", "empty_reference")]
+    return [u for u in results.utterances if u.status in ALIGNED]

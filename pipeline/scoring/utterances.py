@@ -8,7 +8,7 @@ import functools
 from dataclasses import dataclass, field
 
 from pipeline.asr.listener import Transcript
-from pipeline.core.records import SPOKEN, Grouped, columns_of, joined, lm_only, one_of
+from pipeline.core.records import SPOKEN, Grouped, Status, columns_of, joined, lm_only, one_of
 from pipeline.io.conditions import SILENCE
 from pipeline.lm.sentences import Sentence
 from pipeline.scoring.align import ERRORS, Alignment, Op, by_utterance, from_events
@@ -24,7 +24,7 @@ class Pair(Grouped):
     voice: str = ""
     asr: str = ""
     condition: str = ""
-    status: str = "ok"
+    status: str = Status.OK
     error: str = ""
     audio_path: str = ""
     audio_seconds: float | None = None
@@ -102,7 +102,7 @@ class ScoredUtterance(Grouped):
     @property
     def surprised(self) -> bool:
         """Scored speech whose words have their surprisal under the LM: what the surprisal statistics read."""
-        return self.status == "ok" and self.condition != SILENCE and bool(self.word_surprisal)
+        return self.status == Status.OK and self.condition != SILENCE and bool(self.word_surprisal)
 
 
 @dataclass(slots=True, kw_only=True)  # not frozen, as ScoredUtterance
@@ -195,4 +195,4 @@ class Results:
 
     @property
     def failed(self) -> int:
-        return sum(1 for u in self.utterances if u.status == "error")
+        return sum(1 for u in self.utterances if u.status == Status.ERROR)

@@ -17,6 +17,7 @@ import numpy as np
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store
+from pipeline.core.records import Status
 from pipeline.core.source import Source
 from pipeline.exec import executor
 from pipeline.exec.items import Item, Unusable, cached_map, tally
@@ -82,11 +83,11 @@ def heard(path: str, needs: dict, rate: int) -> tuple:
 
 
 def run(cfg: Config, loaded: dict) -> Outcome:
-    speech: list[Speech] = [s for s in loaded["speech"] if s.status == "ok"]
+    speech: list[Speech] = [s for s in loaded["speech"] if s.status == Status.OK]
     sources: dict[str, Source] = loaded["models"]
     values: dict[int, dict] = {i: {} for i in range(len(speech))}
     notes: dict[int, list[str]] = {i: [] for i in range(len(speech))}
-    status = {i: "ok" for i in range(len(speech))}
+    status = {i: Status.OK for i in range(len(speech))}
     embeddings: dict[str, np.ndarray] = {}
     files, reused, failed = {}, 0, 0
     by_voice = dict(measures.reference_pair(p) for p in cfg.assess.speaker_references)
@@ -109,9 +110,9 @@ def run(cfg: Config, loaded: dict) -> Outcome:
             files.update(source.hashes(cfg.models_dir))
             reused += cached_here
             for i, done in results.items():
-                if done.status == "error":
+                if done.status == Status.ERROR:
                     failed += 1
-                    status[i] = "error"
+                    status[i] = Status.ERROR
                     notes[i].append(done.error)
                     continue
                 values[i].update(done.scores.values)

@@ -11,6 +11,7 @@ from pathlib import Path
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store
+from pipeline.core.records import Status
 from pipeline.io.speech import Speech
 from pipeline.exec.items import Item, as_is, cached, written
 from pipeline.io import audio, conditions
@@ -40,14 +41,14 @@ def run(cfg: Config, loaded: dict) -> Outcome:
     systems = {r.system for r in recordings if r.system}
     return Outcome({"sentences": n, "recordings": len(recordings), **({"systems": len(systems)} if systems else {}),
                    **({"unused": [str(u) for u in manifest.unused]} if manifest.unused else {})},
-                  failed=sum(row.status == "error" for row in rows))
+                  failed=sum(row.status == Status.ERROR for row in rows))
 
 
 def speech(cfg: Config, r: Recording, conds: list[conditions.Condition]) -> list[Speech]:
     """The recording's speech row in each condition."""
     def row(condition: str, path: str = "", error: str = "") -> Speech:
         return Speech(sentence_id=r.id, voice=r.system, condition=condition, audio_path=path, audio_seconds=None,
-                      tts_seconds=None, status="error" if error else "ok", error=error,
+                      tts_seconds=None, status=Status.ERROR if error else "ok", error=error,
                       speaker_reference=r.speaker_reference, natural=r.natural)
 
     if r.problem:
@@ -101,7 +102,7 @@ def wav_of(cfg: Config, r: Recording, condition: str, key: list, make, keep: boo
     if cached(item) is None:
         samples, sr = make()
         audio.write_wav(wav, samples, sr)
-        store.write_record(item.record, {"key": item.key, "status": "ok", **written(wav)})
+        store.write_record(item.record, {"key": item.key, "status": Status.OK, **written(wav)})
     return wav
 
 

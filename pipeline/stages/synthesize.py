@@ -11,6 +11,7 @@ from pathlib import Path
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import records, store
+from pipeline.core.records import Status
 from pipeline.io.speech import Speech
 from pipeline.lm.sentences import Sentence
 from pipeline.core.source import Source
@@ -38,16 +39,16 @@ def run(cfg: Config, loaded: dict) -> Outcome:
             spoken, cached_here = speak_all(cfg, pool, source, items)
             files.update(source.hashes(cfg.models_dir))
             reused += cached_here
-            failed += sum(done.status == "error" for done in spoken.values())
+            failed += sum(done.status == Status.ERROR for done in spoken.values())
             for s in sentences:
                 done = spoken[s.sentence_id]
                 statuses.append(done.status)
                 for cond in conds:
                     wav = paths.wav(cfg, voice=voice, condition=cond.name, sentence_id=s.sentence_id)
-                    if done.status == "ok" and cond.kind != "clean":
+                    if done.status == Status.OK and cond.kind != "clean":
                         condition_one(cfg, cond, items[s.sentence_id], wav, s.sentence_id, voice)
                     rows.append(Speech(sentence_id=s.sentence_id, voice=voice, condition=cond.name,
-                                       audio_path=str(wav) if done.status == "ok" else "",
+                                       audio_path=str(wav) if done.status == Status.OK else "",
                                        audio_seconds=done.audio_seconds, tts_seconds=done.tts_seconds,
                                        status=done.status, error=done.error))
     records.write_csv(artifacts.path("speech", cfg), Speech, rows)
@@ -61,7 +62,7 @@ def condition_one(cfg: Config, cond: conditions.Condition, clean: Item, wav: Pat
         samples, sr = audio.read(clean.output)
         seed = conditions.item_seed(cfg.tts.seed, voice, cond.name, sentence_id)
         audio.write_wav(wav, conditions.apply(cond, samples, sr, seed), sr)
-        store.write_record(item.record, {"key": item.key, "status": "ok", **written(wav)})
+        store.write_record(item.record, {"key": item.key, "status": Status.OK, **written(wav)})
 
 
 def clean_items(cfg: Config, source: Source, sentences: list[Sentence]) -> dict[str, Item]:
@@ -78,7 +79,7 @@ def clean_items(cfg: Config, source: Source, sentences: list[Sentence]) -> dict[
 def speak_all(cfg: Config, pool, source: Source, items: dict[str, Item]) -> tuple[dict[str, Spoken], int]:
     """Each sentence as this voice spoke it, from its cache or spoken now."""
     def save(sentence_id: str, done: Spoken) -> Spoken:
-        if done.status != "ok":
+        if done.status != Status.OK:
             return done
         clean = items[sentence_id].output
         audio.write_wav(clean, done.samples, done.sr)

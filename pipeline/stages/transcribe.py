@@ -13,6 +13,7 @@ from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import options, records, store
 from pipeline.asr.listener import Transcript
+from pipeline.core.records import Status
 from pipeline.io.speech import Speech
 from pipeline.core.source import Source
 from pipeline.exec import executor
@@ -76,7 +77,7 @@ def run(cfg: Config, loaded: dict) -> Outcome:
             key = transcript_keys(cfg, engine, source.content(cfg.models_dir))
             items = {}
             for i, s in enumerate(speech):
-                if s.status == "ok":
+                if s.status == Status.OK:
                     sha = store.sha256_or_none(s.audio_path)  # None: unreadable, and its row will say why
                     record = paths.transcript_record(cfg, asr=engine, voice=s.voice, condition=s.condition,
                                                      sentence_id=s.sentence_id)
@@ -88,7 +89,7 @@ def run(cfg: Config, loaded: dict) -> Outcome:
                                               desc=f"transcribe {engine}", gpus=asr_gpus(cfg), noun="transcripts")
             files.update(source.hashes(cfg.models_dir))
             reused += cached_here
-            failed += sum(done.status == "error" for done in results.values())
+            failed += sum(done.status == Status.ERROR for done in results.values())
             for i, s in enumerate(speech):
                 h = results.get(i) or Heard(status=s.status, error=s.error)  # not spoken: nothing to hear
                 rows.append(Transcript(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from pipeline.core.records import lm_only
+from pipeline.core.records import ALIGNED, Status, lm_only
 from pipeline.io.conditions import CLEAN, SILENCE
 from pipeline.scoring.utterances import Results, ScoredUtterance
 from pipeline.scoring.rates import corpus_rates
@@ -93,7 +93,7 @@ def words(scores: Results, family_of: Callable[[str], str] = _each_own_family) -
     every engine fail and would point at the text."""
     seen: dict[str, dict] = {}
     for u in scores.utterances:
-        if u.status != "ok" or u.condition == SILENCE:
+        if u.status != Status.OK or u.condition == SILENCE:
             continue
         family = family_of(u.asr)
         for ref, failed, bits in scores.words(u):
@@ -139,7 +139,7 @@ def agreement(utterances: list[ScoredUtterance],
     families = {e: family_of(e) for e in engines}
     heard: dict[tuple, dict[str, dict[str, str]]] = {}
     for u in utterances:
-        if u.status in ("ok", "empty_reference"):
+        if u.status in ALIGNED:
             heard.setdefault((u.voice, u.condition), {}).setdefault(u.sentence_id, {})[u.asr] = u.hypothesis_normalized
     n_families = len(set(families.values()))
     out = []
@@ -166,7 +166,7 @@ def blame(scores: Results, family_of: Callable[[str], str], n_boot: int = 1000, 
     share of each, with a bootstrap CI over sentences. A family fails a word when any of its engines does."""
     heard: dict[tuple[str, str], dict[str, dict[str, list[bool]]]] = {}  # (voice, condition) → sentence → family
     for u in scores.utterances:
-        if u.status != "ok" or u.condition == SILENCE:
+        if u.status != Status.OK or u.condition == SILENCE:
             continue
         failed = [f for _, f, _ in scores.words(u)]
         family = heard.setdefault((u.voice, u.condition), {}).setdefault(u.sentence_id, {})

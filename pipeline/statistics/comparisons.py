@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-from pipeline.core.records import Group, grouped
+from pipeline.core.records import Group, Status, grouped
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
 from pipeline.scoring.paired import ALPHA
@@ -156,7 +156,7 @@ def _paired(scores: Results, a: Group, b: Group, ua: list[ScoredUtterance], ub: 
 def compare(scores: Results, n_boot: int = 1000, seed: int = 1337) -> list[Comparison]:
     groups: dict[Group, dict[str, ScoredUtterance]] = {}
     for u in scores.utterances:
-        if u.status == "ok" and u.condition != SILENCE:
+        if u.status == Status.OK and u.condition != SILENCE:
             groups.setdefault(u.group, {})[u.sentence_id] = u
     found = []
     for a, b in combinations(groups, 2):

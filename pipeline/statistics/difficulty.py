@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.core.records import Grouped
+from pipeline.core.records import Grouped, Status
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring.rates import corpus_wer
 from pipeline.scoring.utterances import Results, ScoredUtterance
@@ -53,7 +53,7 @@ def length_bin(words: int) -> str:
 
 
 def bins(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int = 1337) -> list[DifficultyBin]:
-    scored = [u for u in utterances if u.status == "ok" and u.condition != SILENCE]
+    scored = [u for u in utterances if u.status == Status.OK and u.condition != SILENCE]
     edges = perplexity_edges(scored)
     labels = {}
     if edges:

@@ -11,7 +11,7 @@ import numpy as np
 
 from dataclasses import dataclass
 
-from pipeline.core.records import Group, Grouped, grouped
+from pipeline.core.records import ALIGNED, Group, Grouped, grouped
 
 from pipeline.measures.assessor import Measured
 
@@ -88,7 +88,7 @@ def _valued(utterances: list[ScoredUtterance], column: str) -> dict[Group, dict[
     """Each group's utterances with a value in `column`, by sentence."""
     out: dict[Group, dict[str, ScoredUtterance]] = {}
     for u in utterances:
-        if u.status in ("ok", "empty_reference") and u.measures.get(column) is not None:
+        if u.status in ALIGNED and u.measures.get(column) is not None:
             out.setdefault(u.group, {})[u.sentence_id] = u
     return out
 

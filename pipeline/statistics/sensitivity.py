@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.core.records import Grouped, columns_of
+from pipeline.core.records import Grouped, Status, columns_of
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring.align import align_text
@@ -28,7 +28,7 @@ def effects(utterances: list[ScoredUtterance], used: str) -> list[NormalizerEffe
     transforms = {name: norm.get(name) for name in norm.NORMALIZERS}
     totals: dict[tuple, dict[str, list[int]]] = {}
     for u in utterances:
-        if u.status != "ok" or u.condition == SILENCE:
+        if u.status != Status.OK or u.condition == SILENCE:
             continue
         group = totals.setdefault(u.group, {n: [0, 0] for n in transforms})
         for name, t in transforms.items():

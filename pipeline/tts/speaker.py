@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.core.records import Status
 from pipeline.core.source import Source
 from pipeline.exec.workers import Done, transient, unloadable, where
 from pipeline.tts import base as tts
@@ -41,16 +42,16 @@ class Speaker:
 
     def speak(self, text: str) -> Spoken:
         if self.voice is None:
-            return Spoken(status="error", error=self.error, **where())
+            return Spoken(status=Status.ERROR, error=self.error, **where())
         t0 = time.perf_counter()
         try:
             samples, sr = self.voice.synthesize(text)
         except tts.UnspeakableText as e:
-            return Spoken(status="skipped", error=str(e), **where())
+            return Spoken(status=Status.SKIPPED, error=str(e), **where())
         except Exception as e:  # one bad sentence must not stop the others
-            return Spoken(status="error", error=f"{type(e).__name__}: {e}", **where())
+            return Spoken(status=Status.ERROR, error=f"{type(e).__name__}: {e}", **where())
         if not np.isfinite(samples).all():
-            return Spoken(status="error", error=f"{self.voice.name} made non-finite samples (NaN or Inf)", **where())
-        return Spoken(status="ok", samples=np.asarray(samples, dtype=np.float32), sr=sr,
+            return Spoken(status=Status.ERROR, error=f"{self.voice.name} made non-finite samples (NaN or Inf)", **where())
+        return Spoken(status=Status.OK, samples=np.asarray(samples, dtype=np.float32), sr=sr,
                       tts_seconds=round(time.perf_counter() - t0, 4), audio_seconds=round(len(samples) / sr, 4),
                       **where())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 
+from pipeline.core.records import ALIGNED
 from pipeline.render.html import SECTIONS, Page, Section, _td, coloured, player, table
 from pipeline.render.sections.lm_attention import ATTENTION_SHOWN
 from pipeline.scoring.utterances import ScoredUtterance
@@ -17,7 +18,7 @@ def sentences_table(page: Page) -> str:
     drawable = set(list(page.attention or {})[:ATTENTION_SHOWN])
     texts = {}
     for u in utterances:
-        if u.status in ("ok", "empty_reference"):
+        if u.status in ALIGNED:
             texts[u.id] = coloured(page.scores.alignment(u).ops)
         else:
             texts[u.id] = html.escape(u.reference), f'<span class="bad">{html.escape(u.error)}</span>'

@@ -20,18 +20,23 @@ def vote(listener, value, *, role="test", expected=None, sentence="s0", first="c
                 value if raw is None else raw, value, expected, sentence, first, second, played, position)
 
 
+def clip(system: str, mean: float, measures: dict) -> analysis.ClipScore:
+    return analysis.ClipScore(clip="c", system=system, run="r", voice="", sentence="s", utterance_id="u", votes=1,
+                              mean=mean, measures=measures)
+
+
 def test_the_correlations_are_the_voicemos_challenges_at_both_levels():
     rng = np.random.default_rng(0)
     systems = [f"sys{k}" for k in range(5)]
-    clips = [{"system": s, "mean": float(m), "measures": {"dnsmos_ovrl": float(m * 0.6 + 1 + rng.normal(0, 0.3))}}
+    clips = [clip(s, float(m), {"dnsmos_ovrl": float(m * 0.6 + 1 + rng.normal(0, 0.3))})
              for s, base in zip(systems, (2.0, 2.5, 3.1, 3.8, 4.2)) for m in base + rng.normal(0, 0.4, 12)]
     utterance, system = analysis.agreements(clips, "dnsmos_ovrl", n_boot=200, seed=1)
-    true = np.array([c["mean"] for c in clips])
-    pred = np.array([c["measures"]["dnsmos_ovrl"] for c in clips])
+    true = np.array([c.mean for c in clips])
+    pred = np.array([c.measures["dnsmos_ovrl"] for c in clips])
     # sheet's calculate(): np.mean of squares, np.corrcoef, scipy's spearmanr and kendalltau, at the utterance
     # level and on each system's means
-    true_sys = np.array([true[[c["system"] == s for c in clips]].mean() for s in systems])
-    pred_sys = np.array([pred[[c["system"] == s for c in clips]].mean() for s in systems])
+    true_sys = np.array([true[[c.system == s for c in clips]].mean() for s in systems])
+    pred_sys = np.array([pred[[c.system == s for c in clips]].mean() for s in systems])
     for got, (t, p) in ((utterance, (true, pred)), (system, (true_sys, pred_sys))):
         assert got.n == len(t)
         assert got.mse == pytest.approx(np.mean((t - p) ** 2), abs=1e-4)
@@ -170,10 +175,9 @@ def test_a_listener_who_votes_at_random_is_left_out_and_careful_ones_are_not():
 def test_a_calibration_is_the_least_squares_line_and_holds_only_over_its_range():
     rng = np.random.default_rng(2)
     x = rng.uniform(2.0, 3.5, 40)
-    clips = [{"system": "A", "mean": float(1.5 * v - 1.0 + rng.normal(0, 0.2)), "measures": {"m": float(v)}}
-             for v in x]
+    clips = [clip("A", float(1.5 * v - 1.0 + rng.normal(0, 0.2)), {"m": float(v)}) for v in x]
     fit = analysis.calibration(clips, "m", "panel", MOS, n_boot=300, seed=0)
-    slope, intercept = np.polyfit(x, [c["mean"] for c in clips], 1)
+    slope, intercept = np.polyfit(x, [c.mean for c in clips], 1)
     assert fit.slope == pytest.approx(slope, abs=1e-4) and fit.intercept == pytest.approx(intercept, abs=1e-4)
     assert fit.slope_ci95_low < 1.5 < fit.slope_ci95_high
     assert (fit.low, fit.high) == (x.min(), x.max())  # exactly: the clips at the ends get their value

@@ -39,7 +39,7 @@ def lengths(given):
 
 def section(page):
     return "".join(f"<h2>Lengths</h2><p id='lengths'>{r.condition}: {r.mean_words:g} words</p>"
-                   for r in page.stats.lengths)
+                   for r in page.stats["lengths"])
 
 
 COMMANDS.register(Command("hello", "[WORDS]", "say hello", hello))

@@ -328,3 +328,16 @@ def test_a_comparison_that_finds_nothing_says_what_it_could_have_found():
     assert c.mapsswe_p_holm >= 0.05 and c.detectable_delta > abs(c.delta_wer) > 0 and c.sentences_needed > 10
     assert f"10 sentences detect |Δ| ≥ {c.detectable_delta:.3f} (80% power, α 0.05)" in c.verdict
     assert f"would take about {c.sentences_needed}" in c.verdict
+
+
+def test_statistics_are_read_by_name_and_the_old_attribute_still_answers_with_a_note():
+    from pipeline.statistics import Statistics
+
+    stats = Statistics("basic", 10, comparisons=[1, 2])
+    assert stats["comparisons"] == [1, 2]
+    with pytest.warns(DeprecationWarning, match=r'stats\["comparisons"\]'):
+        assert stats.comparisons == [1, 2]
+    with pytest.raises(KeyError, match="no statistic 'nope'; known: comparisons"):
+        stats["nope"]
+    with pytest.raises(AttributeError):
+        stats.nope

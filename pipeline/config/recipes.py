@@ -8,26 +8,12 @@ run records the verdict in summary.json, and says it on the terminal and at the 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
 from typing import Any
 
 from pipeline.config.run import PRESETS, Config
+from pipeline.scoring.config import Comparability
 
 PUBLISHED = "published"  # the preset's table that is not config
-
-
-@dataclass(frozen=True, kw_only=True)
-class Comparability:
-    recipe: str  # "" when the run follows none
-    departures: list[str]  # each required value the run changed: "asr.engines faster-whisper:base instead of …"
-    line: str  # what the WER is comparable with, in one line
-
-    @property
-    def exact(self) -> bool:
-        return bool(self.recipe) and not self.departures
-
-    def as_json(self) -> dict:
-        return {"recipe": self.recipe, "exact": self.exact, "departures": self.departures, "line": self.line}
 
 
 def published(name: str) -> tuple[dict[str, Any], dict]:

@@ -84,10 +84,10 @@ class Codec(typing.NamedTuple):
     kind: type  # list or tuple
 
 
-def joined(kind: Callable[[str], object] = str, form: str = "{}", lm: bool = False):
-    """A list, held as a list until the CSV writer joins it into one `;`-separated cell (each item written as
+def joined(kind: Callable[[str], object] = str, form: str = "{}", lm: bool = False, sep: str = ";"):
+    """A list, held as a list until the CSV writer joins it into one `sep`-separated cell (each item written as
     `form` gives it) and read back item by item with `kind`; `lm`: only a trained LM fills it (lm_only)."""
-    return dataclasses.field(default_factory=list, metadata={"joined": Codec(kind, form.format, ";", list),
+    return dataclasses.field(default_factory=list, metadata={"joined": Codec(kind, form.format, sep, list),
                                                              "lm_only": lm})
 
 

@@ -1,8 +1,9 @@
 """The files of an artifact, each declared once: its name, what it holds, and how it is written and read back.
 
-A `Table` is a CSV of typed records (pipeline/core/records.py) taken from one attribute of a results object; a
+A `Table` is a CSV of typed records (pipeline/core/records.py) taken from one attribute of a results object (one
+key of a results dict); a
 `Document` is any other file (JSON, trn, text) rendered from the whole results object. The module that computes
-the results declares its files (scoring/evaluate.py FILES, scoring/statistics.py FILES); the artifact table
+the results declares its files (scoring/files.py FILES, statistics/__init__.py files()); the artifact table
 (artifacts.py), the writing stage, `run_pipeline.py score` and the report all read that one declaration."""
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def write(files: tuple[File, ...], results: Any, out_dir: str | Path, skip_empty
     written = []
     for f in files:
         if isinstance(f, Table):
-            rows = getattr(results, f.field)
+            rows = results[f.field] if isinstance(results, dict) else getattr(results, f.field)
             if skip_empty and not rows:
                 (out / f.name).unlink(missing_ok=True)
                 continue

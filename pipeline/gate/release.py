@@ -176,11 +176,17 @@ class Change:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Metric:
-    """One metric of one matched group before the correction over every comparison."""
+class Matched:
+    """A group matched between the runs: its engine and condition, and each run's voice in it."""
     group: tuple[str, str]  # engine, condition
     voice_a: str
     voice_b: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Metric:
+    """One metric of one matched group before the correction over every comparison."""
+    matched: Matched
     sentences: int
     metric: str
     a: float | None
@@ -228,7 +234,7 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
                               for s in sorted(ids_b - set(in_a))]
         if not shared:
             continue
-        which = dict(group=group, voice_a=group_a[0], voice_b=group_b[0])
+        which = Matched(group=group, voice_a=group_a[0], voice_b=group_b[0])
         if a.headline == "macro":
             found.append(_paired_values(which, "macro_wer", [x.wer for x, _ in shared], [y.wer for _, y in shared],
                                         n_boot, seed))
@@ -262,11 +268,11 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
     found = _derived(found, {c: f for d in a.measures.values() for c, f in d.derived.items()})
     tested = [m for m in found if not m.derived_from]
     corrected = dict(zip(map(id, tested), paired.holm([m.p for m in tested])))
-    source = {(m.group, m.voice_a, m.voice_b, m.metric): corrected[id(m)] for m in tested}
+    source = {(m.matched, m.metric): corrected[id(m)] for m in tested}
     out = []
     for m in found:
         p_holm = corrected.get(id(m)) if not m.derived_from else \
-            source[m.group, m.voice_a, m.voice_b, m.derived_from]
+            source[m.matched, m.derived_from]
         p_holm = significant_digits(p_holm)
         delta, low, high = (rounded(x) for x in m.delta)
         higher_is_worse = m.metric in ("wer", "macro_wer", "cer") or better.get(m.metric) == "lower"
@@ -275,7 +281,8 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
         significant = p_holm < ALPHA and low is not None and (low > 0 or high < 0)
         worse = significant and worse_by > margin and not m.derived_from
         out.append(RunComparison(
-            group=m.group, voice_a=m.voice_a, voice_b=m.voice_b, metric=m.metric, sentences=m.sentences, a=m.a, b=m.b,
+            group=m.matched.group, voice_a=m.matched.voice_a, voice_b=m.matched.voice_b, metric=m.metric,
+            sentences=m.sentences, a=m.a, b=m.b,
             delta=delta, ci95_low=low, ci95_high=high, test=m.test, p=significant_digits(m.p), p_holm=p_holm,
             mapsswe_z=m.mapsswe_z, sign_b_worse=m.sign.positive if m.sign else None,
             sign_b_better=m.sign.negative if m.sign else None,
@@ -293,7 +300,7 @@ def verdict(m: _Metric, delta: float, low: float | None, high: float | None, p_h
     """One line: which way B differs from A in one metric, whether it counts against B, and, where no difference
     was found, what this many sentences could have found."""
     figures = f"Δ = {delta:+.4f}" + (f" [{low:+.4f}, {high:+.4f}]" if low is not None else "") + f", p = {p_holm:.3g}"
-    head = f"{label(m.group)}: {m.voice_b or 'B'} against {m.voice_a or 'A'}, {m.metric}"
+    head = f"{label(m.matched.group)}: {m.matched.voice_b or 'B'} against {m.matched.voice_a or 'A'}, {m.metric}"
     if m.derived_from:
         return f"{head}: {figures}; a function of {m.derived_from}, not a test of its own (its verdict is " \
                f"{m.derived_from}'s)"
@@ -305,19 +312,19 @@ def verdict(m: _Metric, delta: float, low: float | None, high: float | None, p_h
     return f"{head}: worse, {figures}" + ("" if worse else f" (within the margin {margin})")
 
 
-def _wer(a: Run, b: Run, shared: list, which: dict, n_boot: int, seed: int) -> _Metric:
+def _wer(a: Run, b: Run, shared: list, which: Matched, n_boot: int, seed: int) -> _Metric:
     words = [x.ref_words for x, _ in shared]
     ea, eb = [x.errors for x, _ in shared], [y.errors for _, y in shared]
     delta = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
     m = paired.mapsswe([(a.scores.alignment(x).ops, b.scores.alignment(y).ops) for x, y in shared])
     pa, pb = [100 * x.wer for x, _ in shared], [100 * y.wer for _, y in shared]
-    return _Metric(**which, sentences=len(shared), metric="wer", a=rounded(sum(ea) / sum(words)),
+    return _Metric(matched=which, sentences=len(shared), metric="wer", a=rounded(sum(ea) / sum(words)),
                    b=rounded(sum(eb) / sum(words)), delta=delta, test="MAPSSWE", p=m.p, mapsswe_z=rounded(m.z, 3),
                    sign=paired.sign_test(pb, pa), wilcoxon=paired.wilcoxon(pb, pa),
                    power=paired.power(paired.pooled_contributions(ea, eb, words), delta[0], ALPHA))
 
 
-def _paired_values(which: dict, metric: str, va: list, vb: list, n_boot: int, seed: int,
+def _paired_values(which: Matched, metric: str, va: list, vb: list, n_boot: int, seed: int,
                    totals: list | None = None, ta: list | None = None, tb: list | None = None) -> _Metric:
     """Δ of a pooled rate (totals given: Σ errors / Σ totals) or of a mean, with a paired bootstrap interval, and
     the Wilcoxon signed-rank test on the per-sentence values."""
@@ -332,12 +339,12 @@ def _paired_values(which: dict, metric: str, va: list, vb: list, n_boot: int, se
     pairs = [(p, q) for p, q in zip(va, vb) if p is not None and q is not None]
     w = paired.wilcoxon([q for _, q in pairs], [p for p, _ in pairs])
     exact = paired.signed_rank([q - p for p, q in pairs])
-    return _Metric(**which, sentences=len(va), metric=metric, a=rounded(mean_a), b=rounded(mean_b), delta=delta,
-                   test=exact.test, p=exact.p, mapsswe_z=None, sign=None, wilcoxon=w,
+    return _Metric(matched=which, sentences=len(va), metric=metric, a=rounded(mean_a), b=rounded(mean_b),
+                   delta=delta, test=exact.test, p=exact.p, mapsswe_z=None, sign=None, wilcoxon=w,
                    power=paired.power(contributions, delta[0], ALPHA))
 
 
-def _preference(which: dict, metric: str, votes: list[tuple[str, str, float]], scale: tuple[float, float],
+def _preference(which: Matched, metric: str, votes: list[tuple[str, str, float]], scale: tuple[float, float],
                 n_boot: int, seed: int) -> _Metric:
     """A pair test's votes on A and B as one metric: Δ, the mean preference for B, with the listeners × sentences
     bootstrap; the exact signed-rank test on the sentences' mean preferences."""
@@ -349,16 +356,17 @@ def _preference(which: dict, metric: str, votes: list[tuple[str, str, float]], s
         by.setdefault(s, []).append(v)
     means = [float(np.mean(v)) for v in by.values()]
     exact = paired.signed_rank(means)
-    return _Metric(**which, sentences=len(by), metric=metric, a=None, b=None, delta=(found.mean, found.low, found.high),
-                   test=exact.test + " on the sentences' means", p=exact.p, mapsswe_z=None, sign=None,
-                   wilcoxon=paired.wilcoxon(means, [0.0] * len(means)), power=paired.power(means, found.mean, ALPHA))
+    return _Metric(matched=which, sentences=len(by), metric=metric, a=None, b=None,
+                   delta=(found.mean, found.low, found.high), test=exact.test + " on the sentences' means", p=exact.p,
+                   mapsswe_z=None, sign=None, wilcoxon=paired.wilcoxon(means, [0.0] * len(means)),
+                   power=paired.power(means, found.mean, ALPHA))
 
 
 def _derived(found: list[_Metric], derived: dict[str, str]) -> list[_Metric]:
     """Each metric that is a function of another metric of the same comparison, marked so."""
-    present = {(m.group, m.voice_a, m.voice_b, m.metric) for m in found}
+    present = {(m.matched.group, m.matched.voice_a, m.matched.voice_b, m.metric) for m in found}
     return [replace(m, derived_from=derived[m.metric]) if m.metric in derived and
-            (m.group, m.voice_a, m.voice_b, derived[m.metric]) in present else m for m in found]
+            (m.matched.group, m.matched.voice_a, m.matched.voice_b, derived[m.metric]) in present else m for m in found]
 
 
 @dataclass(frozen=True)

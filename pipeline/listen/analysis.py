@@ -26,6 +26,7 @@ from itertools import combinations
 
 import numpy as np
 
+from pipeline.core.records import columns_of, joined
 from pipeline.listen import plays
 from pipeline.listen.kinds import KINDS, Kind
 from pipeline.listen.store import Test
@@ -82,7 +83,23 @@ class Difference:
 class Excluded:
     listener: str
     votes: int
-    reasons: list[str]
+    reasons: list[str] = joined(sep="; ")  # each rule the listener failed, naming the trial and the answer
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClipScore:
+    """A test clip: where it came from, its accepted votes' mean, and its run's measures of it (clips.csv)."""
+    clip: str
+    system: str
+    run: str
+    voice: str
+    sentence: str
+    utterance_id: str
+    votes: int
+    mean: float
+    measures: dict[str, float | None] = columns_of()
+    run_folder: str = ""  # the run's folder, resolved, as the test recorded it
+    source_sha256: str = ""  # of the run's audio the clip was made from
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,7 +168,7 @@ class Analysis:
     alpha: float | None = None  # Krippendorff's, interval
     agreements: list[Agreement] = field(default_factory=list)
     calibrations: list[Calibration] = field(default_factory=list)
-    clips: list[dict] = field(default_factory=list)  # each test clip: system, sentence, mean vote, its measures
+    clips: list[ClipScore] = field(default_factory=list)
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -423,13 +440,13 @@ def metrics(human: np.ndarray, predicted: np.ndarray) -> tuple[float, float, flo
 
 
 def agreements(per_clip: list[dict], measure: str, n_boot: int, seed: int) -> list[Agreement]:
-    rows = [c for c in per_clip if c["measures"].get(measure) is not None]
+    rows = [c for c in per_clip if c.measures.get(measure) is not None]
     if len(rows) < 3:
         return []
-    human = np.array([c["mean"] for c in rows])
-    predicted = np.array([c["measures"][measure] for c in rows], dtype=float)
-    systems = sorted({c["system"] for c in rows})
-    which = np.array([systems.index(c["system"]) for c in rows])
+    human = np.array([c.mean for c in rows])
+    predicted = np.array([c.measures[measure] for c in rows], dtype=float)
+    systems = sorted({c.system for c in rows})
+    which = np.array([systems.index(c.system) for c in rows])
 
     def system_level(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         present = [s for s in range(len(systems)) if np.any(which[idx] == s)]
@@ -462,9 +479,9 @@ def agreements(per_clip: list[dict], measure: str, n_boot: int, seed: int) -> li
 def calibration(per_clip: list[dict], measure: str, test: str, kind: Kind, n_boot: int,
                 seed: int) -> Calibration | None:
     """The least-squares line from the measure to the clips' mean votes, with a bootstrap over clips."""
-    rows = [c for c in per_clip if c["measures"].get(measure) is not None]
-    x = np.array([c["measures"][measure] for c in rows], dtype=float)
-    y = np.array([c["mean"] for c in rows])
+    rows = [c for c in per_clip if c.measures.get(measure) is not None]
+    x = np.array([c.measures[measure] for c in rows], dtype=float)
+    y = np.array([c.mean for c in rows])
     if len(rows) < 3 or np.ptp(x) == 0:
         return None
     slope, intercept = np.polyfit(x, y, 1)
@@ -510,9 +527,12 @@ def analyse(conn: sqlite3.Connection, n_boot: int = N_BOOT, seed: int = SEED) ->
     per_clip: dict[str, list[float]] = defaultdict(list)
     for v in kept:
         per_clip[v.second or v.first].append(v.value)
-    result.clips = [{**clips[c], "clip": c, "mean": round(float(np.mean(x)), 4), "votes": len(x)}
+    result.clips = [ClipScore(clip=c, system=clips[c]["system"], run=clips[c]["run"], voice=clips[c]["voice"],
+                              sentence=clips[c]["sentence"], utterance_id=clips[c]["utterance_id"], votes=len(x),
+                              mean=round(float(np.mean(x)), 4), measures=dict(sorted(clips[c]["measures"].items())),
+                              run_folder=clips[c]["run_folder"], source_sha256=clips[c]["source_sha256"])
                     for c, x in sorted(per_clip.items())]
-    measures = sorted({m for c in result.clips for m, value in c["measures"].items() if value is not None
+    measures = sorted({m for c in result.clips for m, value in c.measures.items() if value is not None
                        and MEASURES.predicts(m) == ("smos" if kind.reference else "mos")})
     for m in measures:
         result.agreements += agreements(result.clips, m, n_boot, seed)

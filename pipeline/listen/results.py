@@ -4,33 +4,25 @@ each system's score with its CI, who was left out and why, whether each measure 
 listeners did, and each measure on the listeners' scale."""
 from __future__ import annotations
 
-from dataclasses import asdict, fields
 from pathlib import Path
 
-from pipeline.core import store
-from pipeline.listen.analysis import Agreement, Analysis, Difference, PairScore, Strength, SystemScore
+from pipeline.core import records, store
+from pipeline.listen.analysis import (Agreement, Analysis, ClipScore, Difference, Excluded, PairScore, Strength,
+                                      SystemScore)
 from pipeline.measures import calibration
 
 
-def rows(records: list, cls: type) -> tuple[list[dict], list[str]]:
-    return [asdict(r) for r in records], [f.name for f in fields(cls)]
-
-
 def write(found: Analysis, out: Path) -> list[str]:
-    """The files, in `out`; their names."""
+    """The files, in `out`, each CSV through the one codec (core/records.py); their names."""
     out.mkdir(parents=True, exist_ok=True)
     store.write_json(out / "results.json", found.as_json())
-    for name, records, cls in (("systems", found.systems, SystemScore),
-                               ("differences", found.differences, Difference), ("pairs", found.pairs, PairScore),
-                               ("strengths", found.strengths, Strength), ("agreement", found.agreements, Agreement)):
-        if records:
-            store.write_csv(out / f"{name}.csv", *rows(records, cls))
-    store.write_csv(out / "excluded.csv", [{"listener": e.listener, "votes": e.votes, "reasons": "; ".join(e.reasons)}
-                                           for e in found.excluded], ["listener", "votes", "reasons"])
-    columns = ["clip", "system", "run", "voice", "sentence", "utterance_id", "votes", "mean"]
-    measures = sorted({m for c in found.clips for m in c["measures"]})
-    store.write_csv(out / "clips.csv", [{**{k: c[k] for k in columns}, **c["measures"]} for c in found.clips],
-                    columns + measures)
+    for name, rows, cls in (("systems", found.systems, SystemScore),
+                            ("differences", found.differences, Difference), ("pairs", found.pairs, PairScore),
+                            ("strengths", found.strengths, Strength), ("agreement", found.agreements, Agreement)):
+        if rows:
+            records.write_csv(out / f"{name}.csv", cls, rows)
+    records.write_csv(out / "excluded.csv", Excluded, found.excluded)
+    records.write_csv(out / "clips.csv", ClipScore, found.clips)
     calibration.write(out / "calibration.json", found.calibrations)
     return sorted(p.name for p in out.iterdir())
 
@@ -92,8 +84,8 @@ def ranking(found: Analysis) -> str:
     for m in dict.fromkeys(a.measure for a in found.agreements):
         per = {}
         for c in found.clips:
-            if c["measures"].get(m) is not None:
-                per.setdefault(c["system"], []).append(c["measures"][m])
+            if c.measures.get(m) is not None:
+                per.setdefault(c.system, []).append(c.measures[m])
         means = {s: sum(v) / len(v) for s, v in per.items()}
         if set(means) != set(order):
             continue

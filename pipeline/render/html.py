@@ -18,6 +18,7 @@ import numpy as np
 from pipeline.core.records import label
 from pipeline.core.registry import Catalog
 from pipeline.measures.base import Described
+from pipeline.listen.analysis import Analysis
 from pipeline.scoring.align import Op, Ops
 from pipeline.scoring.utterances import Results
 from pipeline.scoring.config import ScoreConfig
@@ -191,7 +192,7 @@ class Page:
     measures: dict[str, Described] = field(default_factory=dict)  # each measure of the run, by name
     audio: dict[str, tuple[str, str]] | None = None  # path → (key, base64 FLAC): the audio the page carries
     comparable: str = ""  # what the run's WER is comparable with (config/recipes.py), said at the top
-    listening: object | None = None  # the Analysis of the run's listening test (pipeline/listen/analysis.py), if any
+    listening: Analysis | None = None  # what the run's listening test found so far, if it has one
 
     @property
     def with_lm(self) -> bool:

@@ -238,18 +238,18 @@ def measure_distributions(utterances: list[ScoredUtterance]) -> bytes | None:
     return _save(fig)
 
 
-def predicted_vs_listeners(clips: list[dict], measures: list[str], calibrations: dict) -> bytes | None:
+def predicted_vs_listeners(clips: list, measures: list[str], calibrations: dict) -> bytes | None:
     """Per measure, each clip's predicted value against its listeners' mean vote, one colour per system, with
     the calibration line over the range it was fitted on."""
-    measures = [m for m in measures if any(c["measures"].get(m) is not None for c in clips)]
+    measures = [m for m in measures if any(c.measures.get(m) is not None for c in clips)]
     if not measures:
         return None
     fig, axes = _grid(len(measures))
-    systems = sorted({c["system"] for c in clips})
+    systems = sorted({c.system for c in clips})
     for ax, m in zip(axes, measures):
         for s, colour in zip(systems, plt.rcParams["axes.prop_cycle"].by_key()["color"] * 8):
-            own = [c for c in clips if c["system"] == s and c["measures"].get(m) is not None]
-            ax.scatter([c["measures"][m] for c in own], [c["mean"] for c in own], s=14, color=colour, label=s,
+            own = [c for c in clips if c.system == s and c.measures.get(m) is not None]
+            ax.scatter([c.measures[m] for c in own], [c.mean for c in own], s=14, color=colour, label=s,
                        alpha=0.8)
         fit = calibrations.get(m)
         if fit is not None:

@@ -1,7 +1,7 @@
 """The `score` config section, and the revision of what scoring computes: what every scored run records."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipeline.core.options import option
 from pipeline.scoring import normalize as norm
@@ -22,3 +22,23 @@ class ScoreConfig:
 # bumped for changes that leave scores as they were, so an upgrade does not stop comparisons with older runs.
 # 2: the basic normalizer puts both texts in Unicode's NFC form.
 SCORING_REVISION = 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class Comparability:
+    """What a run's WER can stand beside (config/recipes.py decides it; summary.json records it)."""
+    recipe: str = ""  # "" when the run follows none
+    departures: list[str] = field(default_factory=list)  # each required value the run changed: "asr.engines …"
+    line: str = ""  # what the WER is comparable with, in one line
+
+    @property
+    def exact(self) -> bool:
+        return bool(self.recipe) and not self.departures
+
+    def as_json(self) -> dict:
+        return {"recipe": self.recipe, "exact": self.exact, "departures": self.departures, "line": self.line}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Comparability:
+        return cls(recipe=data.get("recipe", ""), departures=list(data.get("departures", [])),
+                   line=data.get("line", ""))

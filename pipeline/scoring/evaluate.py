@@ -13,7 +13,7 @@ from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
 from pipeline.scoring.align import Alignment, Op, align_codes, from_codes
-from pipeline.scoring.config import ScoreConfig
+from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.flags import flags
 from pipeline.scoring.rates import corpus_rates, spearman
@@ -127,7 +127,8 @@ def kept(u: ScoredUtterance, a: Alignment, out: Results) -> None:
     out.pralign.append(sclite.pralign(u.id, a))
 
 
-def evaluate(pairs: list[Pair], options: ScoreConfig | None = None, comparable: dict | None = None) -> Results:
+def evaluate(pairs: list[Pair], options: ScoreConfig | None = None,
+             comparable: Comparability | None = None) -> Results:
     """Every pair scored, and the figures of each voice × engine × condition group. `options`: the score section
     (normalizer, bootstrap resamples and seed); its defaults when not given. `comparable`: what the run's WER is
     comparable with, recorded in summary.json.
@@ -137,10 +138,10 @@ def evaluate(pairs: list[Pair], options: ScoreConfig | None = None, comparable: 
     100,000 alignments at once; a later stage reads them back from the events (Results.alignment)."""
     options = options or ScoreConfig()
     with without_cycle_collection():
-        return _evaluate(pairs, options.normalize, options.bootstrap, options.seed, comparable or {})
+        return _evaluate(pairs, options.normalize, options.bootstrap, options.seed, comparable or Comparability())
 
 
-def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, comparable: dict) -> Results:
+def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, comparable: Comparability) -> Results:
     transform = norm.get(normalizer)
     out = Results(normalizer, comparable)
     for start in range(0, len(pairs), CHUNK):

@@ -10,6 +10,7 @@ from pipeline.core.records import as_row
 from pipeline.core.tables import Document, Table
 from pipeline.scoring import sclite
 from pipeline.scoring.align import Op
+from pipeline.scoring.config import Comparability
 from pipeline.scoring.evaluate import aligned, groups, without_cycle_collection
 from pipeline.scoring.utterances import Confusion, ErrorEvent, GroupSummary, Results, ScoredUtterance
 
@@ -46,9 +47,10 @@ FILES = (
     Table("errors.csv", ErrorEvent, "events"),
     Table("confusions.csv", Confusion, "confusions"),
     Table("summary.csv", GroupSummary, "summary"),
-    Document("summary.json", lambda r: {"normalizer": r.normalizer, "comparable": r.comparable,
+    Document("summary.json", lambda r: {"normalizer": r.normalizer, "comparable": r.comparable.as_json(),
                                         "groups": [as_row(s) for s in r.summary]},
-             read=lambda data: {"normalizer": data["normalizer"], "comparable": data.get("comparable", {})}),
+             read=lambda data: {"normalizer": data["normalizer"],
+                                   "comparable": Comparability.from_json(data.get("comparable", {}))}),
     Document("ref.trn", lambda r: sclite.write_trn([(u.id, u.reference_normalized) for u in aligned(r)])),
     Document("hyp.trn", lambda r: sclite.write_trn([(u.id, u.hypothesis_normalized) for u in aligned(r)])),
     Document("pralign.txt", lambda r: "".join(text + "\n" for text in r.pralign)),

@@ -12,6 +12,7 @@ from pipeline.core.records import SPOKEN, Grouped, Status, columns_of, joined, l
 from pipeline.io.conditions import SILENCE
 from pipeline.lm.sentences import Sentence
 from pipeline.scoring.align import ERRORS, Alignment, Op, by_utterance, from_events
+from pipeline.scoring.config import Comparability
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,7 +160,7 @@ class GroupSummary(Grouped):
 @dataclass
 class Results:
     normalizer: str
-    comparable: dict = field(default_factory=dict)  # what the WER can stand beside (config/recipes.py Comparability)
+    comparable: Comparability = field(default_factory=Comparability)  # what the WER can stand beside
     utterances: list[ScoredUtterance] = field(default_factory=list)
     events: list[ErrorEvent] = field(default_factory=list)
     confusions: list[Confusion] = field(default_factory=list)

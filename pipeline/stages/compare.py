@@ -15,9 +15,9 @@ def run(cfg: Config, loaded: dict) -> Outcome:
     stats = statistics.compute(scores, s.bootstrap, s.seed, asr.ENGINES.model_family,
                                measures.rows if measures else [], measures.embeddings if measures else {})
     statistics.write(stats, artifacts.path("statistics", cfg).parent)
-    significant = sum(1 for c in stats.comparisons if c.mapsswe_p_holm < ALPHA)
-    return Outcome({"pairs": len(stats.comparisons), "significant": significant, "failing_words": len(stats.words),
-                   "breakdowns": len(stats.breakdown)})
+    significant = sum(1 for c in stats["comparisons"] if c.mapsswe_p_holm < ALPHA)
+    return Outcome({"pairs": len(stats["comparisons"]), "significant": significant, "failing_words": len(stats["words"]),
+                   "breakdowns": len(stats["breakdown"])})
 
 
 STAGE = Stage("compare", "paired comparisons, normalizer sensitivity, difficulty bins, error attribution, "

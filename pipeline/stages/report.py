@@ -36,7 +36,7 @@ def run(cfg: Config, loaded: dict) -> Outcome:
     page = html.render(html.Page(title=f"Speech evaluation: run {cfg.run}", scores=scores, stats=stats,
                                  score=cfg.score, config=loaded["plan"], versions=versions(), links=links,
                                  folder=out.parent, loss_log=loss_log, attention=loaded["attention"],
-                                 measures=declared, audio=carried, comparable=scores.comparable.get("line", ""),
+                                 measures=declared, audio=carried, comparable=scores.comparable.line,
                                  listening=listened(cfg)))
     store.write_text(out, page)
     if carried is None:
@@ -71,10 +71,10 @@ def epilogue(cfg: Config) -> str:
     with, and where the report is."""
     scores, stats = artifacts.ARTIFACTS["scores"].load(cfg), artifacts.ARTIFACTS["statistics"].load(cfg)
     out = artifacts.path("report", cfg)
-    table = summary_table(scores.summary, len(scores.utterances), most_confident(stats.comparisons),
+    table = summary_table(scores.summary, len(scores.utterances), most_confident(stats["comparisons"]),
                           macro_first=cfg.score.headline == "macro")
     failed = failures(scores.utterances, str(out.parent / "utterances.csv"))
-    comparable = scores.comparable.get("line", "")
+    comparable = scores.comparable.line
     return "\n".join(part for part in (table, failed, comparable and f"WER: {comparable}", f"report: {out}") if part)
 
 

@@ -4,9 +4,10 @@ its record type and its CSV (`STATISTICS.register(Statistic(...))`), so a new ta
 plugin adds one through the entry point group `speech_eval.statistics`."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from pipeline.core import tables
 from pipeline.core.records import as_row
@@ -39,19 +40,26 @@ class Statistic:
 STATISTICS = Catalog("pipeline.statistics", "speech_eval.statistics", "statistic", skip=())
 
 
-class Statistics:
-    """Every statistic of a run, by name: `stats.comparisons` is the comparisons table's rows."""
+class Statistics(dict):
+    """Every statistic of a run, by its registered name: `stats["comparisons"]` is the comparisons table's rows. A
+    dict, since statistics are registered (a plugin's too), not fields known here."""
 
     def __init__(self, normalizer: str, bootstrap: int, **computed: list):
+        super().__init__(computed)
         self.normalizer = normalizer  # the run's, under which the utterances were scored
         self.bootstrap = bootstrap  # resamples behind every interval
-        self.tables: dict[str, list] = computed
 
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.__dict__["tables"][name]
-        except KeyError:
-            raise AttributeError(f"no statistic {name!r}; known: {', '.join(self.__dict__.get('tables', {}))}") from None
+    def __missing__(self, name: str) -> list:
+        raise KeyError(f"no statistic {name!r}; known: {', '.join(self)}")
+
+    def __getattr__(self, name: str) -> list:
+        """`stats.comparisons`, as a plugin's section wrote it before statistics were a dict: still the rows, with a
+        note to write `stats["comparisons"]`."""
+        if name.startswith("_") or name not in self:
+            raise AttributeError(f"no statistic {name!r}; known: {', '.join(self)}")
+        warnings.warn(f'stats.{name} is stats["{name}"] since the statistics became a dict', DeprecationWarning,
+                      stacklevel=2)
+        return self[name]
 
 
 def compute(scores: Results, n_boot: int, seed: int, family_of: Callable[[str], str],
@@ -64,7 +72,7 @@ def files() -> tuple[tables.File, ...]:
     """The statistics' files: the JSON first (it is always written, and an artifact is there when its first file is),
     then each statistic's table."""
     return (Document("comparisons.json", lambda s: {"normalizer": s.normalizer, "bootstrap": s.bootstrap,
-                                                    "pairs": [as_row(c) for c in s.comparisons]},
+                                                    "pairs": [as_row(c) for c in s["comparisons"]]},
                      read=lambda data: {"normalizer": data["normalizer"], "bootstrap": data["bootstrap"]}),
             *(Table(s.file, s.record, s.name) for s in STATISTICS.all()))
 

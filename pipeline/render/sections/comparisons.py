@@ -69,7 +69,7 @@ def factor_tables(comparisons: list[Comparison]) -> str:
 
 
 def render(page: Page) -> str:
-    comparisons = page.stats.comparisons
+    comparisons = page.stats["comparisons"]
     if not comparisons:
         return "<h2>Comparisons</h2><p>One group only: nothing to compare.</p>"
     one = sum(c.holm_family == "one-factor" for c in comparisons)

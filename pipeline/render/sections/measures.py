@@ -34,7 +34,7 @@ def render(page: Page) -> str:
     from pipeline.render import plots
 
     stats, declared = page.stats, page.measures
-    summary = stats.measure_summary
+    summary = stats["measure_summary"]
     if not summary:
         return ""
     meanings = "".join(f"<li><code>{html.escape(c)}</code>: {html.escape(m)}</li>"
@@ -52,7 +52,7 @@ def render(page: Page) -> str:
              table(summary, ["measure", "voice", "asr", "condition", "n", "mean", "p5", "median", "p95", "rho"],
                    cells, heads),
              _img(plots.measure_distributions(page.scores.utterances), "measures")]
-    comparisons = [c for c in stats.measure_comparisons if c.holm_family == "one-factor"]
+    comparisons = [c for c in stats["measure_comparisons"] if c.holm_family == "one-factor"]
     if comparisons:
         parts.append("<p>Groups that heard different audio on the same sentences: Δ = B − A with a paired-bootstrap "
                      "95% CI, the exact Wilcoxon signed-rank p, Holm-corrected per measure over the one-factor pairs "
@@ -60,10 +60,10 @@ def render(page: Page) -> str:
         parts.append(table(comparisons, ["measure", "a", "b", "sentences", "delta", "exact_p_holm", "verdict"],
                            {"delta": lambda c: html.escape(_interval(c.delta, c.delta_ci95_low, c.delta_ci95_high))},
                            {"delta": "Δ [95% CI]", "exact_p_holm": "p (exact, Holm)"}))
-    if stats.voices:
+    if stats["voices"]:
         parts.append("<p>Speaker similarity between voices (Resemblyzer): the mean cosine over utterances of "
                      "different sentences; the diagonal is each voice's consistency. Hover a cell for its CI.</p>")
-        parts.append(voices_matrix(stats.voices))
+        parts.append(voices_matrix(stats["voices"]))
     return "".join(parts)
 
 

@@ -7,7 +7,7 @@ from pipeline.render.html import SECTIONS, Page, Section, _cell, table
 
 
 def render(page: Page) -> str:
-    effects = page.stats.normalizers
+    effects = page.stats["normalizers"]
     rates = list(dict.fromkeys(k for e in effects for k in e.wer))
     return ("<h2>Normalizer sensitivity</h2><p>Every group's WER under each normalizer, and the share of the "
             "unnormalized errors that the normalizer of this run removes. Compare WERs only under the same "

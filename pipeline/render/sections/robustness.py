@@ -9,7 +9,7 @@ from pipeline.render.html import SECTIONS, Page, Section, _img, table
 def render(page: Page) -> str:
     from pipeline.render import plots
 
-    breakdown = page.stats.breakdown
+    breakdown = page.stats["breakdown"]
     if not breakdown:
         return ""
     return "\n".join([

@@ -9,7 +9,7 @@ from pipeline.render.html import SECTIONS, Page, Section, _interval, table
 
 def render(page: Page) -> str:
     stats = page.stats
-    words = stats.words
+    words = stats["words"]
     families = max((w.families_heard for w in words), default=0)
     parts = ["<h2>Hardest words</h2><p>Reference words by failure rate (substituted or deleted), and whom "
              "they point at. Engines are grouped by the model they run (every Whisper engine is one family): "
@@ -18,12 +18,12 @@ def render(page: Page) -> str:
              "at that ASR. " + ("Only one ASR family ran, so text and ASR cannot be told apart: add "
                                 "<code>pocketsphinx:en-us</code> to <code>--asr</code>. " if families < 2 else "")
              + 'All of them: <a href="words.csv">words.csv</a>.</p>']
-    if stats.blame:
+    if stats["blame"]:
         parts.append("<h3>Voice, text or ASR?</h3><p>Of the reference words every ASR family heard (a sentence's "
                      "word in one voice and condition), the share failed by every family (the voice or the text) "
                      "and by one family alone (that ASR), with bootstrap 95% CIs over sentences "
                      '(<a href="blame.csv">blame.csv</a>).</p>')
-        parts.append(table(stats.blame, ["voice", "condition", "points_at", "words", "failures", "share"],
+        parts.append(table(stats["blame"], ["voice", "condition", "points_at", "words", "failures", "share"],
                            {"share": lambda b: html.escape(_interval(b.rate, b.ci95_low, b.ci95_high))},
                            {"points_at": "points at", "share": "share of words [95% CI]"}))
     parts.append(table(words[:25], ["word", "occurrences", "failures", "failure_rate", "voices", "engines",
@@ -37,11 +37,11 @@ def render(page: Page) -> str:
                        {"failure_rate": "failure rate", "voices": "voices failed", "engines": "engines failed",
                         "families": "ASR families failed", "mean_surprisal": "surprisal (bits)",
                         "points_at": "points at"}))
-    if stats.agreement:
+    if stats["agreement"]:
         parts.append("<p>Engine agreement: the share of sentences whose normalized hypotheses all engines wrote "
                      "alike; across families: the share where every model family wrote one hypothesis in common "
                      "(engines of one family share its blind spots, so only this says the audio was clear).</p>")
-        parts.append(table(stats.agreement, ["voice", "condition", "engines", "utterances", "agreement",
+        parts.append(table(stats["agreement"], ["voice", "condition", "engines", "utterances", "agreement",
                                              "families", "family_agreement"]))
     return "\n".join(parts)
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 def make_test(path: Path, sentences: int) -> None:
     from pipeline.listen import create
     from pipeline.listen.kinds import KINDS
-    from pipeline.listen import store
+    from pipeline.listen import database
     from pipeline.tts import base
 
     lines = shakespeare_lines(sentences, 4, 14)
@@ -43,7 +43,7 @@ def make_test(path: Path, sentences: int) -> None:
             by.setdefault(system, {})[f"s{i:03d}"] = create.Clip("test", system, system, "", system, f"s{i:03d}",
                                                                  f"{system}_{i}", text, {}, samples, sr)
     options = create.Options(name="load", votes_per_clip=10, trials_per_session=20)
-    conn = store.connect(path, create=True)
+    conn = database.connect(path, create=True)
     try:
         create.write(conn, KINDS.get("mos"), options, by, {}, sorted(by), sorted(by["joe"]), random.Random(1), "x" * 32,
                      [], max(c.sr for clips in by.values() for c in clips.values()))
@@ -52,12 +52,12 @@ def make_test(path: Path, sentences: int) -> None:
 
 
 def invite(path: Path, n: int, prefix: str) -> list[str]:
-    from pipeline.listen import store
+    from pipeline.listen import database
 
-    conn = store.connect(path)
+    conn = database.connect(path)
     try:
         conn.execute("BEGIN IMMEDIATE")
-        secrets = [store.invite(conn, f"{prefix}-{k}") for k in range(n)]
+        secrets = [database.invite(conn, f"{prefix}-{k}") for k in range(n)]
         conn.execute("COMMIT")
     finally:
         conn.close()

@@ -51,7 +51,7 @@ def main() -> None:
     import speechmos.dnsmos as reference
 
     from pipeline.asr import base as asr
-    from pipeline.asr.listener import Listener
+    from pipeline.asr.transcriber import Transcriber
     from pipeline.measures.assessor import Assessor, Clip
     from pipeline.measures import base
 
@@ -82,7 +82,7 @@ def main() -> None:
     t_dm = timed(lambda: distill_ours.extend(distill.work([Clip(x) for x in xs])))
     dm_worst = max(abs(d.scores.values["distill_mos"] - t) for d, t in zip(distill_ours, distill_theirs))
     options = asr.ASRConfig()
-    listener = Listener(asr.resolve("faster-whisper:base", options, str(ROOT / "models")), options,
+    listener = Transcriber(asr.resolve("faster-whisper:base", options, str(ROOT / "models")), options,
                         str(ROOT / "models"))
     listener.work(xs[:1])
     t_asr = timed(lambda: listener.work(xs))

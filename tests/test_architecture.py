@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.asr.base import ENGINES
-from pipeline.asr.listener import Transcript
+from pipeline.asr.transcriber import Transcript
 from pipeline.io.speech import Speech
 from pipeline.lm.sentences import Sentence
 from pipeline.scoring.utterances import Confusion, ErrorEvent, GroupSummary, Pair, Results, ScoredUtterance
@@ -285,7 +285,7 @@ def test_each_alignment_is_kept_as_scoring_found_it_and_read_back_from_the_files
 
 
 def test_a_worker_returns_typed_results_and_a_cached_record_reads_back_as_the_same_type(tmp_path):
-    from pipeline.asr.listener import Heard
+    from pipeline.asr.transcriber import Heard
     from pipeline.tts.speaker import Speaker, Spoken
     from pipeline.tts import base as tts
 

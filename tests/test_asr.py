@@ -263,7 +263,7 @@ def test_an_engines_changed_arithmetic_joins_its_transcripts_keys_and_only_there
         for compute_type in ("int8", "float32", "bfloat16"):
             cfg = Config()
             cfg = replace(cfg, asr=replace(cfg.asr, compute_type=compute_type))
-            revision = ENGINES.arithmetic(engine, cfg.asr)
+            revision = ENGINES.revision(engine, cfg.asr)
             assert bool(revision) == (engine.startswith("faster-whisper") or compute_type == "bfloat16")
     # what a transcript's key must change with, and what it must not
     cfg = Config()

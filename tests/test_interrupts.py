@@ -111,7 +111,7 @@ def test_sigterm_on_ray_shuts_the_actors_down_and_the_same_command_continues(tmp
 
 
 def actors_of(pid: int) -> set[int]:
-    """The Ray actor processes (their title is ray::Listener) among the descendants of a process."""
+    """The Ray actor processes (their title is ray::Transcriber) among the descendants of a process."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -124,7 +124,7 @@ def actors_of(pid: int) -> set[int]:
         for child in children.get(todo.pop(), []):
             found.add(child)
             todo.append(child)
-    return {p for p in found if b"ray::Listener" in _read(f"/proc/{p}/cmdline")}
+    return {p for p in found if b"ray::Transcriber" in _read(f"/proc/{p}/cmdline")}
 
 
 def alive(pid: int) -> bool:

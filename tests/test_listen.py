@@ -508,7 +508,7 @@ def test_a_vote_needs_the_clip_heard_for_its_length_on_the_server_and_the_accept
                  "assignments WHERE trial = ?", (second["trial"], second["trial"]))
     conn.commit()
     conn.close()
-    from pipeline.listen import store as tests
+    from pipeline.listen import database as tests
 
     conn = tests.connect(cwd / "ears.db")
     votes = {v.trial: v for v in analysis.votes_of(conn, KINDS_MOS)}
@@ -530,7 +530,7 @@ def test_the_good_gold_is_a_natural_recording_never_a_systems_clip_and_no_gold_o
     prompt = seconds((cwd / "prompts" / "p.wav").read_bytes())
     assert good == [("", pytest.approx(prompt, abs=0.01))]  # the speaker reference, not a-worse's first clip
     # the sentences spread over a listener's trials, the tool's own trials included
-    from pipeline.listen import assign, store as tests
+    from pipeline.listen import assign, database as tests
 
     conn.close()
     conn = tests.connect(cwd / "gold.db")

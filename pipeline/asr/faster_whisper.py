@@ -73,4 +73,4 @@ class FasterWhisper:
 
 base.ENGINES.register("faster-whisper", FasterWhisper, model_family="whisper",
                       check=lambda name: sources.check_name("faster-whisper", name), resolve=sources.faster_whisper,
-                      arithmetic=lambda options: base.FEATURES_ON_ONE_THREAD)
+                      revision=lambda options: base.FEATURES_ON_ONE_THREAD)

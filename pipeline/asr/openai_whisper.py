@@ -168,4 +168,4 @@ BF16_ARITHMETIC = "bf16: explicit attention, the encoder's softmax in place"
 
 base.ENGINES.register("openai-whisper", OpenAIWhisper, model_family="whisper",
                       check=lambda name: sources.check_name("openai-whisper", name), resolve=sources.openai_whisper,
-                      arithmetic=lambda options: BF16_ARITHMETIC if options.compute_type == "bfloat16" else "")
+                      revision=lambda options: BF16_ARITHMETIC if options.compute_type == "bfloat16" else "")

@@ -79,4 +79,4 @@ def check_name(name: str) -> None:
 
 
 base.ENGINES.register("whisper-cpp", WhisperCpp, model_family="whisper", check=check_name, resolve=resolve,
-                      arithmetic=lambda options: f"ggml writer r{_ggml.REVISION}")
+                      revision=lambda options: f"ggml writer r{_ggml.REVISION}")

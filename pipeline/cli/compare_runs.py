@@ -98,9 +98,9 @@ def listened(path: str | None, a, b) -> tuple[object | None, list[str]]:
     """The listening test's ratings of both runs, and what of it could not be used."""
     if not path:
         return None, []
-    from pipeline.listen import analysis, store
+    from pipeline.listen import analysis, database
 
-    conn = store.connect(path)
+    conn = database.connect(path)
     try:
         return analysis.human(conn, [a, b])
     finally:

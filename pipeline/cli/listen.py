@@ -108,17 +108,17 @@ def create(args) -> int:
 
 
 def invite(args) -> int:
-    from pipeline.listen import store
+    from pipeline.listen import database
 
     names = list(args.names) + [f"listener-{n}" for n in range(1, args.count + 1)]
     if not names:
         raise ConfigError("listen invite: name the listeners, or give --count N")
     base = args.url.rstrip("/")
-    conn = store.connect(args.db)
+    conn = database.connect(args.db)
     try:
         for name in names:
             conn.execute("BEGIN IMMEDIATE")
-            secret = store.invite(conn, name)
+            secret = database.invite(conn, name)
             conn.execute("COMMIT")
             print(f"{name}\t{base}/l/{secret}")
     finally:
@@ -133,11 +133,11 @@ def serve(args) -> int:
 
     import uvicorn
 
-    from pipeline.listen import app, store
+    from pipeline.listen import app, database
 
     host = args.host.strip("[]")
     if not loopback(host):
-        conn = store.connect(args.db)
+        conn = database.connect(args.db)
         invited = conn.execute("SELECT count(*) FROM listeners").fetchone()[0]
         conn.close()
         if not invited:
@@ -181,18 +181,18 @@ def listening_socket(host: str, port: int, family: int):
 
 
 def results(args) -> int:
-    from pipeline.core import store as files
-    from pipeline.listen import analysis, results as told, store
+    from pipeline.core import store
+    from pipeline.listen import analysis, results as told, database
     from pipeline.render.sections import listeners
 
-    conn = store.connect(args.db)
+    conn = database.connect(args.db)
     try:
         found = analysis.analyse(conn, n_boot=args.bootstrap)
     finally:
         conn.close()
     out = Path(args.out) if args.out else Path(args.db).with_name(f"{Path(args.db).stem}-results")
     try:
-        files.write_text(out / "results.html", listeners.page(found))
+        store.write_text(out / "results.html", listeners.page(found))
         written = told.write(found, out)
     except OSError as e:
         raise ConfigError(f"--out {out}: cannot be written ({e.strerror}); free some space, or pick another "
@@ -204,12 +204,12 @@ def results(args) -> int:
 
 
 def admin(args) -> int:
-    from pipeline.listen import store
+    from pipeline.listen import database
 
-    conn = store.connect(args.db)
+    conn = database.connect(args.db)
     try:
         conn.execute("BEGIN IMMEDIATE")
-        secret = store.new_admin_token(conn)
+        secret = database.new_admin_token(conn)
         conn.execute("COMMIT")
     finally:
         conn.close()

@@ -42,9 +42,9 @@ def _recipe(name: str) -> None:
 
 def _listening(path: str) -> None:
     if path:
-        from pipeline.listen import store
+        from pipeline.listen import database
 
-        store.connect(path).close()
+        database.connect(path).close()
 
 
 @dataclass(frozen=True)

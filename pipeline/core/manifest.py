@@ -4,7 +4,7 @@ sha256 (store.write_record), and says which version of this shape it is (`manife
 newer one, and reads one written before the version was recorded as version 1, whose shape it is."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +41,16 @@ class Model:
 
 @dataclass(frozen=True, kw_only=True)
 class Computation:
-    """What the stages record of the computation behind their outputs (Stage.records), for a reader of the run."""
+    """What the stages record of the computation behind their outputs (Stage.computation), for a reader of the
+    run; each stage sets its own fields."""
     scoring_revision: int | None = None  # score: what compare-runs checks two runs against
     asr_decoding: dict | None = None  # transcribe: the decoding every engine does
     ctranslate2_settings: dict | None = None  # transcribe: CTranslate2's kernel settings
     matmul_gflops: dict | None = None  # train: the matmul peaks the training precision was chosen from
+
+    def merged(self, other: Computation) -> Computation:
+        """These fields, with those `other` sets."""
+        return replace(self, **{k: v for k, v in asdict(other).items() if v is not None})
 
 
 @dataclass(kw_only=True)

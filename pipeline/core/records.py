@@ -1,6 +1,6 @@
 """What every record of every layer shares: a row's identity, the declarations of its columns, and the one CSV
 reader and writer for all of them. Each record type lives beside the module that makes it (Sentence in
-lm/sentences.py, Speech in io/speech.py, Transcript in asr/listener.py, Measured in measures/assessor.py, the
+lm/sentences.py, Speech in io/speech.py, Transcript in asr/transcriber.py, Measured in measures/assessor.py, the
 scores in scoring/utterances.py, each statistic's row beside its computation).
 
 A field's name is its CSV column and the order of fields is the order of columns (new ones go at the end);

@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import pkgutil
+import warnings
 from typing import Any, Callable
 
 from pipeline.core.source import Source
@@ -51,23 +52,29 @@ class Registry:
         self._families: dict[str, tuple[Callable[..., Any], Callable[[str], None], tuple[str, ...]]] = {}
         self._resolvers: dict[str, Callable[..., Source]] = {}
         self._model_families: dict[str, str] = {}
-        self._arithmetic: dict[str, Callable[[Any], str]] = {}
+        self._revisions: dict[str, Callable[[Any], str]] = {}
         self._discovered = False  # not the same as having families: a backend module may be imported directly
 
     def register(self, family: str, loader: Callable[..., Any], check: Callable[[str], None] | None = None,
                  names: tuple[str, ...] = (), resolve: Callable[..., Source] | None = None,
-                 model_family: str = "", arithmetic: Callable[[Any], str] | None = None) -> None:
+                 model_family: str = "", revision: Callable[[Any], str] | None = None,
+                 arithmetic: Callable[[Any], str] | None = None) -> None:
         """`loader(source, ...)` builds the backend from its resolved Source. `names` lists every name of a
         closed family; otherwise `check(name)` raises ConfigError for a name the family cannot load.
         `resolve(spec, options, models_dir)` finds the model; without one, the name alone is the model.
         `model_family` names the model behind the backend, where several backends run one model and so share its
         blind spots (faster-whisper and openai-whisper both run Whisper); by default, the backend's own family.
-        `arithmetic(options)` names a revision of the backend's own computation under those options, where a
-        change of this code changed what it outputs; "" (the default) for none."""
+        `revision(options)` names a revision of the backend's own computation under those options, where a
+        change of this code changed what it outputs; "" (the default) for none. (`arithmetic` is its name before
+        this one, still taken, with a note.)"""
+        if arithmetic is not None:
+            warnings.warn(f"{self.key} family {family!r}: register(arithmetic=...) is register(revision=...)",
+                          DeprecationWarning, stacklevel=2)
+            revision = revision or arithmetic
         self._families[family] = (loader, check or (lambda name: None), names)
         self._model_families[family] = model_family or family
-        if arithmetic:
-            self._arithmetic[family] = arithmetic
+        if revision:
+            self._revisions[family] = revision
         if resolve:
             self._resolvers[family] = resolve
 
@@ -77,10 +84,10 @@ class Registry:
         family = full.partition(":")[0]
         return self._model_families.get(family, family)
 
-    def arithmetic(self, full: str, options: Any) -> str:
+    def revision(self, full: str, options: Any) -> str:
         """The revision of `full`'s computation under `options` that joins its outputs' keys ("" for none)."""
         self._discover()
-        revision = self._arithmetic.get(full.partition(":")[0])
+        revision = self._revisions.get(full.partition(":")[0])
         return revision(options) if revision else ""
 
     def _discover(self) -> None:

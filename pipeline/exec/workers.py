@@ -3,7 +3,7 @@
 The same classes run in-process (local executor) and as Ray actors (ray executor): a worker never touches the
 run directory; it returns a typed result (a `Done`) per input, and the stage writes files through its per-item
 cache (pipeline/exec/items.py). The workers themselves sit beside their backends: pipeline/tts/speaker.py,
-pipeline/asr/listener.py, pipeline/measures/assessor.py."""
+pipeline/asr/transcriber.py, pipeline/measures/assessor.py."""
 from __future__ import annotations
 
 import os

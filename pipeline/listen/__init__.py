@@ -4,4 +4,4 @@
 the listeners' invitations, their assignments, votes and play events); `app` serves it (Starlette on uvicorn);
 `analysis` reads the votes back: each system's MOS with its CI, P.808's acceptance rules, CMOS, A/B and
 Bradley-Terry, the listeners' agreement, and every automatic measure of the runs checked against the listeners;
-`results` writes and prints it. `store` is the file, `assign` who rates what. A test kind is one file of kinds/."""
+`results` writes and prints it. `database` is the file, `assign` who rates what. A test kind is one file of kinds/."""

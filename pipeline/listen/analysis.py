@@ -29,7 +29,7 @@ import numpy as np
 from pipeline.core.records import columns_of, joined
 from pipeline.listen import plays
 from pipeline.listen.kinds import KINDS, Kind
-from pipeline.listen.store import Test
+from pipeline.listen.database import Test
 from pipeline.measures.base import MEASURES
 from pipeline.measures.calibration import Calibration
 from pipeline.scoring import paired
@@ -546,7 +546,7 @@ def human(conn: sqlite3.Connection, runs: list) -> tuple[object | None, list[str
     """What the accepted listeners said of these runs (gate.sealed.Run), for compare-runs: each sentence's mean
     vote (MOS, SMOS), or each vote's preference between them (CMOS, A/B); and what could not be used: a clip whose
     run's audio changed since the test was made rates audio the run no longer has."""
-    from pipeline.core import store as files
+    from pipeline.core import store
     from pipeline.gate.release import Human
 
     test = Test.read(conn)
@@ -564,7 +564,7 @@ def human(conn: sqlite3.Connection, runs: list) -> tuple[object | None, list[str
         if hit is None or str(hit[0].folder.resolve()) != clip["run_folder"]:
             return None
         run, u = hit
-        if files.sha256_or_none(run.audio(u.audio_path)) != clip["source_sha256"]:
+        if store.sha256_or_none(run.audio(u.audio_path)) != clip["source_sha256"]:
             changed.add(cid)
             return None
         return clip["run_folder"], u.voice, u.condition

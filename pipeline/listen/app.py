@@ -13,7 +13,7 @@ What it lets in, and what it keeps:
   BODY_LIMIT bytes (413, chunked or not), and a request with both Content-Length and Transfer-Encoding is refused;
 - a vote counts only once the listener has played each of its clips to the end, as the server saw it (plays.py:
   the audio fetched, then play, then ended no sooner than the clip's length), and it is on disk before it is
-  acknowledged (store.py); the same submission twice is stored once;
+  acknowledged (database.py); the same submission twice is stored once;
 - the database is used off the event loop, each write waiting at most WAIT_S for a lock held elsewhere (then 503
   with Retry-After), so a busy file never stalls the pages and static files;
 - every page is served with a strict Content-Security-Policy: no inline script, no other origin."""
@@ -34,9 +34,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from pipeline.listen import assign, plays, store
+from pipeline.listen import assign, plays, database
 from pipeline.listen.kinds import KINDS
-from pipeline.listen.store import Connections, Test, hashed, now
+from pipeline.listen.database import Connections, Test, hashed, now
 
 BODY_LIMIT = 4096  # bytes: a vote or a play event is a few dozen
 WAIT_S = 2.0  # the longest a request waits for the test file's write lock before it is answered 503
@@ -132,7 +132,7 @@ def make(path: str | Path, origin: str = "") -> Starlette:
 
     def session_of(request: Request):
         value = request.cookies.get(COOKIE, "")
-        return store.session(db.get(), value) if ID.fullmatch(value) else None
+        return database.session(db.get(), value) if ID.fullmatch(value) else None
 
     def posted(request: Request, csrf_sha256: str | None) -> JSONResponse | None:
         """Why a POST is refused: it comes from another origin, or without the session's token."""
@@ -175,9 +175,9 @@ def make(path: str | Path, origin: str = "") -> Starlette:
         listener = invited(request.path_params["invite"])
         if listener is None:
             return error(404, "no such invitation")
-        session, csrf = store.start(db.get(), listener["id"])
+        session, csrf = database.start(db.get(), listener["id"])
         response = JSONResponse({"token": csrf})
-        response.set_cookie(COOKIE, session, max_age=store.SESSION_HOURS * 3600, httponly=True, samesite="strict",
+        response.set_cookie(COOKIE, session, max_age=database.SESSION_HOURS * 3600, httponly=True, samesite="strict",
                             secure=secure, path="/")
         return response
 

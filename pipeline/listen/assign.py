@@ -7,7 +7,7 @@ import random
 import sqlite3
 from collections import Counter
 
-from pipeline.listen.store import Test
+from pipeline.listen.database import Test
 
 
 def session(conn: sqlite3.Connection, listener: int, test: Test, seed: int) -> None:

@@ -1,4 +1,4 @@
-"""`listen create`: a listening test made from one or more runs, in one SQLite file (store.py).
+"""`listen create`: a listening test made from one or more runs, in one SQLite file (database.py).
 
 Each run's clips are the audio its utterances heard in one condition (clean by default), one clip per voice and
 sentence; the runs are read as compare-runs reads them (finished, and as they sealed their files). Beside the test
@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.core import store as files
+from pipeline.core import store
 from pipeline.core.records import Status
 from pipeline.errors import InputError
 from pipeline.io import audio, conditions, level
-from pipeline.listen import store
+from pipeline.listen import database
 from pipeline.listen.kinds import KINDS, Kind
 
 NOISY, HEAVY = 10.0, -5.0  # dB SNR: the training set's middle and low, the bad gold's
@@ -98,7 +98,7 @@ def clips_of(runs: list, condition: str) -> dict[str, dict[str, Clip]]:
             except audio.BadAudio as e:
                 raise InputError(f"{run.name}: {e}; the run's audio must be where its utterances.csv says") from None
             clip = Clip("test", system, run.name, str(run.folder.resolve()), u.voice, u.sentence_id, u.id,
-                        u.reference, dict(u.measures), samples, sr, files.sha256_or_none(run.audio(u.audio_path)))
+                        u.reference, dict(u.measures), samples, sr, store.sha256_or_none(run.audio(u.audio_path)))
             out.setdefault(system, {})[u.sentence_id] = clip
             if u.speaker_reference:
                 out.setdefault("\0references", {})[u.id] = made("reference", clip,
@@ -133,10 +133,10 @@ def create(out: str | Path, run_names: list[str], options: Options, results_dir:
         shared = sorted(rng.sample(shared, options.sentences))
     if not shared:
         raise InputError("the runs share no sentence; a comparison needs the same sentences in every system")
-    admin = store.token()
+    admin = database.token()
     rate = max(c.sr for clips in (*by.values(), references) for c in clips.values())
-    with files.atomic_path(out) as tmp:
-        conn = store.connect(tmp, create=True)
+    with store.atomic_path(out) as tmp:
+        conn = database.connect(tmp, create=True)
         try:
             write(conn, kind, options, by, references, systems, shared, rng, admin, run_names, rate)
         finally:
@@ -153,7 +153,7 @@ def write(conn: sqlite3.Connection, kind: Kind, options: Options, by: dict, refe
     tested: set[str] = set()  # the test clips' audio, which no gold or trapping clip may be
 
     def put(clip: Clip) -> str:
-        cid = store.token(12)
+        cid = database.token(12)
         samples = audio.resample(clip.samples, clip.sr, rate) if clip.sr != rate else clip.samples
         if options.level_dbov is not None:
             samples = level.leveled(samples, rate, options.level_dbov)
@@ -176,7 +176,7 @@ def write(conn: sqlite3.Connection, kind: Kind, options: Options, by: dict, refe
               swapped: bool | None = None) -> None:
         swap = (rng.random() < 0.5) if swapped is None and second is not None and kind.pair else bool(swapped)
         conn.execute("INSERT INTO trials (id, role, first, second, swapped, expected, sentence_id) "
-                     "VALUES (?,?,?,?,?,?,?)", (store.token(12), role, first, second, int(swap), expected, sentence))
+                     "VALUES (?,?,?,?,?,?,?)", (database.token(12), role, first, second, int(swap), expected, sentence))
 
     def variant(clip: Clip, role: str, snr: float | None) -> Clip:
         samples = clip.samples if snr is None else conditions.apply(conditions.Condition("noise", snr), clip.samples,
@@ -220,8 +220,8 @@ def write(conn: sqlite3.Connection, kind: Kind, options: Options, by: dict, refe
                 "notes": notes}
     conn.execute("INSERT INTO test (id, name, kind, created, votes_per_clip, trials_per_session, admin_sha256, "
                  "settings) VALUES (1,?,?,?,?,?,?,?)",
-                 (options.name, kind.name, store.now(), options.votes_per_clip, options.trials_per_session,
-                  store.hashed(admin), json.dumps(settings)))
+                 (options.name, kind.name, database.now(), options.votes_per_clip, options.trials_per_session,
+                  database.hashed(admin), json.dumps(settings)))
     conn.execute("COMMIT")
 
 
@@ -306,9 +306,9 @@ def training(kind: Kind, pick, put, trial, variant) -> None:
 
 def summary(path: str | Path) -> str:
     """One line: what the test holds."""
-    conn = store.connect(path)
+    conn = database.connect(path)
     try:
-        test = store.Test.read(conn)
+        test = database.Test.read(conn)
         roles = dict(conn.execute("SELECT role, count(*) FROM trials GROUP BY role").fetchall())
     finally:
         conn.close()

@@ -12,7 +12,7 @@ from pipeline.core.records import label
 
 from pipeline.scoring.utterances import ScoredUtterance
 
-from pipeline.render.html import AUDIO_NOTE, SCRIPT, STYLE, Cell, _cell, coloured, embedded_audio, player, table
+from pipeline.render.html import AUDIO_NOTE, SCRIPT, STYLE, Cell, readable, coloured, embedded_audio, player, table
 from pipeline.gate.release import Change, Human, RunComparison, Unmatched
 from pipeline.gate.sealed import Run
 
@@ -53,7 +53,7 @@ def render(a: Run, b: Run, rows: list[RunComparison], changes: list[Change], unm
 
     def heard(c: Change, side: str) -> str:
         run, u, alignment = (a, c.a, c.alignment_a) if side == "a" else (b, c.b, c.alignment_b)
-        figures = " · ".join(f"{html.escape(m)} {_cell(value(c, side, m))}" for m in metrics)
+        figures = " · ".join(f"{html.escape(m)} {readable(value(c, side, m))}" for m in metrics)
         return f"{player(audio(run, u), page_dir, embedded)}<br>{coloured(alignment.ops)[1]}<br>{figures}"
 
     def tone(c: Change) -> str:

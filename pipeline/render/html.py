@@ -64,7 +64,7 @@ const hide=(errs&&r.dataset.errors==='0')||(flag==='any'&&!r.dataset.flags)||
 """
 
 
-def _img(png: bytes | None, alt: str) -> str:
+def image(png: bytes | None, alt: str) -> str:
     if not png:
         return ""
     return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
@@ -87,7 +87,7 @@ def coloured(ops: Ops) -> tuple[str, str]:
     return " ".join(r_out), " ".join(h_out)
 
 
-def _cell(x) -> str:
+def readable(x) -> str:
     """A value as a reader reads it: 3 significant digits (the CSVs keep every digit), a group by its names."""
     if x is None:
         return ""
@@ -102,11 +102,11 @@ class Cell(str):
     """A cell's whole `<td>`, for a `table()` column whose cell sorts by a value of its own."""
 
 
-def _td(x) -> Cell:
+def sortable(x) -> Cell:
     """A cell that sorts by its full value."""
     if isinstance(x, float):
-        return Cell(f'<td data-v="{x!r}">{html.escape(_cell(x))}</td>')
-    return Cell(f"<td>{html.escape(_cell(x))}</td>")
+        return Cell(f'<td data-v="{x!r}">{html.escape(readable(x))}</td>')
+    return Cell(f"<td>{html.escape(readable(x))}</td>")
 
 
 def table(rows: list, columns: list[str], cells: dict | None = None, heads: dict | None = None,
@@ -118,7 +118,7 @@ def table(rows: list, columns: list[str], cells: dict | None = None, heads: dict
 
     def td(r, c) -> str:
         if c not in cells:
-            return _td(getattr(r, c))
+            return sortable(getattr(r, c))
         value = cells[c](r)
         return value if isinstance(value, Cell) else f"<td>{value}</td>"
 
@@ -128,10 +128,10 @@ def table(rows: list, columns: list[str], cells: dict | None = None, heads: dict
     return f'<div class="wide"><table{named}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
-def _interval(value: float | None, low: float | None, high: float | None) -> str:
+def with_ci(value: float | None, low: float | None, high: float | None) -> str:
     if value is None:
         return ""
-    return f"{_cell(value)} [{_cell(low)}, {_cell(high)}]" if low is not None else _cell(value)
+    return f"{readable(value)} [{readable(low)}, {readable(high)}]" if low is not None else readable(value)
 
 
 EMBED_LIMIT = 64 << 20  # bytes of FLAC a page carries; a bigger run's page links its audio files

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pipeline.config import paths
-from pipeline.asr.listener import Transcript
+from pipeline.asr.transcriber import Transcript
 from pipeline.io.speech import Speech
 from pipeline.lm.sentences import Sentence
 from pipeline.measures.assessor import Measured

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -203,8 +203,8 @@ def run(cfg: Config, declared: list[Stage], stages: list[str] | None = None, sta
                                bootstrap=cfg.score.seed)
         manifest.complete = False
         for stage in planned:
-            if stage.records:
-                manifest.computation = replace(manifest.computation, **stage.records(cfg))
+            if stage.computation:
+                manifest.computation = manifest.computation.merged(stage.computation(cfg))
         if cfg.executor.kind == "ray":  # before any work: a cluster open to anyone is refused here
             from pipeline.exec import ray_auth
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from pipeline.config.run import Config
+from pipeline.core.manifest import Computation
 from pipeline.core.source import Source
 
 
@@ -47,4 +48,4 @@ class Stage:
     epilogue: Callable[[Config], str] | None = None
     # what the run's manifest records of the computation behind the stage's outputs, for a reader of the run (the
     # decoding every engine does, the scoring revision compare-runs checks)
-    records: Callable[[Config], dict] | None = None
+    computation: Callable[[Config], Computation] | None = None

@@ -7,7 +7,7 @@ import dataclasses
 import functools
 from dataclasses import dataclass, field
 
-from pipeline.asr.listener import Transcript
+from pipeline.asr.transcriber import Transcript
 from pipeline.core.records import SPOKEN, Grouped, Status, columns_of, joined, lm_only, one_of
 from pipeline.io.conditions import SILENCE
 from pipeline.lm.sentences import Sentence

@@ -49,9 +49,9 @@ def listened(cfg: Config):
     """What the listeners of `listening` said so far, or None."""
     if not cfg.listening:
         return None
-    from pipeline.listen import analysis, store
+    from pipeline.listen import analysis, database
 
-    conn = store.connect(cfg.listening)
+    conn = database.connect(cfg.listening)
     try:
         return analysis.analyse(conn)
     finally:
@@ -60,9 +60,9 @@ def listened(cfg: Config):
 
 def environment(cfg: Config) -> dict:
     """Every report section, a plugin's too; and the listening test's votes so far, which a path does not name."""
-    from pipeline.listen import store
+    from pipeline.listen import database
 
-    return {"sections": html.SECTIONS.names(), **({"listening": store.fingerprint(cfg.listening)}
+    return {"sections": html.SECTIONS.names(), **({"listening": database.fingerprint(cfg.listening)}
                                                   if cfg.listening else {})}
 
 

@@ -5,16 +5,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from pipeline.asr.transcriber import Transcript
 from pipeline.config import recipes
 from pipeline.config.run import Config
-from pipeline.asr.listener import Transcript
+from pipeline.core.manifest import Computation
 from pipeline.lm.sentences import Sentence
-from pipeline.scoring.utterances import Pair
 from pipeline.run import artifacts
 from pipeline.run.stage import Outcome, Stage
 from pipeline.scoring.config import SCORING_REVISION
 from pipeline.scoring.evaluate import evaluate
 from pipeline.scoring.files import write
+from pipeline.scoring.utterances import Pair
 
 
 def from_run(path: str, run_dir: Path) -> str:
@@ -49,4 +50,4 @@ def run(cfg: Config, loaded: dict) -> Outcome:
 STAGE = Stage("score", "each transcript aligned with its sentence: WER, error events, group figures",
               reads=("sentences", "transcripts"), optional=("measures",), makes=("scores",),
               config=("score", "recipe", "asr"), run=run,
-              records=lambda cfg: {"scoring_revision": SCORING_REVISION})
+              computation=lambda cfg: Computation(scoring_revision=SCORING_REVISION))

@@ -8,6 +8,7 @@ from dataclasses import asdict
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import store
+from pipeline.core.manifest import Computation
 from pipeline.exec import device
 from pipeline.lm.checkpoint import finished
 from pipeline.run.stage import Outcome, Stage
@@ -39,4 +40,5 @@ def run(cfg: Config, loaded: dict) -> Outcome:
 
 STAGE = Stage("train", "PA6a's GPT trained on the tokens; the best checkpoint by validation loss",
               reads=("tokens",), makes=("lm",), config=("model", "train", "device"), run=run,
-              records=lambda cfg: {"matmul_gflops": device.peaks(cfg.models_dir)})  # what precision auto chose from
+              # what precision auto chose from
+              computation=lambda cfg: Computation(matmul_gflops=device.peaks(cfg.models_dir)))

@@ -8,11 +8,12 @@ from dataclasses import replace
 from typing import Callable
 
 from pipeline.asr import base as asr
-from pipeline.asr.listener import Heard, Listener
+from pipeline.asr.transcriber import Heard, Transcriber
 from pipeline.config import paths
 from pipeline.config.run import Config
 from pipeline.core import options, records, store
-from pipeline.asr.listener import Transcript
+from pipeline.core.manifest import Computation
+from pipeline.asr.transcriber import Transcript
 from pipeline.core.records import Status
 from pipeline.io.speech import Speech
 from pipeline.core.source import Source
@@ -56,14 +57,14 @@ def transcript_keys(cfg: Config, engine: str, model: list[str]) -> Callable[[str
     # arithmetic change results: they are in every transcript's key
     decode_key = {**{k: v for k, v in options.identity(cfg.asr).items() if k != "engines"}, "device": cfg.device,
                   "compute_type": asr.compute_type(cfg.asr, cfg.device), "ctranslate2": asr.backend_settings()}
-    fields = [engine, model, decode_key, asr.ENGINES.arithmetic(engine, cfg.asr)]
+    fields = [engine, model, decode_key, asr.ENGINES.revision(engine, cfg.asr)]
     return lambda sha: store.key_of([sha, *fields])
 
 
-def computation(cfg: Config) -> dict:
+def environment(cfg: Config) -> dict:
     """What changes transcripts besides the speech, the asr config and the models: CTranslate2's kernel settings,
     and each engine's arithmetic revision, so that a revision transcribes again even where nothing else changed."""
-    revisions = {e: r for e in cfg.asr.engines if (r := asr.ENGINES.arithmetic(e, cfg.asr))}
+    revisions = {e: r for e in cfg.asr.engines if (r := asr.ENGINES.revision(e, cfg.asr))}
     return {**asr.backend_settings(), **({"arithmetic": revisions} if revisions else {})}
 
 
@@ -84,7 +85,7 @@ def run(cfg: Config, loaded: dict) -> Outcome:
                     k = key(sha) if sha else ""
                     items[i] = Item(k, record, lambda p=s.audio_path: heard(p),
                                     shared=paths.shared_record(cfg, "transcripts", k))
-            results, cached_here = cached_map(pool, (Listener, (source, decoding(cfg), cfg.models_dir, cfg.device)),
+            results, cached_here = cached_map(pool, (Transcriber, (source, decoding(cfg), cfg.models_dir, cfg.device)),
                                               items, result=Heard, chunk=cfg.asr.batch_size,
                                               desc=f"transcribe {engine}", gpus=asr_gpus(cfg), noun="transcripts")
             files.update(source.hashes(cfg.models_dir))
@@ -104,5 +105,5 @@ def run(cfg: Config, loaded: dict) -> Outcome:
 
 STAGE = Stage("transcribe", "each speech row heard by each ASR engine, every utterance decoded alone",
               reads=("speech",), makes=("transcripts",), config=("asr", "device"), run=run, models=models,
-              environment=computation, records=lambda cfg: {"asr_decoding": asr.DECODING,
-                                                            "ctranslate2_settings": asr.backend_settings()})
+              environment=environment, computation=lambda cfg: Computation(
+                  asr_decoding=asr.DECODING, ctranslate2_settings=asr.backend_settings()))

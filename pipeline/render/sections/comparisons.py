@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from pipeline.core.records import label
-from pipeline.render.html import SECTIONS, Page, Section, _interval, table
+from pipeline.render.html import SECTIONS, Page, Section, with_ci, table
 from pipeline.statistics.comparisons import Comparison
 from pipeline.scoring.paired import ALPHA
 
@@ -53,7 +53,7 @@ def factor_tables(comparisons: list[Comparison]) -> str:
 
     def delta(c: Comparison) -> str:
         tone = "" if c.mapsswe_p_holm >= ALPHA or not c.delta_wer else "worse" if c.delta_wer > 0 else "better"
-        text = _interval(c.delta_wer, c.delta_ci95_low, c.delta_ci95_high)
+        text = with_ci(c.delta_wer, c.delta_ci95_low, c.delta_ci95_high)
         return f'<span class="{tone}">{html.escape(text)}{stars(c.mapsswe_p_holm)}</span>'
 
     out = []

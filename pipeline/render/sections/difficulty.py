@@ -2,7 +2,7 @@
 fails where the LM was surprised."""
 from __future__ import annotations
 
-from pipeline.render.html import SECTIONS, Page, Section, _img, table
+from pipeline.render.html import SECTIONS, Page, Section, image, table
 
 
 def render(page: Page) -> str:
@@ -14,7 +14,7 @@ def render(page: Page) -> str:
         "WER by perplexity quartile of the run's sentences and by reference length, and the share of words failed "
         "(substituted or deleted) by the decile of their surprisal under the LM" if by_lm else
         "WER by reference length") + ', with bootstrap 95% CIs (<a href="difficulty.csv">difficulty.csv</a>).</p>',
-        _img(plots.difficulty(stats["difficulty"]), "WER by text difficulty")]
+        image(plots.difficulty(stats["difficulty"]), "WER by text difficulty")]
     if stats["surprisal"]:
         parts.append("<h3>Does the ASR fail where the LM was surprised?</h3><p>A word's surprisal is −log₂ p of its "
                      "tokens under the LM that wrote the sentences, given the sentence so far. Spearman ρ: the rank "

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import html
 
-from pipeline.render.html import SECTIONS, STYLE, Page, Section, _cell, _img, _interval, table
+from pipeline.render.html import SECTIONS, STYLE, Page, Section, readable, image, with_ci, table
 
 
 def _ci(value, low, high) -> str:
-    return html.escape(_interval(value, low, high))
+    return html.escape(with_ci(value, low, high))
 
 
 def fragment(found) -> str:
@@ -46,7 +46,7 @@ def fragment(found) -> str:
         parts.append("<p>Bradley–Terry log-strengths (mean 0):</p>" + table(
             found.strengths, ["system", "score"], {"score": lambda s: _ci(s.score, s.ci95_low, s.ci95_high)}))
     if found.alpha is not None:
-        parts.append(f"<p>The listeners' agreement: Krippendorff's α (interval) = {_cell(found.alpha)}.</p>")
+        parts.append(f"<p>The listeners' agreement: Krippendorff's α (interval) = {readable(found.alpha)}.</p>")
     if found.agreements:
         parts.append("<p>Each measure against the listeners, as the VoiceMOS Challenge scores a predictor "
                      "(utterance level: each clip's mean vote; system level: each system's mean):</p>" + table(
@@ -59,7 +59,7 @@ def fragment(found) -> str:
         if ranks:
             parts.append("<p>" + "<br>".join(html.escape(line) for line in ranks.splitlines()) + "</p>")
         fits = {c.measure: c for c in found.calibrations}
-        parts.append(_img(plots.predicted_vs_listeners(found.clips, list(dict.fromkeys(
+        parts.append(image(plots.predicted_vs_listeners(found.clips, list(dict.fromkeys(
             a.measure for a in found.agreements)), fits), "predicted against the listeners"))
     if found.calibrations:
         parts.append(f"<p>Each measure on this panel's {scale} scale (least squares on the clips' means; it holds "

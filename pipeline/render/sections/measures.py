@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import html
 
-from pipeline.render.html import SECTIONS, Page, Section, _cell, _img, _interval, table
+from pipeline.render.html import SECTIONS, Page, Section, readable, image, with_ci, table
 
 
 def _similarity_cell(value: float | None, low: float | None, high: float | None) -> str:
     if value is None:
         return "<td></td>"
     shade = int(255 - 155 * max(0.0, min(1.0, value)))
-    return (f'<td style="background:rgb({shade},{shade},255)" title="95% CI [{_cell(low)}, {_cell(high)}]">'
-            f"{_cell(value)}</td>")
+    return (f'<td style="background:rgb({shade},{shade},255)" title="95% CI [{readable(low)}, {readable(high)}]">'
+            f"{readable(value)}</td>")
 
 
 def voices_matrix(voices: list) -> str:
@@ -41,8 +41,8 @@ def render(page: Page) -> str:
                        for d in declared.values() for c, m in d.columns.items())
     meanings += "".join(f"<li><b>{html.escape(d.name)}</b> compares with {html.escape(d.comparable)}.</li>"
                         for d in declared.values() if d.comparable)
-    cells = {"mean": lambda s: html.escape(_interval(s.mean, s.ci95_low, s.ci95_high)),
-             "rho": lambda s: html.escape(f"{_cell(s.spearman_rho_wer)} (p {_cell(s.spearman_p)})"
+    cells = {"mean": lambda s: html.escape(with_ci(s.mean, s.ci95_low, s.ci95_high)),
+             "rho": lambda s: html.escape(f"{readable(s.spearman_rho_wer)} (p {readable(s.spearman_p)})"
                                           if s.spearman_rho_wer is not None else "")}
     heads = {"mean": "mean [95% CI]", "rho": "Spearman ρ with WER"}
     parts = ["<h2>Naturalness and voice</h2>",
@@ -51,14 +51,14 @@ def render(page: Page) -> str:
              "audio beside it.</p>",
              table(summary, ["measure", "voice", "asr", "condition", "n", "mean", "p5", "median", "p95", "rho"],
                    cells, heads),
-             _img(plots.measure_distributions(page.scores.utterances), "measures")]
+             image(plots.measure_distributions(page.scores.utterances), "measures")]
     comparisons = [c for c in stats["measure_comparisons"] if c.holm_family == "one-factor"]
     if comparisons:
         parts.append("<p>Groups that heard different audio on the same sentences: Δ = B − A with a paired-bootstrap "
                      "95% CI, the exact Wilcoxon signed-rank p, Holm-corrected per measure over the one-factor pairs "
                      '(every pair: <a href="measure_comparisons.csv">measure_comparisons.csv</a>).</p>')
         parts.append(table(comparisons, ["measure", "a", "b", "sentences", "delta", "exact_p_holm", "verdict"],
-                           {"delta": lambda c: html.escape(_interval(c.delta, c.delta_ci95_low, c.delta_ci95_high))},
+                           {"delta": lambda c: html.escape(with_ci(c.delta, c.delta_ci95_low, c.delta_ci95_high))},
                            {"delta": "Δ [95% CI]", "exact_p_holm": "p (exact, Holm)"}))
     if stats["voices"]:
         parts.append("<p>Speaker similarity between voices (Resemblyzer): the mean cosine over utterances of "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import html
 
-from pipeline.render.html import SECTIONS, Page, Section, _cell, table
+from pipeline.render.html import SECTIONS, Page, Section, readable, table
 
 
 def render(page: Page) -> str:
@@ -12,7 +12,7 @@ def render(page: Page) -> str:
     return ("<h2>Normalizer sensitivity</h2><p>Every group's WER under each normalizer, and the share of the "
             "unnormalized errors that the normalizer of this run removes. Compare WERs only under the same "
             "normalizer.</p>" + table(effects, ["voice", "asr", "condition", *rates, "used", "normalization_share"],
-                                      {k: (lambda e, k=k: html.escape(_cell(e.wer.get(k)))) for k in rates}))
+                                      {k: (lambda e, k=k: html.escape(readable(e.wer.get(k)))) for k in rates}))
 
 
 SECTIONS.register(Section("normalizers", 30, ("normalizers",), render))

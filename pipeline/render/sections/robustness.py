@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import html
 
-from pipeline.render.html import SECTIONS, Page, Section, _img, table
+from pipeline.render.html import SECTIONS, Page, Section, image, table
 
 
 def render(page: Page) -> str:
@@ -18,7 +18,7 @@ def render(page: Page) -> str:
         table(breakdown, ["voice", "asr", "clean_wer", "threshold", "breakdown_snr", "ci95_low", "ci95_high", "curve"],
               {"curve": lambda b: html.escape(", ".join(f"{p.snr:g} dB: {p.wer:.3g}" for p in b.curve))},
               {"curve": "WER by SNR"}),
-        _img(plots.wer_vs_snr(page.scores.summary, breakdown), "WER vs SNR")])
+        image(plots.wer_vs_snr(page.scores.summary, breakdown), "WER vs SNR")])
 
 
 SECTIONS.register(Section("robustness", 60, ("breakdown", "summary"), render))

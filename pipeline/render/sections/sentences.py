@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from pipeline.core.records import ALIGNED
-from pipeline.render.html import SECTIONS, Page, Section, _td, coloured, player, table
+from pipeline.render.html import SECTIONS, Page, Section, sortable, coloured, player, table
 from pipeline.render.sections.lm_attention import ATTENTION_SHOWN
 from pipeline.scoring.utterances import ScoredUtterance
 from pipeline.scoring.flags import NAMES as FLAGS
@@ -35,7 +35,7 @@ def sentences_table(page: Page) -> str:
              "speaker_reference": lambda u: player(u.speaker_reference, page.folder, embedded),
              "reference": lambda u: texts[u.id][0], "hypothesis": lambda u: texts[u.id][1],
              "flags": lambda u: f'<span class="bad">{html.escape(" ".join(u.flags))}</span>',
-             **{c: (lambda u, c=c: _td(u.measures.get(c))) for c in measure_columns}}
+             **{c: (lambda u, c=c: sortable(u.measures.get(c))) for c in measure_columns}}
     return table(utterances, columns, cells, {"wer": "WER", "speaker_reference": "speaker reference"},
                  row=attributes, name="utts")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from pipeline.render.html import SECTIONS, Page, Section, _interval, table
+from pipeline.render.html import SECTIONS, Page, Section, with_ci, table
 
 
 def render(page: Page) -> str:
@@ -24,7 +24,7 @@ def render(page: Page) -> str:
                      "and by one family alone (that ASR), with bootstrap 95% CIs over sentences "
                      '(<a href="blame.csv">blame.csv</a>).</p>')
         parts.append(table(stats["blame"], ["voice", "condition", "points_at", "words", "failures", "share"],
-                           {"share": lambda b: html.escape(_interval(b.rate, b.ci95_low, b.ci95_high))},
+                           {"share": lambda b: html.escape(with_ci(b.rate, b.ci95_low, b.ci95_high))},
                            {"points_at": "points at", "share": "share of words [95% CI]"}))
     parts.append(table(words[:25], ["word", "occurrences", "failures", "failure_rate", "voices", "engines",
                                     "families", "mean_surprisal", "points_at", "utterances"],

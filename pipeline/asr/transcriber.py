@@ -47,7 +47,7 @@ class Heard(Done):
     audio_seconds: float | None = None
 
 
-class Listener:
+class Transcriber:
     """One ASR engine, loaded once from its resolved Source."""
 
     def __init__(self, source: Source, options: asr.ASRConfig, models_dir: str, device: str = "cpu"):

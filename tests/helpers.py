@@ -89,3 +89,19 @@ def distillmos_reference():
         with torch.no_grad():
             return float(model(torch.from_numpy(np.asarray(x, dtype=np.float32))[None]))
     return score
+
+
+def browser(profile: Path):
+    """Debian's Chromium, headless, driven by Debian's chromium-driver; its own profile, as a user's own."""
+    import shutil
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--mute-audio",
+                 "--autoplay-policy=no-user-gesture-required", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)

@@ -62,3 +62,59 @@ def test_every_registered_choice_is_in_the_docs_that_list_its_kind():
     listening = (ROOT / "docs" / "listening.md").read_text()
     missing += [f"docs/listening.md: kind {k}" for k in KINDS.names() if f"| `{k}` |" not in listening]
     assert not missing, missing
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def test_the_architecture_doc_lists_the_layers_in_the_order_the_imports_keep():
+    from tests.test_architecture import LAYERS
+
+    text = ARCHITECTURE.read_text()
+    paragraph = text[text.index("**Layers.**"):].split("The library never knows")[0]
+    named = [name.removesuffix(".py") for name in re.findall(r"`([a-z_]+(?:\.py)?)`", paragraph)]
+    assert named == LAYERS
+
+
+def test_the_architecture_doc_names_every_module_of_every_folder():
+    """The tree of docs/architecture.md: each folder of pipeline/ with every module in it (a module of a
+    registry's package by its name; the one-file extension points are named by their folder)."""
+    text = ARCHITECTURE.read_text()
+    tree = text[text.index("    pipeline/\n"):text.index("    configs/")]
+    folders = {m.group(1): m.start() for m in re.finditer(r"^      ([a-z_]+)/ ", tree, re.M)}
+    missing = []
+    for folder in sorted(p for p in (ROOT / "pipeline").iterdir() if p.is_dir() and p.name != "__pycache__"):
+        if folder.name not in folders:
+            missing.append(f"pipeline/{folder.name}/")
+            continue
+        start = folders[folder.name]
+        entry = tree[start:min([s for s in folders.values() if s > start] or [len(tree)])]
+        missing += [f"pipeline/{folder.name}/{m.name}" for m in sorted(folder.glob("*.py"))
+                    if m.name != "__init__.py" and m.name not in entry and m.stem not in entry]
+    assert not missing, missing
+
+
+def test_each_extension_point_folder_holds_one_registered_thing_a_file():
+    """What the table of extension points promises: every module of a registry's folder registers (or declares)
+    one thing of its kind, so adding one is adding a file."""
+    import ast
+
+    checks = {"pipeline/statistics": "STATISTICS.register", "pipeline/render/sections": "SECTIONS.register",
+              "pipeline/listen/kinds": "KINDS.register", "pipeline/stages": "STAGE = Stage(",
+              "pipeline/io/manifests": "FORMAT = Format(", "pipeline/cli": "COMMANDS.register"}
+    helpers = {"pipeline/io/manifests": {"base"}, "pipeline/cli": {"command"}, "pipeline/listen/kinds": set()}
+    wrong = []
+    for folder, call in checks.items():
+        for module in sorted((ROOT / folder).glob("*.py")):
+            if module.stem == "__init__" or module.stem in helpers.get(folder, set()):
+                continue
+            source = module.read_text()
+            ast.parse(source)
+            if source.count(call) != 1:
+                wrong.append(f"{folder}/{module.name}: {source.count(call)} × {call}")
+    measures = ROOT / "pipeline" / "measures"
+    for module in sorted(measures.glob("*.py")):
+        if module.stem not in ("__init__", "base", "assessor", "calibration") and \
+                module.read_text().count("MEASURES.register(") != 1:
+            wrong.append(f"pipeline/measures/{module.name}: not one MEASURES.register")
+    assert not wrong, wrong

@@ -12,7 +12,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import numpy as np
@@ -20,7 +19,7 @@ import pytest
 
 from pipeline.core import store
 from pipeline.scoring.paired import smallest_p
-from tests.helpers import ROOT, cli
+from tests.helpers import ROOT, browser, cli
 from pipeline.listen.kinds import KINDS
 from tests.listening import HOSTILE, RUN, Listener, create, invite, listen, seconds, served, team, together
 
@@ -378,19 +377,6 @@ def test_every_kind_is_made_served_and_read_with_its_own_analysis(runs, kind):
 
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-
-
-def browser(profile: Path):
-    """Debian's Chromium, headless, driven by Debian's chromium-driver; its own profile, as a listener's own."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--mute-audio",
-                 "--autoplay-policy=no-user-gesture-required", f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
 def progress(driver, text: str) -> None:

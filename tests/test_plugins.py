@@ -1,5 +1,6 @@
-"""A command, a statistic and a report section added from outside the package, as an installed plugin adds them:
-a module named by entry points, found on the path, with no file of the pipeline edited."""
+"""A command, a statistic, a report section and a measure that needs a natural recording, added from outside the
+package as an installed plugin adds them: a module named by entry points, found on the path, with no file of the
+pipeline edited."""
 import os
 import subprocess
 import sys
@@ -7,12 +8,15 @@ import sys
 import pytest
 import soundfile as sf
 
+from pipeline.core import store
 from tests.helpers import ROOT, TINY, cli
 
 PLUGIN = '''
 from dataclasses import dataclass
 
 from pipeline.cli.command import COMMANDS, Command
+from pipeline.core.source import Source
+from pipeline.measures.base import MEASURES, NATURAL, Declaration, Scores
 from pipeline.render.html import SECTIONS, Section
 from pipeline.statistics import STATISTICS, Statistic
 
@@ -42,6 +46,19 @@ def section(page):
                    for r in page.stats["lengths"])
 
 
+class LengthRatio:
+    def __init__(self, source):
+        pass
+
+    def score(self, audio, natural):
+        if natural is None:
+            return Scores({"length_ratio": None}, ("no natural recording",))
+        return Scores({"length_ratio": round(len(audio) / len(natural), 6)})
+
+
+MEASURES.register(Declaration(name="length_ratio", columns={"length_ratio": "samples against the natural recording's"},
+                              source=lambda: Source(spec="length_ratio:none", found="package", path="", files=()),
+                              load=LengthRatio, needs=(NATURAL,), better="higher", predicts=""))
 COMMANDS.register(Command("hello", "[WORDS]", "say hello", hello))
 STATISTICS.register(Statistic("lengths", "lengths.csv", Length, lengths))
 SECTIONS.register(Section("lengths", 15, ("lengths",), section))
@@ -58,7 +75,7 @@ def plugin(tmp_path) -> dict:
                                                                   "Version: 1.0\n")
     (site / "hello_plugin-1.0.dist-info" / "entry_points.txt").write_text(
         "[speech_eval.commands]\nhello = hello_plugin\n[speech_eval.statistics]\nlengths = hello_plugin\n"
-        "[speech_eval.sections]\nlengths = hello_plugin\n")
+        "[speech_eval.sections]\nlengths = hello_plugin\n[speech_eval.measures]\nlength_ratio = hello_plugin\n")
     return {**os.environ, "PYTHONPATH": str(site), "TQDM_DISABLE": "1"}
 
 
@@ -76,10 +93,12 @@ def test_a_plugins_statistic_and_section_reach_the_run(plugin, tmp_path, models_
     texts, speech = piper_speech
     for i, samples in enumerate(speech[:2]):
         sf.write(tmp_path / f"r{i}.wav", samples, 16000)
-    (tmp_path / "m.tsv").write_text("id\taudio\treference\n" + "".join(
-        f"r{i}\tr{i}.wav\t{t}\n" for i, t in enumerate(texts[:2])))
-    cli(tmp_path, "--audio-manifest", "m.tsv", *TINY, "--measures", "none", models=models_dir, env=plugin)
+    (tmp_path / "m.tsv").write_text("id\taudio\treference\tnatural\n" + "".join(
+        f"r{i}\tr{i}.wav\t{t}\t{'r1.wav' if i == 0 else ''}\n" for i, t in enumerate(texts[:2])))
+    cli(tmp_path, "--audio-manifest", "m.tsv", *TINY, "--measures", "length_ratio", models=models_dir, env=plugin)
     run = tmp_path / "results" / "default"
+    ratios = {r["sentence_id"]: r["length_ratio"] for r in store.read_csv(run / "utterances.csv")}
+    assert float(ratios["r0"]) == pytest.approx(len(speech[0]) / len(speech[1]), abs=1e-6) and ratios["r1"] == ""
     words = [len(t.replace(",", "").split()) for t in texts[:2]]
     assert (run / "lengths.csv").read_text().splitlines() == ["voice,condition,mean_words",
                                                               f",clean,{sum(words) / 2}"]

@@ -1,16 +1,18 @@
 """The HTML report in a real headless browser (Debian chromium)."""
 import base64
+import hashlib
 import io
 import re
 import shutil
 import subprocess
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
 
-from tests.helpers import SENTENCES, TINY, cli, write_sentences
+from tests.helpers import SENTENCES, TINY, browser, cli, write_sentences
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
@@ -70,6 +72,69 @@ def test_report_loads_without_console_errors_and_its_audio_exists(report, tmp_pa
     assert dom.count('<span class="S">') == 2 * errors["S"] + legend  # marked on the reference and the hypothesis
     assert dom.count('<span class="D">') == errors["D"] + legend
     assert dom.count('<span class="I">') == errors["I"] + legend
+
+
+class Inline(HTMLParser):
+    """What a page runs and styles inline: its executable scripts' text, and every on* or style attribute."""
+
+    def __init__(self):
+        super().__init__()
+        self.scripts, self.attributes, self.policy, self._open = [], [], "", False
+
+    def handle_starttag(self, tag, attrs):
+        self.attributes += [f"<{tag} {k}>" for k, _ in attrs if k.startswith("on") or k == "style"]
+        if tag == "script":
+            self._open = dict(attrs).get("type") != "application/json"
+            if self._open:
+                self.scripts.append("")
+        if tag == "meta" and dict(attrs).get("http-equiv") == "Content-Security-Policy":
+            self.policy = dict(attrs)["content"]
+
+    def handle_endtag(self, tag):
+        self._open = False if tag == "script" else self._open
+
+    def handle_data(self, data):
+        if self._open:
+            self.scripts[-1] += data
+
+
+@pytest.mark.skipif(CHROMIUM is None or shutil.which("chromedriver") is None,
+                    reason="needs Debian chromium and chromium-driver (scripts/setup --test)")
+def test_the_report_runs_only_its_pinned_script_which_sorts_and_filters_without_inline_handlers(report, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    page = Inline()
+    page.feed(report.read_text())
+    assert page.attributes == []  # no onclick, no onchange, no style attribute: nothing CSP would have to allow
+    (script,) = page.scripts
+    pinned = "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
+    assert f"script-src {pinned};" in page.policy and "unsafe-inline" not in page.policy
+    assert "default-src 'none'" in page.policy
+    driver = browser(tmp_path / "profile")
+    try:
+        driver.get(report.as_uri())
+        table = driver.find_element(By.ID, "utts")
+        heads = [th.text for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
+        column = heads.index("WER")
+
+        def wers():
+            return [float(r.find_elements(By.TAG_NAME, "td")[column].text or "nan")
+                    for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+        table.find_elements(By.CSS_SELECTOR, "thead th")[column].click()
+        ascending = wers()
+        assert ascending == sorted(ascending) and ascending[0] < ascending[-1]
+        table.find_elements(By.CSS_SELECTOR, "thead th")[column].click()
+        assert wers() == ascending[::-1]
+        driver.find_element(By.ID, "only-errors").click()
+        shown = [r for r in table.find_elements(By.CSS_SELECTOR, "tbody tr") if r.is_displayed()]
+        assert 0 < len(shown) < len(ascending) and all(float(r.find_elements(By.TAG_NAME, "td")[column].text) > 0
+                                                        for r in shown)
+        assert all(a.get_attribute("src").startswith("data:audio/flac;base64,")
+                   for a in driver.find_elements(By.TAG_NAME, "audio"))
+        refused = [e["message"] for e in driver.get_log("browser") if "Content Security Policy" in e["message"]]
+        assert refused == []
+    finally:
+        driver.quit()
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian chromium (scripts/setup --test)")

@@ -4,7 +4,8 @@ import random
 import pytest
 
 from pipeline.scoring.utterances import Pair
-from pipeline.statistics import attribution, difficulty, robustness, sensitivity
+from pipeline.statistics import agreement, blame, difficulty, robustness, sensitivity
+from pipeline.statistics import words as failing
 from pipeline.statistics.comparisons import compare, corrected, differs, family, most_confident
 from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.evaluate import evaluate
@@ -178,7 +179,7 @@ def test_a_word_failing_in_every_voice_points_at_the_text_one_voice_at_the_voice
             row("s2", "a:1", "e:1", "clean", "a queen waits", "a queen waits"),
             row("s2", "b:2", "e:1", "clean", "a queen waits", "a green waits")]
     r = evaluate(rows, ScoreConfig(bootstrap=0))
-    words = {w.word: w for w in attribution.words(r)}
+    words = {w.word: w for w in failing.words(r)}
     assert set(words) == {"king", "queen"}
     assert words["king"].points_at == "one ASR family: text or ASR" and words["king"].failure_rate == 1.0
     assert words["queen"].points_at == "voice b:2" and words["queen"].failure_rate == 0.5
@@ -197,7 +198,7 @@ def test_two_model_families_tell_the_text_the_voice_and_the_asr_apart():
         ("b:2", "ps:en"): "the thing rides to a queen at dawn with joy",
     }
     r = evaluate([row("s1", v, e, "clean", ref, h) for (v, e), h in hyps.items()], ScoreConfig(bootstrap=0))
-    words = {w.word: w for w in attribution.words(r, family)}
+    words = {w.word: w for w in failing.words(r, family)}
     assert words["king"].points_at == "text"  # both families, in every voice
     assert words["queen"].points_at == "ASR sphinx"  # one family, where the other heard it right
     assert words["dawn"].points_at == "ASR whisper"  # both Whisper engines: still one family
@@ -206,18 +207,18 @@ def test_two_model_families_tell_the_text_the_voice_and_the_asr_apart():
     assert (words["dawn"].engines_failed, words["dawn"].families_failed) == (2, 1)
     r = evaluate([row("s1", v, e, "clean", ref, h.replace("rides", "hides") if v == "b:2" else h)
                   for (v, e), h in hyps.items()], ScoreConfig(bootstrap=0))
-    words = {w.word: w for w in attribution.words(r, family)}
+    words = {w.word: w for w in failing.words(r, family)}
     assert words["rides"].points_at == "voice b:2"  # every family fails it, in one voice of two
-    assert attribution.verdict({"a:1": {"whisper", "sphinx"}}, {"a:1": {"whisper", "sphinx"}}) == "voice or text"
-    (a, b) = attribution.agreement(r.utterances, family)
+    assert failing.verdict({"a:1": {"whisper", "sphinx"}}, {"a:1": {"whisper", "sphinx"}}) == "voice or text"
+    (a, b) = agreement.agreement(r.utterances, family)
     assert (a.voice, a.families, a.agreement, a.family_agreement) == ("a:1", 2, 0.0, 0.0)
     one = evaluate([row("s1", "a:1", e, "clean", ref, ref) for e in ("fw:base", "ow:base")], ScoreConfig(bootstrap=0))
-    (c,) = attribution.agreement(one.utterances, family)
+    (c,) = agreement.agreement(one.utterances, family)
     assert (c.families, c.agreement, c.family_agreement) == (1, 1.0, None)  # one family: no cross-family figure
     # noise that defeats every engine does not make the verdict: it comes from the clean audio
     noisy = [row("s1", v, e, "noise:snr=0", ref, "") for (v, e) in hyps]
     r = evaluate([row("s1", v, e, "clean", ref, h) for (v, e), h in hyps.items()] + noisy, ScoreConfig(bootstrap=0))
-    words = {w.word: w for w in attribution.words(r, family)}
+    words = {w.word: w for w in failing.words(r, family)}
     assert words["queen"].points_at == "ASR sphinx" and words["queen"].failures == 1 + 5  # counts: every condition
 
 
@@ -230,19 +231,19 @@ def test_blame_is_the_share_of_words_each_way_with_a_bootstrap_interval():
         rows.append(row(f"s{i}", "a:1", "ps:en", "clean", ref, "the thing rides to a queen" if i % 2 else
                         "the thing hides to the queen"))
     r = evaluate(rows, ScoreConfig(bootstrap=0))
-    blame = {b.points_at: b for b in attribution.blame(r, family, n_boot=200)}
-    assert set(blame) == {"voice or text", "ASR whisper", "ASR sphinx"}
-    assert (blame["voice or text"].words, blame["voice or text"].failures, blame["voice or text"].rate) == (60, 10, 0.1667)
-    assert blame["voice or text"].ci95_low == blame["voice or text"].ci95_high == pytest.approx(1 / 6, abs=1e-4)
-    assert (blame["ASR sphinx"].failures, blame["ASR whisper"].failures) == (10, 0)
-    assert attribution.blame(r, lambda e: "one") == []  # one family: no verdict to give
+    shares = {b.points_at: b for b in blame.blame(r, family, n_boot=200)}
+    assert set(shares) == {"voice or text", "ASR whisper", "ASR sphinx"}
+    assert (shares["voice or text"].words, shares["voice or text"].failures, shares["voice or text"].rate) == (60, 10, 0.1667)
+    assert shares["voice or text"].ci95_low == shares["voice or text"].ci95_high == pytest.approx(1 / 6, abs=1e-4)
+    assert (shares["ASR sphinx"].failures, shares["ASR whisper"].failures) == (10, 0)
+    assert blame.blame(r, lambda e: "one") == []  # one family: no verdict to give
 
 
 def test_engine_agreement_is_the_share_of_identical_hypotheses():
     rows = [row(s, "a:1", e, "clean", text, text if (e == "e:1" or i < 3) else with_errors(text, 1))
             for e in ("e:1", "e:2") for i, (s, text) in enumerate(sentences(4))]
     r = evaluate(rows, ScoreConfig(bootstrap=0))
-    (a,) = attribution.agreement(r.utterances)
+    (a,) = agreement.agreement(r.utterances)
     assert (a.engines, a.utterances, a.agreement) == (2, 4, 0.75)
 
 

@@ -10,7 +10,8 @@ from pipeline.lm import tokenizer
 from pipeline.lm.model import GPT, GPT2_VOCAB, GPTConfig
 from pipeline.lm.perplexity import sequence_nll
 from pipeline.lm.surprisal import word_surprisal
-from pipeline.statistics import attribution, difficulty, failures_by_surprisal
+from pipeline.statistics import difficulty, failures_by_surprisal
+from pipeline.statistics import words as failing
 from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.evaluate import evaluate
 
@@ -58,7 +59,7 @@ def test_each_error_and_word_carries_its_reference_words_surprisal():
     assert [u.word_surprisal for u in r.utterances] == [[1.5, 2.0, 3.25, 9.0], [0.5, 8.0, 4.0]]
     assert [(e.type, e.reference_word, e.surprisal) for e in r.events] == [
         ("substitution", "the", 3.25), ("insertion", "", None), ("deletion", "winter", 8.0)]
-    words = {w.word: w for w in attribution.words(r)}
+    words = {w.word: w for w in failing.words(r)}
     assert words["the"].mean_surprisal == pytest.approx((3.25 + 0.5) / 2)  # failed once, heard right once
     assert words["winter"].mean_surprisal == pytest.approx((9.0 + 8.0) / 2)
     # whisper's normalizer rewrites across words ("2 pounds" → "£2"): that sentence is left without surprisal

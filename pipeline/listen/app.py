@@ -25,6 +25,7 @@ import json
 import re
 import secrets
 import sqlite3
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
@@ -34,9 +35,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from pipeline.listen import assign, plays, database
-from pipeline.listen.kinds import KINDS
+from pipeline.listen import assign, database, plays
 from pipeline.listen.database import Connections, Test, hashed, now
+from pipeline.listen.kinds import KINDS, Kind
 
 BODY_LIMIT = 4096  # bytes: a vote or a play event is a few dozen
 WAIT_S = 2.0  # the longest a request waits for the test file's write lock before it is answered 503
@@ -120,219 +121,267 @@ def busy(work):
     return run
 
 
-def make(path: str | Path, origin: str = "") -> Starlette:
+@dataclass(frozen=True)
+class Served:
+    """What every endpoint of one test's app reads (app.state.served): the file, the test, its kind, the page's
+    script and style, and the origin listeners reach it at."""
+    db: Connections
+    test: Test
+    kind: Kind
+    script: bytes
+    style: bytes
+    origin: str  # the scheme, host and port behind a proxy; "" for each request's own Host
+
+    @property
+    def secure(self) -> bool:
+        return self.origin.startswith("https://")
+
+
+def make(path: str | Path, origin: str = "") -> Guard:
     """The app for one test. `origin`: the scheme, host and port listeners reach it at, when a proxy stands in
     front (else each request's own Host); an https origin makes the session cookie Secure."""
     db = Connections(path, wait=WAIT_S)
     test = Test.read(db.get())
-    kind = KINDS.get(test.kind)
     static = files("pipeline.listen") / "static"
-    script, style = (static / "listen.js").read_bytes(), (static / "listen.css").read_bytes()
-    secure = origin.startswith("https://")
+    app = Starlette(routes=ROUTES)
+    app.state.served = Served(db, test, KINDS.get(test.kind), (static / "listen.js").read_bytes(),
+                              (static / "listen.css").read_bytes(), origin)
+    return Guard(app)
 
-    def session_of(request: Request):
-        value = request.cookies.get(COOKIE, "")
-        return database.session(db.get(), value) if ID.fullmatch(value) else None
 
-    def posted(request: Request, csrf_sha256: str | None) -> JSONResponse | None:
-        """Why a POST is refused: it comes from another origin, or without the session's token."""
-        expected = origin or f"{request.url.scheme}://{request.headers.get('host', '')}"
-        if request.headers.get("origin") != expected:
-            return error(403, "a POST from another origin")
-        if csrf_sha256 is not None and not secrets.compare_digest(
-                hashed(request.headers.get("x-session-token", "")), csrf_sha256):
-            return error(403, "no session token, or not this session's")
-        return None
+def served(request: Request) -> Served:
+    return request.app.state.served
 
-    def assigned(listener: int, trial: str):
-        return db.get().execute("SELECT t.*, a.position FROM assignments a JOIN trials t ON t.id = a.trial "
-                                "WHERE a.listener = ? AND a.trial = ?", (listener, trial)).fetchone()
 
-    def invited(invite: str):
-        return db.get().execute("SELECT * FROM listeners WHERE invite_sha256 = ?", (hashed(invite),)).fetchone() \
-            if ID.fullmatch(invite) else None
-
-    @busy
-    def page(request: Request):
-        """The page alone: a GET makes nothing (a link previewer, a reload); the page's script starts a session."""
-        if invited(request.path_params["invite"]) is None:
-            return HTMLResponse("<!DOCTYPE html><title>Not found</title><p>No such invitation.</p>", status_code=404)
-        return HTMLResponse(f"""<!DOCTYPE html>
+def shell(title: str, body: str, script: bool = False, status: int = 200) -> HTMLResponse:
+    """Every page of the app: one document, its title and body (already escaped), its style and, for the
+    listener's page, its script, both from /static (the CSP allows no inline code)."""
+    return HTMLResponse(f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(test.name)}</title><link rel="stylesheet" href="/static/listen.css"></head><body>
-<main><h1>{html.escape(test.name)}</h1>
+<title>{title}</title><link rel="stylesheet" href="/static/listen.css"></head><body>
+<main>{body}</main>{'<script src="/static/listen.js"></script>' if script else ''}</body></html>""",
+                        status_code=status)
+
+
+def session_of(request: Request):
+    value = request.cookies.get(COOKIE, "")
+    return database.session(served(request).db.get(), value) if ID.fullmatch(value) else None
+
+
+def posted(request: Request, csrf_sha256: str | None) -> JSONResponse | None:
+    """Why a POST is refused: it comes from another origin, or without the session's token."""
+    expected = served(request).origin or f"{request.url.scheme}://{request.headers.get('host', '')}"
+    if request.headers.get("origin") != expected:
+        return error(403, "a POST from another origin")
+    if csrf_sha256 is not None and not secrets.compare_digest(
+            hashed(request.headers.get("x-session-token", "")), csrf_sha256):
+        return error(403, "no session token, or not this session's")
+    return None
+
+
+def assigned(conn: sqlite3.Connection, listener: int, trial: str):
+    return conn.execute("SELECT t.*, a.position FROM assignments a JOIN trials t ON t.id = a.trial "
+                        "WHERE a.listener = ? AND a.trial = ?", (listener, trial)).fetchone()
+
+
+def invited(conn: sqlite3.Connection, invite: str):
+    return conn.execute("SELECT * FROM listeners WHERE invite_sha256 = ?", (hashed(invite),)).fetchone() \
+        if ID.fullmatch(invite) else None
+
+
+@busy
+def page(request: Request):
+    """The page alone: a GET makes nothing (a link previewer, a reload); the page's script starts a session."""
+    if invited(served(request).db.get(), request.path_params["invite"]) is None:
+        return shell("Not found", "<p>No such invitation.</p>", status=404)
+    name = html.escape(served(request).test.name)
+    return shell(name, f"""<h1>{name}</h1>
 <p class="how">Listen to each recording to its end; then you can answer. Use headphones in a quiet place.</p>
-<p id="progress"></p><p id="title"></p><div id="clips"></div><div id="answers"></div><p id="status"></p></main>
-<script src="/static/listen.js"></script></body></html>""")
+<p id="progress"></p><p id="title"></p><div id="clips"></div><div id="answers"></div><p id="status"></p>""",
+                 script=True)
 
-    @busy
-    def begin(request: Request):
-        """A listener starts: their session (a cookie) and its POST token, replacing any earlier one."""
-        refused = posted(request, None)
-        if refused:
-            return refused
-        listener = invited(request.path_params["invite"])
-        if listener is None:
-            return error(404, "no such invitation")
-        session, csrf = database.start(db.get(), listener["id"])
-        response = JSONResponse({"token": csrf})
-        response.set_cookie(COOKIE, session, max_age=database.SESSION_HOURS * 3600, httponly=True, samesite="strict",
-                            secure=secure, path="/")
-        return response
 
-    @busy
-    def trial(request: Request):
+@busy
+def begin(request: Request):
+    """A listener starts: their session (a cookie) and its POST token, replacing any earlier one."""
+    refused = posted(request, None)
+    if refused:
+        return refused
+    conn = served(request).db.get()
+    listener = invited(conn, request.path_params["invite"])
+    if listener is None:
+        return error(404, "no such invitation")
+    session, csrf = database.start(conn, listener["id"])
+    response = JSONResponse({"token": csrf})
+    response.set_cookie(COOKIE, session, max_age=database.SESSION_HOURS * 3600, httponly=True, samesite="strict",
+                        secure=served(request).secure, path="/")
+    return response
+
+
+@busy
+def trial(request: Request):
+    session = session_of(request)
+    if session is None:
+        return error(401, "no session: open your invitation link")
+    test, kind, conn = served(request).test, served(request).kind, served(request).db.get()
+    listener = conn.execute("SELECT * FROM listeners WHERE id = ?", (session["listener"],)).fetchone()
+    assign.session(conn, listener["id"], test, listener["seed"])
+    total = conn.execute("SELECT count(*) FROM assignments WHERE listener = ?", (listener["id"],)).fetchone()[0]
+    row = conn.execute("SELECT t.*, a.position FROM assignments a JOIN trials t ON t.id = a.trial "
+                       "LEFT JOIN votes v ON v.listener = a.listener AND v.trial = a.trial "
+                       "WHERE a.listener = ? AND v.trial IS NULL ORDER BY a.position LIMIT 1",
+                       (listener["id"],)).fetchone()
+    if row is None:
+        return JSONResponse({"done": True, "total": total})
+    clips = [row["first"]] if row["second"] is None else \
+        [row["second"], row["first"]] if row["swapped"] else [row["first"], row["second"]]
+    return JSONResponse({"done": False, "trial": row["id"], "position": row["position"] + 1, "total": total,
+                         "title": kind.title, "clips": clips,
+                         "names": ["Reference", "Recording"] if kind.reference else
+                         ["First", "Second"] if len(clips) == 2 else ["Recording"],
+                         "scale": [[v, f"{v} {label}" if not kind.pair else label] for v, label in kind.scale]})
+
+
+async def listener_post(request: Request, work):
+    """A listener's POST: refused without a session, from another origin or without its token; else `work`
+    (the app's state, session, body) off the event loop."""
+    try:
+        data = json.loads(await request.body())
+    except (ValueError, UnicodeDecodeError):
+        data = None
+
+    def checked():
         session = session_of(request)
         if session is None:
             return error(401, "no session: open your invitation link")
-        conn = db.get()
-        listener = conn.execute("SELECT * FROM listeners WHERE id = ?", (session["listener"],)).fetchone()
-        assign.session(conn, listener["id"], test, listener["seed"])
-        total = conn.execute("SELECT count(*) FROM assignments WHERE listener = ?", (listener["id"],)).fetchone()[0]
-        row = conn.execute("SELECT t.*, a.position FROM assignments a JOIN trials t ON t.id = a.trial "
-                           "LEFT JOIN votes v ON v.listener = a.listener AND v.trial = a.trial "
-                           "WHERE a.listener = ? AND v.trial IS NULL ORDER BY a.position LIMIT 1",
-                           (listener["id"],)).fetchone()
-        if row is None:
-            return JSONResponse({"done": True, "total": total})
-        clips = [row["first"]] if row["second"] is None else \
-            [row["second"], row["first"]] if row["swapped"] else [row["first"], row["second"]]
-        return JSONResponse({"done": False, "trial": row["id"], "position": row["position"] + 1, "total": total,
-                             "title": kind.title, "clips": clips,
-                             "names": ["Reference", "Recording"] if kind.reference else
-                             ["First", "Second"] if len(clips) == 2 else ["Recording"],
-                             "scale": [[v, f"{v} {label}" if not kind.pair else label] for v, label in kind.scale]})
+        refused = posted(request, session["csrf_sha256"])
+        return refused or work(served(request), session, data if isinstance(data, dict) else None)
+    return await busy(checked)()
 
-    async def listener_post(request: Request, work):
-        """A listener's POST: refused without a session, from another origin or without its token; else `work`
-        (session, body) off the event loop."""
-        try:
-            data = json.loads(await request.body())
-        except (ValueError, UnicodeDecodeError):
-            data = None
 
-        def checked():
-            session = session_of(request)
-            if session is None:
-                return error(401, "no session: open your invitation link")
-            refused = posted(request, session["csrf_sha256"])
-            return refused or work(session, data if isinstance(data, dict) else None)
-        return await busy(checked)()
+def play(state: Served, session, data):
+    if data is None or set(data) != {"trial", "clip", "event"} or data["event"] not in ("play", "ended") \
+            or not all(isinstance(data[k], str) and ID.fullmatch(data[k]) for k in ("trial", "clip")):
+        return error(422, "expected {trial, clip, event: play or ended}")
+    conn = state.db.get()
+    row = assigned(conn, session["listener"], data["trial"])
+    if row is None or data["clip"] not in (row["first"], row["second"]):
+        return error(404, "no such clip in your trials")
+    sent = conn.execute("SELECT count(*) FROM plays WHERE listener = ? AND trial = ?",
+                        (session["listener"], data["trial"])).fetchone()[0]
+    if sent >= plays.EVENTS_PER_TRIAL:
+        return error(429, f"at most {plays.EVENTS_PER_TRIAL} play events a trial")
+    conn.execute("INSERT INTO plays (listener, trial, clip, event, at) VALUES (?,?,?,?,?)",
+                 (session["listener"], data["trial"], data["clip"], data["event"], now()))
+    if data["event"] == "ended":  # the page enables the answers from the server's own record, not its own
+        return JSONResponse({"ok": True, "heard": heard(conn, session["listener"], row, data["clip"])})
+    return JSONResponse({"ok": True})
 
-    def play(session, data):
-        if data is None or set(data) != {"trial", "clip", "event"} or data["event"] not in ("play", "ended") \
-                or not all(isinstance(data[k], str) and ID.fullmatch(data[k]) for k in ("trial", "clip")):
-            return error(422, "expected {trial, clip, event: play or ended}")
-        row = assigned(session["listener"], data["trial"])
-        if row is None or data["clip"] not in (row["first"], row["second"]):
-            return error(404, "no such clip in your trials")
-        conn = db.get()
-        sent = conn.execute("SELECT count(*) FROM plays WHERE listener = ? AND trial = ?",
-                            (session["listener"], data["trial"])).fetchone()[0]
-        if sent >= plays.EVENTS_PER_TRIAL:
-            return error(429, f"at most {plays.EVENTS_PER_TRIAL} play events a trial")
-        conn.execute("INSERT INTO plays (listener, trial, clip, event, at) VALUES (?,?,?,?,?)",
-                     (session["listener"], data["trial"], data["clip"], data["event"], now()))
-        if data["event"] == "ended":  # the page enables the answers from the server's own record, not its own
-            return JSONResponse({"ok": True, "heard": heard(conn, session["listener"], row, data["clip"])})
-        return JSONResponse({"ok": True})
 
-    def vote(session, data):
-        if data is None or set(data) != {"trial", "value", "submission"} or not isinstance(data["trial"], str) \
-                or not isinstance(data["submission"], str) or not ID.fullmatch(data["submission"]) \
-                or type(data["value"]) is not int or data["value"] not in kind.values:
-            return error(422, f"expected {{trial, value, submission}}, value one of {list(kind.values)}")
-        listener = session["listener"]
-        row = assigned(listener, data["trial"])
-        if row is None:
-            return error(404, "no such trial in your trials")
-        conn = db.get()
-        if not heard(conn, listener, row):
-            return error(409, "play every recording of this trial to its end first")
-        # one statement, one transaction, fsynced before it returns: a vote acknowledged is a vote kept, and the
-        # same vote sent twice (a double click, a retry after a lost answer) is stored once
-        stored = conn.execute("INSERT INTO votes (listener, trial, value, submission, at) VALUES (?,?,?,?,?) "
-                              "ON CONFLICT (listener, trial) DO NOTHING",
-                              (listener, data["trial"], data["value"], data["submission"], now())).rowcount
-        if not stored:
-            kept = conn.execute("SELECT value FROM votes WHERE listener = ? AND trial = ?",
-                                (listener, data["trial"])).fetchone()
-            if kept["value"] != data["value"]:
-                return error(409, "this trial is rated already")
-        return JSONResponse({"ok": True, "again": not stored})
+def vote(state: Served, session, data):
+    kind = state.kind
+    if data is None or set(data) != {"trial", "value", "submission"} or not isinstance(data["trial"], str) \
+            or not isinstance(data["submission"], str) or not ID.fullmatch(data["submission"]) \
+            or type(data["value"]) is not int or data["value"] not in kind.values:
+        return error(422, f"expected {{trial, value, submission}}, value one of {list(kind.values)}")
+    listener, conn = session["listener"], state.db.get()
+    row = assigned(conn, listener, data["trial"])
+    if row is None:
+        return error(404, "no such trial in your trials")
+    if not heard(conn, listener, row):
+        return error(409, "play every recording of this trial to its end first")
+    # one statement, one transaction, fsynced before it returns: a vote acknowledged is a vote kept, and the
+    # same vote sent twice (a double click, a retry after a lost answer) is stored once
+    stored = conn.execute("INSERT INTO votes (listener, trial, value, submission, at) VALUES (?,?,?,?,?) "
+                          "ON CONFLICT (listener, trial) DO NOTHING",
+                          (listener, data["trial"], data["value"], data["submission"], now())).rowcount
+    if not stored:
+        kept = conn.execute("SELECT value FROM votes WHERE listener = ? AND trial = ?",
+                            (listener, data["trial"])).fetchone()
+        if kept["value"] != data["value"]:
+            return error(409, "this trial is rated already")
+    return JSONResponse({"ok": True, "again": not stored})
 
-    @busy
-    def clip(request: Request):
-        session = session_of(request)
-        cid = request.path_params["clip"]
-        if session is None:
-            return error(401, "no session: open your invitation link")
-        if not ID.fullmatch(cid):
-            return error(404, "no such clip")
-        conn = db.get()
-        row = conn.execute("SELECT c.audio FROM clips c JOIN trials t ON c.id IN (t.first, t.second) "
-                           "JOIN assignments a ON a.trial = t.id WHERE a.listener = ? AND c.id = ? LIMIT 1",
-                           (session["listener"], cid)).fetchone()
-        if row is None:
-            return error(404, "no such clip in your trials")
-        conn.execute("INSERT INTO plays (listener, trial, clip, event, at) SELECT ?, '', ?, 'fetched', ? WHERE NOT "
-                     "EXISTS (SELECT 1 FROM plays WHERE listener = ? AND trial = '' AND clip = ?)",
-                     (session["listener"], cid, now(), session["listener"], cid))
-        return Response(row["audio"], media_type="audio/wav")
 
-    def admitted(request: Request) -> bool:
-        given = request.query_params.get("token", "") or request.headers.get("authorization", "").removeprefix(
-            "Bearer ")
-        # read each time: `listen admin` makes a new token while the server runs
-        return secrets.compare_digest(hashed(given), db.get().execute("SELECT admin_sha256 FROM test").fetchone()[0])
+@busy
+def clip(request: Request):
+    session = session_of(request)
+    cid = request.path_params["clip"]
+    if session is None:
+        return error(401, "no session: open your invitation link")
+    if not ID.fullmatch(cid):
+        return error(404, "no such clip")
+    conn = served(request).db.get()
+    row = conn.execute("SELECT c.audio FROM clips c JOIN trials t ON c.id IN (t.first, t.second) "
+                       "JOIN assignments a ON a.trial = t.id WHERE a.listener = ? AND c.id = ? LIMIT 1",
+                       (session["listener"], cid)).fetchone()
+    if row is None:
+        return error(404, "no such clip in your trials")
+    conn.execute("INSERT INTO plays (listener, trial, clip, event, at) SELECT ?, '', ?, 'fetched', ? WHERE NOT "
+                 "EXISTS (SELECT 1 FROM plays WHERE listener = ? AND trial = '' AND clip = ?)",
+                 (session["listener"], cid, now(), session["listener"], cid))
+    return Response(row["audio"], media_type="audio/wav")
 
-    @busy
-    def admin(request: Request):
-        if not admitted(request):
-            return error(403, "the admin token is needed")
-        conn = db.get()
-        listeners = conn.execute("SELECT l.name, count(v.trial) AS votes, (SELECT count(*) FROM assignments a WHERE "
-                                 "a.listener = l.id) AS trials FROM listeners l LEFT JOIN votes v ON v.listener = "
-                                 "l.id GROUP BY l.id ORDER BY l.id").fetchall()
-        counts = conn.execute("SELECT t.role, count(v.trial) AS votes, count(DISTINCT t.id) AS trials FROM trials t "
-                              "LEFT JOIN votes v ON v.trial = t.id GROUP BY t.role").fetchall()
-        rows = "".join(f"<tr><td>{html.escape(r['name'])}</td><td>{r['votes']} of {r['trials']}</td></tr>"
-                       for r in listeners)
-        roles = "".join(f"<tr><td>{r['role']}</td><td>{r['trials']}</td><td>{r['votes']}</td></tr>" for r in counts)
-        return HTMLResponse(f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
-<title>{html.escape(test.name)}: progress</title><link rel="stylesheet" href="/static/listen.css"></head><body><main>
-<h1>{html.escape(test.name)}: progress</h1><p>{html.escape(test.kind)} test, {test.votes_per_clip} votes asked for
-each clip.</p><table><tr><th>listener</th><th>votes</th></tr>{rows}</table>
+
+def admitted(request: Request) -> bool:
+    given = request.query_params.get("token", "") or request.headers.get("authorization", "").removeprefix(
+        "Bearer ")
+    # read each time: `listen admin` makes a new token while the server runs
+    found = served(request).db.get().execute("SELECT admin_sha256 FROM test").fetchone()[0]
+    return secrets.compare_digest(hashed(given), found)
+
+
+@busy
+def admin(request: Request):
+    if not admitted(request):
+        return error(403, "the admin token is needed")
+    test, conn = served(request).test, served(request).db.get()
+    listeners = conn.execute("SELECT l.name, count(v.trial) AS votes, (SELECT count(*) FROM assignments a WHERE "
+                             "a.listener = l.id) AS trials FROM listeners l LEFT JOIN votes v ON v.listener = "
+                             "l.id GROUP BY l.id ORDER BY l.id").fetchall()
+    counts = conn.execute("SELECT t.role, count(v.trial) AS votes, count(DISTINCT t.id) AS trials FROM trials t "
+                          "LEFT JOIN votes v ON v.trial = t.id GROUP BY t.role").fetchall()
+    rows = "".join(f"<tr><td>{html.escape(r['name'])}</td><td>{r['votes']} of {r['trials']}</td></tr>"
+                   for r in listeners)
+    roles = "".join(f"<tr><td>{r['role']}</td><td>{r['trials']}</td><td>{r['votes']}</td></tr>" for r in counts)
+    name = html.escape(test.name)
+    return shell(f"{name}: progress", f"""<h1>{name}: progress</h1><p>{html.escape(test.kind)} test,
+{test.votes_per_clip} votes asked for each clip.</p><table><tr><th>listener</th><th>votes</th></tr>{rows}</table>
 <table><tr><th>trials</th><th>how many</th><th>votes</th></tr>{roles}</table>
-<p>The analysis: <code>listen results</code>, or results.json with the same token.</p></main></body></html>""")
+<p>The analysis: <code>listen results</code>, or results.json with the same token.</p>""")
 
-    @busy
-    def results(request: Request):
-        if not admitted(request):
-            return error(403, "the admin token is needed")
-        from pipeline.listen import analysis
 
-        return JSONResponse(analysis.analyse(db.get()).as_json())
+@busy
+def results(request: Request):
+    if not admitted(request):
+        return error(403, "the admin token is needed")
+    from pipeline.listen import analysis
 
-    async def javascript(request: Request):
-        return Response(script, media_type="text/javascript")
+    return JSONResponse(analysis.analyse(served(request).db.get()).as_json())
 
-    async def css(request: Request):
-        return Response(style, media_type="text/css")
 
-    async def played(request: Request):
-        return await listener_post(request, play)
+async def javascript(request: Request):
+    return Response(served(request).script, media_type="text/javascript")
 
-    async def voted(request: Request):
-        return await listener_post(request, vote)
 
-    routes = [Route("/l/{invite}", page), Route("/l/{invite}/start", begin, methods=["POST"]),
-              Route("/api/trial", trial), Route("/api/play", played, methods=["POST"]),
-              Route("/api/vote", voted, methods=["POST"]), Route("/audio/{clip}", clip),
-              Route("/static/listen.js", javascript), Route("/static/listen.css", css),
-              Route("/admin", admin), Route("/admin/results.json", results)]
-    return Guard(Starlette(routes=routes))
+async def css(request: Request):
+    return Response(served(request).style, media_type="text/css")
+
+
+async def played(request: Request):
+    return await listener_post(request, play)
+
+
+async def voted(request: Request):
+    return await listener_post(request, vote)
+
+
+ROUTES = [Route("/l/{invite}", page), Route("/l/{invite}/start", begin, methods=["POST"]),
+          Route("/api/trial", trial), Route("/api/play", played, methods=["POST"]),
+          Route("/api/vote", voted, methods=["POST"]), Route("/audio/{clip}", clip),
+          Route("/static/listen.js", javascript), Route("/static/listen.css", css),
+          Route("/admin", admin), Route("/admin/results.json", results)]
 
 
 def heard(conn: sqlite3.Connection, listener: int, trial, clip: str | None = None) -> bool:

@@ -5,14 +5,13 @@ so the folder uploaded from CI plays on its own."""
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 
 from pipeline.core.records import label
 
 from pipeline.scoring.utterances import ScoredUtterance
 
-from pipeline.render.html import AUDIO_NOTE, SCRIPT, STYLE, Cell, readable, coloured, embedded_audio, player, table
+from pipeline.render.html import AUDIO_NOTE, Cell, coloured, document, embedded_audio, player, readable, table
 from pipeline.gate.release import Change, Human, RunComparison, Unmatched
 from pipeline.gate.sealed import Run
 
@@ -75,10 +74,7 @@ def render(a: Run, b: Run, rows: list[RunComparison], changes: list[Change], unm
                     for d in a.measures.values() if d.comparable and any(m in d.columns for m in metrics))
     missing = "".join(f"<li>{html.escape(label(u.group))}: {html.escape(u.sentence_id)}: {html.escape(u.reason)}</li>"
                       for u in unmatched[:SHOWN])
-    audio_data = json.dumps({key: data for key, data in (carried or {}).values()})
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(b.name)} against {html.escape(a.name)}</title>
-<link rel="icon" href="data:,"><style>{STYLE}</style></head><body>
+    return document(f"{b.name} against {a.name}", f"""
 <h1>{html.escape(b.name)} (B) against {html.escape(a.name)} (A)</h1>
 {gate}
 <h2>Verdicts</h2>
@@ -93,9 +89,5 @@ sentences it would take to detect the Δ seen. Every figure: <a href="run_compar
 <span class="S">substitution</span> <span class="D">deletion</span> <span class="I">insertion</span>; click a header
 to sort.</p>
 {sentences}
-<h2>Not paired ({len(unmatched)})</h2><ul>{missing}</ul>
-{f'<script type="application/json" id="audio-data">{audio_data}</script>' if carried else ""}
-<script>{SCRIPT}</script>
-</body></html>
-"""
+<h2>Not paired ({len(unmatched)})</h2><ul>{missing}</ul>""", carried)
 

@@ -4,11 +4,13 @@ uses too."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import io
 import json
 import os
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
@@ -17,11 +19,11 @@ import numpy as np
 
 from pipeline.core.records import label
 from pipeline.core.registry import Catalog
-from pipeline.measures.base import Described
 from pipeline.listen.analysis import Analysis
+from pipeline.measures.base import Described
 from pipeline.scoring.align import Op, Ops
-from pipeline.scoring.utterances import Results
 from pipeline.scoring.config import ScoreConfig
+from pipeline.scoring.utterances import Results
 from pipeline.statistics import Statistics
 
 STYLE = """
@@ -32,35 +34,32 @@ th{background:#f0f0f0;cursor:pointer}.S{background:#ffe08a}.D{background:#ff9c9c
 .matrix td{text-align:right;font-family:monospace}.wide{overflow-x:auto;max-width:100%}img{max-width:100%;margin:.5em 0}.plots{display:flex;flex-wrap:wrap;gap:1em}
 code{font-size:12px}audio{height:28px;width:220px}figure{margin:0}figcaption{font-size:11px;color:#555}.heads{display:flex;gap:.6em;overflow-x:auto}
 """
-SCRIPT = """
-function sortBy(th){const t=th.closest('table'),i=[...th.parentNode.children].indexOf(th),
-b=t.tBodies[0],rows=[...b.rows],asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':'0';
-rows.sort((x,y)=>{const a=x.cells[i].dataset.v??x.cells[i].innerText,c=y.cells[i].dataset.v??y.cells[i].innerText;
-const na=parseFloat(a),nc=parseFloat(c);const r=(!isNaN(na)&&!isNaN(nc))?na-nc:a.localeCompare(c);return asc?r:-r});
-rows.forEach(r=>b.appendChild(r))}
-function drawAttention(id){const all=JSON.parse(document.getElementById('attention-data').textContent),
-d=all[id];if(!d)return;const box=document.getElementById('attention'),t=d.tokens,n=t.length,
-cell=Math.max(4,Math.min(14,Math.floor(150/n))),pad=8+6*Math.max(...t.map(x=>x.length)),size=pad+n*cell;
-document.getElementById('attention-title').textContent=id+': '+t.join(' ');box.innerHTML='';
-d.w.forEach((layer,l)=>{const row=document.createElement('div');row.className='heads';
-[...layer,null].forEach((head,h)=>{const rows=head||layer[0].map((r,i)=>r.map((_,j)=>
-layer.reduce((s,x)=>s+x[i][j],0)/layer.length));const fig=document.createElement('figure'),
-c=document.createElement('canvas');c.width=size;c.height=size;const g=c.getContext('2d');g.font='10px monospace';
-for(let i=0;i<n;i++)for(let j=0;j<n;j++){const x=pad+j*cell,y=pad+i*cell;if(j>i){g.fillStyle='#eee';
-g.fillRect(x,y,cell,cell);g.strokeStyle='#ccc';g.beginPath();g.moveTo(x,y+cell);g.lineTo(x+cell,y);g.stroke()}
-else{const v=Math.sqrt(rows[i][j]);g.fillStyle=`rgb(${255-200*v},${255-150*v},255)`;g.fillRect(x,y,cell,cell)}}
-g.fillStyle='#222';g.textAlign='right';g.textBaseline='middle';
-t.forEach((s,i)=>{g.fillText(s,pad-3,pad+i*cell+cell/2);g.save();g.translate(pad+i*cell+cell/2,pad-3);
-g.rotate(-Math.PI/2);g.textAlign='left';g.fillText(s,0,0);g.restore()});const cap=document.createElement('figcaption');
-cap.textContent=head?`layer ${l+1}, head ${h+1}`:`layer ${l+1}, mean over heads`;fig.append(c,cap);row.append(fig)});
-box.append(row)})}
-function playAudio(){const el=document.getElementById('audio-data');if(!el)return;const all=JSON.parse(el.textContent);
-document.querySelectorAll('audio[data-audio]').forEach(a=>{a.src='data:audio/flac;base64,'+all[a.dataset.audio]})}
-playAudio();
-function filterRows(){const errs=document.getElementById('only-errors').checked,
-flag=document.getElementById('only-flag').value;document.querySelectorAll('#utts tbody tr').forEach(r=>{
-const hide=(errs&&r.dataset.errors==='0')||(flag==='any'&&!r.dataset.flags)||
-(flag&&flag!=='any'&&!r.dataset.flags.split(';').includes(flag));r.style.display=hide?'none':''})}
+SCRIPT = (files("pipeline.render") / "static" / "report.js").read_text(encoding="utf-8")
+
+
+def _pinned(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+# as strict as the listening app's: the page's own script and style, pinned by their hashes (the page is one file,
+# so they travel in it), its figures and audio as data, and audio files beside it; nothing else, nothing inline
+CSP = (f"default-src 'none'; script-src {_pinned(SCRIPT)}; style-src {_pinned(STYLE)}; img-src data:; "
+       "media-src 'self' data: file:; base-uri 'none'; form-action 'none'")
+
+
+def document(title: str, body: str, carried: dict[str, tuple[str, str]] | None = None) -> str:
+    """Every page this tool writes (report.html, ab.html, results.html): its title, its body, the audio it carries
+    (path → key, base64 FLAC) and the one script, under CSP."""
+    data = json.dumps({key: flac for key, flac in carried.values()}).replace("</", "<\\/") if carried else ""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<title>{html.escape(title)}</title>
+<link rel="icon" href="data:,"><style>{STYLE}</style></head><body>
+{body}
+{f'<script type="application/json" id="audio-data">{data}</script>' if data else ""}
+<script>{SCRIPT}</script>
+</body></html>
 """
 
 
@@ -123,7 +122,7 @@ def table(rows: list, columns: list[str], cells: dict | None = None, heads: dict
         return value if isinstance(value, Cell) else f"<td>{value}</td>"
 
     body = "".join(f"<tr{row(r) if row else ''}>" + "".join(td(r, c) for c in columns) + "</tr>" for r in rows)
-    head = "".join(f"<th onclick=sortBy(this)>{html.escape(heads.get(c, c))}</th>" for c in columns)
+    head = "".join(f"<th>{html.escape(heads.get(c, c))}</th>" for c in columns)
     named = f' id="{name}"' if name else ""
     return f'<div class="wide"><table{named}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
@@ -213,22 +212,12 @@ SECTIONS = Catalog("pipeline.render.sections", "speech_eval.sections", "report s
 
 
 def render(page: Page) -> str:
-    """The page: its header, then every section in order, then the audio it carries and its script."""
-    audio_data = json.dumps({key: data for key, data in (page.audio or {}).values()}).replace("</", "<\\/")
+    """The page: its header, then every section in order."""
     link_html = " · ".join(f'<a href="{html.escape(href)}">{html.escape(name)}</a>'
                            for name, href in page.links.items())
     sections = "\n".join(part for part in (s.render(page) for s in sorted(SECTIONS.all(), key=lambda s: s.order))
                           if part)
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(page.title)}</title>
-<link rel="icon" href="data:,"><style>{STYLE}</style></head><body>
-<h1>{html.escape(page.title)}</h1>
+    return document(page.title, f"""<h1>{html.escape(page.title)}</h1>
 {f'<p class="comparable"><b>Comparable with:</b> {html.escape(page.comparable)}</p>' if page.comparable else ""}
 <p>Files: {link_html}</p>
-{sections}
-{f'<script type="application/json" id="audio-data">{audio_data}</script>' if page.audio else ""}
-<script>{SCRIPT}</script>
-</body></html>
-"""
-
-
+{sections}""", page.audio)

@@ -1,5 +1,5 @@
 """A listening-test kind: what a trial shows, what a vote holds, how it reads. One file here each (mos.py, smos.py,
-cmos.py, ab.py), or a plugin's module named by the entry point group `speech_eval.listening`."""
+cmos.py, ab.py, ab_np.py), or a plugin's module named by the entry point group `speech_eval.listening`."""
 from __future__ import annotations
 
 from dataclasses import dataclass

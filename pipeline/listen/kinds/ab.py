@@ -1,8 +1,5 @@
-"""A/B preference: which of two versions of one sentence sounds better, with or without "no preference"; the order
-is drawn for each trial."""
+"""A/B preference: which of two versions of one sentence sounds better; the order is drawn for each trial."""
 from pipeline.listen.kinds import KINDS, Kind
 
 KINDS.register(Kind(name="ab", summary="which of two versions is better", title="Which recording sounds better?",
                     scale=((1, "The first"), (2, "The second")), pair=True, good=1))
-KINDS.register(Kind(name="ab-np", summary="the same, or no preference", title="Which recording sounds better?",
-                    scale=((1, "The first"), (0, "No preference"), (2, "The second")), pair=True, good=1))

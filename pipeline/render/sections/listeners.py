@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 
-from pipeline.render.html import SECTIONS, STYLE, Page, Section, readable, image, with_ci, table
+from pipeline.render.html import SECTIONS, Page, Section, document, image, readable, table, with_ci
 
 
 def _ci(value, low, high) -> str:
@@ -74,9 +74,7 @@ def fragment(found) -> str:
 
 def page(found) -> str:
     """results.html: the section alone, as its own page."""
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(found.test)}: '
-            f'listening test</title><link rel="icon" href="data:,"><style>{STYLE}</style></head><body>'
-            f"{fragment(found)}</body></html>\n")
+    return document(f"{found.test}: listening test", fragment(found))
 
 
 def render(page_: Page) -> str:

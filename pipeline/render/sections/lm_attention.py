@@ -3,6 +3,7 @@ travel as JSON (each row's visible part, 3 decimals) and are drawn on canvases, 
 their mean, the masked future hatched."""
 from __future__ import annotations
 
+import html
 import json
 
 from pipeline.render.html import SECTIONS, Page, Section
@@ -30,9 +31,8 @@ def embedded(attention: dict | None) -> str:
             "scale so that small weights show; the hatched upper triangle is the masked future. One row per "
             "layer: its heads, then their mean. Click a sentence's row below to draw it. The numbers: "
             f'<code>attention/&lt;sentence_id&gt;.npz</code>.{more}</p><p id="attention-title"></p>'
-            '<div id="attention"></div>'
-            f'<script type="application/json" id="attention-data">{payload}</script>'
-            f"<script>addEventListener('load',()=>drawAttention({json.dumps(next(iter(shown)))}))</script>")
+            f'<div id="attention" data-first="{html.escape(next(iter(shown)))}"></div>'
+            f'<script type="application/json" id="attention-data">{payload}</script>')
 
 
 SECTIONS.register(Section("attention", 80, (), render))

@@ -11,8 +11,7 @@ def _similarity_cell(value: float | None, low: float | None, high: float | None)
     if value is None:
         return "<td></td>"
     shade = int(255 - 155 * max(0.0, min(1.0, value)))
-    return (f'<td style="background:rgb({shade},{shade},255)" title="95% CI [{readable(low)}, {readable(high)}]">'
-            f"{readable(value)}</td>")
+    return (f'<td data-shade="{shade}" title="95% CI [{readable(low)}, {readable(high)}]">{readable(value)}</td>')
 
 
 def voices_matrix(voices: list) -> str:

@@ -24,7 +24,7 @@ def sentences_table(page: Page) -> str:
             texts[u.id] = html.escape(u.reference), f'<span class="bad">{html.escape(u.error)}</span>'
 
     def attributes(u: ScoredUtterance) -> str:
-        click = ' onclick="drawAttention(this.dataset.sentence)"' if u.sentence_id in drawable else ""
+        click = " data-attention" if u.sentence_id in drawable else ""
         return (f' id="u-{html.escape(u.id)}" data-errors="{0 if u.errors == 0 else 1}" '
                 f'data-flags="{html.escape(";".join(u.flags))}" data-sentence="{html.escape(u.sentence_id)}"{click}')
 
@@ -43,8 +43,8 @@ def sentences_table(page: Page) -> str:
 def render(page: Page) -> str:
     options = "".join(f'<option value="{f}">{f}</option>' for f in FLAGS)
     return f"""<h2>Sentences</h2>
-<p><label><input type="checkbox" id="only-errors" onchange="filterRows()"> only sentences with
-errors</label> · <label>flags <select id="only-flag" onchange="filterRows()"><option value="">all rows</option>
+<p><label><input type="checkbox" id="only-errors"> only sentences with
+errors</label> · <label>flags <select id="only-flag"><option value="">all rows</option>
 <option value="any">any flag</option>{options}</select></label> · click a header to sort ·
 <span class="S">substitution</span> <span class="D">deletion</span>
 <span class="I">insertion</span></p>

@@ -142,10 +142,13 @@ def test_the_report_copied_alone_to_another_folder_still_plays_its_audio(report,
     elsewhere = tmp_path / "moved"
     elsewhere.mkdir()
     # the page as a user copies it, plus a probe that loads every player and writes what the browser decoded
-    probe = ("<script>const a=[...document.querySelectorAll('audio')];let n=0;a.forEach(x=>{x.preload='auto';"
+    # (its own hash joins the page's script-src: the page runs no script it does not pin)
+    probe = ("const a=[...document.querySelectorAll('audio')];let n=0;a.forEach(x=>{x.preload='auto';"
              "x.addEventListener('loadedmetadata',()=>{n++;document.body.dataset.decoded=n+':'+x.duration.toFixed(2)});"
-             "x.load()});</script></body>")
-    (elsewhere / "report.html").write_text(report.read_text().replace("</body>", probe))
+             "x.load()});")
+    pinned = "'sha256-" + base64.b64encode(hashlib.sha256(probe.encode()).digest()).decode() + "'"
+    (elsewhere / "report.html").write_text(report.read_text().replace("</body>", f"<script>{probe}</script></body>")
+                                           .replace("script-src ", f"script-src {pinned} ", 1))
     dom = chromium(elsewhere / "report.html", tmp_path, "--dump-dom", "--autoplay-policy=no-user-gesture-required").stdout
     decoded = re.search(r'data-decoded="(\d+):([\d.]+)"', dom)
     assert decoded and int(decoded.group(1)) == 8 and float(decoded.group(2)) > 1, dom[-500:]
@@ -185,7 +188,9 @@ def test_the_matrix_report_shows_every_statistic_and_its_links_resolve(matrix, t
     for heading in ("Comparisons", "Normalizer sensitivity", "Text difficulty", "Hardest words", "Robustness",
                     "Naturalness and voice"):
         assert f"<h2>{heading}</h2>" in dom, heading
-    assert dom.count("<tr><th>") == 1 + 18  # the comparison matrix: its header, a row per voice × engine × condition
+    grid = dom[dom.index('<table class="matrix">'):]
+    grid = grid[:grid.index("</table>")]
+    assert grid.count("<tr><th>") == 1 + 18  # the comparison matrix: its header, a row per voice × engine × condition
     # one table per factor, with the pairs that differ in it alone: 3 voice pairs in each of 6 engine × condition
     # cells, 1 engine pair in each of 9, 3 condition pairs in each of 6; the full matrix folded behind them
     for title, n in (("Voices, within each engine and condition", 18), ("Engines, within each voice and condition", 9),

@@ -561,7 +561,7 @@ def human(conn: sqlite3.Connection, runs: list) -> tuple[object | None, list[str
         """Where a rated clip came from in these runs, while the run still has that very audio."""
         clip = clips[cid]
         hit = found.get(clip["utterance_id"])
-        if hit is None or str(hit[0].folder.resolve()) != clip["run_folder"]:
+        if hit is None or hit[0].where != clip["run_folder"]:
             return None
         run, u = hit
         if store.sha256_or_none(run.audio(u.audio_path)) != clip["source_sha256"]:

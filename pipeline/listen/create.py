@@ -97,7 +97,7 @@ def clips_of(runs: list, condition: str) -> dict[str, dict[str, Clip]]:
                 samples, sr = audio.read(run.audio(u.audio_path))
             except audio.BadAudio as e:
                 raise InputError(f"{run.name}: {e}; the run's audio must be where its utterances.csv says") from None
-            clip = Clip("test", system, run.name, str(run.folder.resolve()), u.voice, u.sentence_id, u.id,
+            clip = Clip("test", system, run.name, run.where, u.voice, u.sentence_id, u.id,
                         u.reference, dict(u.measures), samples, sr, store.sha256_or_none(run.audio(u.audio_path)))
             out.setdefault(system, {})[u.sentence_id] = clip
             if u.speaker_reference:

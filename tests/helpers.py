@@ -105,3 +105,14 @@ def browser(profile: Path):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+
+
+def probed(page: str, probe: str) -> str:
+    """A written page with a test's probe script run last, its hash joined to the page's script-src: the page runs
+    no script it does not pin."""
+    import base64
+    import hashlib
+
+    pinned = "'sha256-" + base64.b64encode(hashlib.sha256(probe.encode()).digest()).decode() + "'"
+    page = page.replace("</body>", f"<script>{probe}</script></body>")
+    return page.replace("script-src ", f"script-src {pinned} ", 1)

@@ -20,7 +20,7 @@ import soundfile as sf
 
 from pipeline.core import store
 from pipeline.measures.base import MEASURES
-from tests.helpers import ROOT, cli, stage_status
+from tests.helpers import ROOT, cli, probed, stage_status
 
 pytestmark = pytest.mark.slow
 
@@ -147,11 +147,11 @@ def test_the_gate_and_its_page_played_alone_with_the_prompt(team, tmp_path):
         pytest.skip("needs Debian chromium (scripts/setup --test)")
     alone = tmp_path / "uploaded"
     alone.mkdir()
-    probe = ("<script>const a=[...document.querySelectorAll('audio')];let n=0;a.forEach(x=>{x.preload='auto';"
-             "x.addEventListener('loadedmetadata',()=>{n++;document.body.dataset.decoded=n});x.load()});</script></body>")
+    probe = ("const a=[...document.querySelectorAll('audio')];let n=0;a.forEach(x=>{x.preload='auto';"
+             "x.addEventListener('loadedmetadata',()=>{n++;document.body.dataset.decoded=n});x.load()});")
     page = (out / "ab.html").read_text()
     assert "speaker reference" in page and "dnsmos_ovrl" in page and "speaker_sim" in page  # every gated metric
-    (alone / "ab.html").write_text(page.replace("</body>", probe))
+    (alone / "ab.html").write_text(probed(page, probe))
     dom = chromium(alone / "ab.html", tmp_path, "--dump-dom", "--autoplay-policy=no-user-gesture-required").stdout
     decoded = re.search(r'data-decoded="(\d+)"', dom)
     assert decoded and int(decoded.group(1)) == 3 * (len(LINES) - 1), dom[-500:]  # A, B and the prompt, each line

@@ -148,10 +148,10 @@ def test_kill_minus_nine_then_rerun_completes_and_keeps_finished_items(tmp_path,
 
 
 def test_second_run_on_the_same_directory_is_refused(tmp_path, models_dir):
-    from pipeline.run.runner import run_lock
+    from pipeline.core import lock
 
     sentences = write_sentences(tmp_path / "s.txt")
-    with run_lock(tmp_path / "results" / "default"):
+    with lock.writing(tmp_path / "results" / "default"):
         proc = cli(tmp_path, "--sentences", str(sentences), *TINY, models=models_dir, check=False)
     assert proc.returncode == 3
     assert "in use by pid" in proc.stderr and str(os.getpid()) in proc.stderr

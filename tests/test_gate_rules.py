@@ -1,7 +1,9 @@
 """The release gate's own rules, on comparisons made by hand: what it counts as a test, and when it says that it
 cannot fail (compare-runs prints it beside the verdict)."""
-from pipeline.scoring.paired import smallest_p
+import pytest
+
 from pipeline.gate.release import ALPHA, RunComparison, reach
+from pipeline.scoring.paired import smallest_p
 
 EXACT = "Wilcoxon signed-rank, exact"
 
@@ -33,3 +35,24 @@ def test_ten_sentences_can_fail_a_gate_of_eight_metrics_but_not_of_thirty():
 def test_micro_wer_keeps_a_gate_that_can_fail_and_the_others_are_named():
     said = reach([row("wer", 4, test="MAPSSWE"), row("cer", 4), row("dnsmos_ovrl", 4)]).said(4)
     assert "cannot fail" not in said and "cer, dnsmos_ovrl cannot reach p < 0.05" in said
+
+
+def test_a_run_manifest_is_one_typed_record_and_a_newer_one_is_refused_by_name(tmp_path):
+    """The manifest a run writes reads back as the same record; one of a newer shape is refused, naming the file,
+    before anything of it is used."""
+    from pipeline.core import store
+    from pipeline.core.manifest import Computation, Model, RunManifest, Seeds
+    from pipeline.errors import InputError
+    from pipeline.gate import sealed
+
+    written = RunManifest(config={"score": {"headline": "macro"}}, seeds=Seeds(train=1, sample=2, tts=3, bootstrap=4),
+                          models={"x:y": Model(spec="x:y", found="path", path="/m", files={"/m": "ab"})},
+                          computation=Computation(scoring_revision=2), complete=True, sealed={"a.csv": "cd"})
+    written.write(tmp_path)
+    data = store.read_record(tmp_path / "manifest.json")
+    assert data["scoring_revision"] == 2 and data["manifest_version"] == 1  # the file keeps its keys
+    back = RunManifest.read(tmp_path)
+    assert back == written and back.setting("score.headline") == "macro" and back.setting("asr.engines", []) == []
+    store.write_record(tmp_path / "manifest.json", {**data, "manifest_version": 2})
+    with pytest.raises(InputError, match=r"manifest.json: manifest_version 2: written by a newer version"):
+        sealed.load(str(tmp_path))

@@ -398,11 +398,23 @@ def answers(driver) -> list:
 
 def listen_and_rate(driver, value: int) -> None:
     """Play every recording of the trial to its end, as long as it lasts (the server counts no sooner end), then
-    answer."""
+    answer. A listener the page asks to play a recording to its end (the server saw its play event late, on a
+    machine this busy) plays it again, as a person would."""
     from selenium.webdriver.support.ui import WebDriverWait
 
-    driver.execute_script("document.querySelectorAll('audio').forEach(a => a.play())")
-    WebDriverWait(driver, 30).until(lambda d: answers(d) and all(b.is_enabled() for b in answers(d)))
+    def ready(d):
+        return answers(d) and all(b.is_enabled() for b in answers(d))
+
+    def replayed(d):  # every recording played to its end again, and the page still asks for it
+        return d.execute_script("return window.ends >= document.querySelectorAll('audio').length") and \
+            "to its end" in d.find_element("id", "status").text
+
+    for _ in range(3):
+        driver.execute_script("window.ends = 0; document.querySelectorAll('audio').forEach(a => {"
+                              "a.addEventListener('ended', () => { window.ends += 1; }, {once: true}); a.play(); })")
+        WebDriverWait(driver, 30).until(lambda d: ready(d) or replayed(d))
+        if ready(driver):
+            break
     next(b for b in answers(driver) if b.get_attribute("data-value") == str(value)).click()
 
 

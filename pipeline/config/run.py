@@ -1,5 +1,5 @@
 """The run's config, composed of the sections their owners declare (lm/config.py, tts/base.py, asr/base.py,
-scoring/evaluate.py, exec/executor.py); loadable from and printable as TOML. Presets are TOML files in configs/."""
+scoring/config.py, exec/executor.py); loadable from and printable as TOML. Presets are TOML files in configs/."""
 from __future__ import annotations
 
 import dataclasses

@@ -5,7 +5,7 @@ Each utterance's embedding is Resemblyzer's own `embed_utterance(preprocess_wav(
 audio the ASR heard. `speaker_sim` is its cosine with the speaker reference's embedding (a voice-cloning
 system's prompt audio, given per row by an --audio-manifest column `speaker_reference`, or per voice by
 `assess.speaker_references`). Without a reference, the embeddings still give each voice's consistency and the
-similarity between voices (scoring/measures.py).
+similarity between voices (statistics/voices.py).
 
 These values are on Resemblyzer's scale, not on that of the WavLM-ECAPA SIM in seed-tts-eval and most papers: GE2E
 embeddings are non-negative, so cosines between any two voices run high (0.6-0.8 between different speakers is

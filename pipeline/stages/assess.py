@@ -5,7 +5,7 @@ given what the measure declared it needs of the row (its speaker reference, its 
 Each score is cached as a sealed record keyed by exactly what determines it: the audio's sha256, the measure, its
 model files' sha256 and the sha256 of each need it declared (a file's content; a text's). A measure never sees a
 transcript, so it cannot change one. Embeddings (Resemblyzer's) go to embeddings.npz, for each voice's consistency
-and the similarity between voices (scoring/measures.py)."""
+and the similarity between voices (statistics/voices.py)."""
 from __future__ import annotations
 
 import hashlib

@@ -180,3 +180,30 @@ def test_a_run_measures_each_system_against_the_corpus_own_recordings(tmp_path, 
     assert rows["a"]["mcd"] != "" and rows["b"]["mcd"] == "" and rows["b"]["wer"] != ""
     notes = {r["sentence_id"]: r["notes"] for r in store.read_csv(tmp_path / "results" / "tsv" / "measures.csv")}
     assert "no natural recording" in notes["b"] and notes["a"] == ""
+
+
+def test_a_measure_written_for_the_one_reference_interface_is_refused_before_any_work_naming_the_fix():
+    from pipeline.core.source import Source
+    from pipeline.errors import ModelUnloadable
+    from pipeline.measures.assessor import Assessor
+
+    class Old:
+        def score(self, audio, reference):
+            return base.Scores({"x": 1.0})
+
+    class New:
+        def score(self, audio, natural, text=""):
+            return base.Scores({"x": 1.0})
+
+    source = Source(spec="old:none", found="package", path="", files=())
+    for name, load, needs in (("old_interface", lambda s: Old(), ()), ("new_interface", lambda s: New(), ("natural",))):
+        base.MEASURES.register(base.Declaration(name=name, columns={"x": "x"}, source=lambda: source, load=load,
+                                                needs=needs))
+    try:
+        old = Assessor("old_interface", source, 1)
+        assert isinstance(old.failed, ModelUnloadable) and "'reference'" in str(old.failed)
+        assert "speaker_reference" in str(old.failed)
+        assert Assessor("new_interface", source, 1).failed is None  # a declared need, and one with a default
+    finally:
+        for name in ("old_interface", "new_interface"):
+            base.MEASURES._declared.pop(name)

@@ -3,6 +3,7 @@
 selected measure saw it: the assess stage's rows."""
 from __future__ import annotations
 
+import inspect
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ import numpy as np
 
 from pipeline.core.records import SpeechRow, Status, columns_of, joined
 from pipeline.core.source import Source
+from pipeline.errors import ModelUnloadable
 from pipeline.exec.workers import Done, one_blas_thread, unloadable, where
 from pipeline.measures import base as measures
 from pipeline.measures.base import Scores
@@ -63,6 +65,16 @@ class Clip:
     notes: tuple[str, ...] = ()
 
 
+def takes_otherwise(score, needs: tuple[str, ...]) -> list[str]:
+    """The parameters of a measure's score() past the audio that the stage would not fill: neither a declared need
+    nor given a default (a measure written for the one-reference interface of earlier versions)."""
+    params = list(inspect.signature(score).parameters.values())[1:]
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return []
+    return [p.name for p in params if p.name not in needs and p.default is p.empty
+            and p.kind not in (p.VAR_POSITIONAL,)]
+
+
 class Assessor:
     """One measure, loaded once from its resolved Source; each Clip scored alone."""
 
@@ -70,10 +82,19 @@ class Assessor:
         self.measure, self.failed = None, None
         self.threads = threads or min(os.cpu_count() or 1, 8)
         one_blas_thread()
+        declared = measures.MEASURES.get(name)
         try:
-            self.measure = measures.MEASURES.get(name).load(source)
+            self.measure = declared.load(source)
         except Exception as e:
             self.failed = unloadable(source, e)
+            return
+        unknown = takes_otherwise(self.measure.score, declared.needs)
+        if unknown:
+            self.failed = ModelUnloadable(
+                f"measure {name!r}: its score() takes {', '.join(map(repr, unknown))} without a default, which is no "
+                f"need it declares ({', '.join(declared.needs) or 'none'}); score(audio, **needs) is given each "
+                "declared need by its name (the second argument `reference` of earlier versions is the keyword "
+                "speaker_reference, declared as needs=('speaker_reference',))")
 
     def work(self, inputs: list[Clip]) -> list[Assessed]:
         if self.failed:

@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.scoring.utterances import Pair
 from pipeline.scoring import sclite
-from pipeline.scoring.align import align_text
+from pipeline.scoring.align import align_codes, align_text
 from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.evaluate import evaluate
 from pipeline.scoring.normalize import get
@@ -130,7 +130,8 @@ def test_spearman_with_n_and_p():
 
 
 def test_pralign_marks_errors_and_gaps():
-    text = sclite.pralign("u1", align_text("i am very tired today", "i am tired today too"))
+    ref, hyp = "i am very tired today".split(), "i am tired today too".split()
+    text = sclite.pralign("u1", ref, hyp, align_codes([ref], [hyp])[0])
     lines = text.splitlines()
     assert lines[1] == "Scores: (#C #S #D #I) 4 0 1 1  WER 40.0%"
     assert "VERY" in lines[2] and "****" in lines[3] and "TOO" in lines[3]
@@ -166,3 +167,25 @@ def test_level_is_the_loudest_frame_in_dbfs():
     assert level_dbfs(np.zeros(16000, np.float32)) == FLOOR_DBFS
     quiet_then_loud = np.concatenate([tone * 0.001, tone])  # the loudest part counts, not the average
     assert level_dbfs(quiet_then_loud) == pytest.approx(level_dbfs(tone), abs=0.05)
+
+
+def test_bootstrap_draws_are_numpys_default_draws_whatever_their_type_and_thread_count(monkeypatch):
+    """resamples() draws uint32 for speed: the same numbers, block by block, as numpy's default int64 draw of the
+    whole (n_boot, n) table; and the interval is the same on one thread as on several."""
+    import numpy as np
+
+    from pipeline.scoring import rates
+
+    for n, n_boot, block in ((7, 50, 1 << 22), (100_000, 90, 1 << 22), (1000, 300, 5000)):
+        monkeypatch.setattr(rates, "BOOTSTRAP_BLOCK", block)
+        drawn = np.concatenate(list(rates.resamples(n, n_boot, 11)))
+        assert drawn.dtype == np.uint32
+        assert np.array_equal(drawn, np.random.default_rng(11).integers(0, n, size=(n_boot, n)))
+    rng = np.random.default_rng(3)
+    ref = rng.integers(1, 30, 5000)
+    errors = rng.binomial(ref, 0.2)
+    figures = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(rates, "BOOTSTRAP_THREADS", threads)
+        figures[threads] = rates.corpus_wer(list(errors), list(ref), 1000, 5)
+    assert figures[1] == figures[3] and figures[1].ci_low < figures[1].micro_wer < figures[1].ci_high

@@ -65,6 +65,7 @@ class Alignment:
 
 HIT, SUBSTITUTION, DELETION, INSERTION = range(4)  # op codes of the compiled aligner
 OPS = (Op.HIT, Op.SUBSTITUTION, Op.DELETION, Op.INSERTION)  # by code
+WORDS = tuple(op.word for op in OPS)  # by code: an enum's property is a call per word
 
 
 def _codes(ref: np.ndarray, r_off: np.ndarray, hyp: np.ndarray, h_off: np.ndarray,
@@ -138,6 +139,29 @@ def align_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[list[int]]
     _compiled()(r, r_off, h, h_off, out, out_off, out_len)
     codes = out.tolist()
     return [codes[o:o + n] for o, n in zip(out_off.tolist(), out_len.tolist())]
+
+
+def tally(codes: list[int]) -> list[int]:
+    """(hits, substitutions, deletions, insertions) of an alignment's op codes."""
+    return [codes.count(c) for c in (HIT, SUBSTITUTION, DELETION, INSERTION)]
+
+
+def edits(ref: list[str], hyp: list[str], codes: list[int]):
+    """An alignment's edits in order, without a step per hit (most words are hits): for each edit, the run of hits
+    before it as (i, k), that is ref[i:i + k], which the hypothesis has word for word, then the edit's position in
+    the ops, its code and its words (None for a gap); a last entry with code None closes the run at the end."""
+    i = j = prev = 0
+    for pos in [k for k, c in enumerate(codes) if c]:
+        run = pos - prev
+        start, i, j = i, i + run, j + run
+        c = codes[pos]
+        r = None if c == INSERTION else ref[i]
+        h = None if c == DELETION else hyp[j]
+        i += c != INSERTION
+        j += c != DELETION
+        yield start, run, pos, c, r, h
+        prev = pos + 1
+    yield i, len(codes) - prev, len(codes), None, None, None
 
 
 def from_codes(ref: list[str], hyp: list[str], codes: list[int]) -> Alignment:

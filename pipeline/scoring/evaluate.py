@@ -12,7 +12,7 @@ from pipeline.core.records import ALIGNED, Group, Status, utterance_id
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
-from pipeline.scoring.align import Alignment, Op, align_codes, from_codes
+from pipeline.scoring.align import WORDS, Alignment, Op, align_codes, edits, tally
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.flags import flags
@@ -114,17 +114,16 @@ def normalized_surprisal(reference: str, bits: tuple[float, ...], normalized: st
     return out if parts == normalized.split() else []
 
 
-def kept(u: ScoredUtterance, a: Alignment, out: Results) -> None:
+def kept(u: ScoredUtterance, ref: list[str], hyp: list[str], codes: list[int], out: Results) -> None:
     """What is kept of an aligned utterance's alignment: its error events and its pralign text."""
     surprisal = u.word_surprisal or None
-    at = -1  # the reference word an op is at
-    for pos, (op, r, h) in enumerate(a.ops):
-        at += op != Op.INSERTION
-        if op != Op.HIT:
-            out.events.append(ErrorEvent(id=u.id, type=op.word, reference_word=r or "", hypothesis_word=h or "",
-                                         position=pos,
-                                         surprisal=surprisal[at] if surprisal and op != Op.INSERTION else None))
-    out.pralign.append(sclite.pralign(u.id, a))
+    for i, run, pos, code, r, h in edits(ref, hyp, codes):
+        if code is None:
+            break
+        out.events.append(ErrorEvent(id=u.id, type=WORDS[code], reference_word=r or "", hypothesis_word=h or "",
+                                     position=pos, surprisal=surprisal[i + run] if surprisal and r is not None
+                                     else None))
+    out.pralign.append(sclite.pralign(u.id, ref, hyp, codes))
 
 
 def evaluate(pairs: list[Pair], options: ScoreConfig | None = None,
@@ -149,13 +148,14 @@ def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, compar
         texts = [Texts.of(p, transform) for p in chunk]
         words = [(t.reference_normalized.split(), t.hypothesis_normalized.split())
                  for p, t in zip(chunk, texts) if p.status == Status.OK]
-        codes = align_codes([r for r, _ in words], [h for _, h in words])
-        alignments = (from_codes(r, h, c) for (r, h), c in zip(words, codes))  # one at a time
+        codes = iter(zip(words, align_codes([r for r, _ in words], [h for _, h in words])))
         for p, t in zip(chunk, texts):
-            a = next(alignments) if p.status == Status.OK else None
-            u = score_one(p, t, a, transform)
-            if a is not None:
-                kept(u, a, out)
+            if p.status != Status.OK:
+                out.utterances.append(score_one(p, t, None, transform))
+                continue
+            (ref, hyp), c = next(codes)
+            u = score_one(p, t, Alignment(len(ref), *tally(c)), transform)  # its counts: kept() walks the codes
+            kept(u, ref, hyp, c, out)
             out.utterances.append(u)
     events = out.events_by_id
     for group, members in groups(out).items():
@@ -180,8 +180,9 @@ def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, compar
             micro_cer=_round(chars.micro_wer) if chars else None, cer_ci95_low=_round(chars.ci_low) if chars else None,
             cer_ci95_high=_round(chars.ci_high) if chars else None, macro_ci95_low=_round(c.macro_low),
             macro_ci95_high=_round(c.macro_high)))
+        substitution = Op.SUBSTITUTION.word
         pairs = Counter((e.reference_word, e.hypothesis_word) for u in scored for e in events.get(u.id, ())
-                        if e.type == Op.SUBSTITUTION.word)
+                        if e.type == substitution)
         out.confusions += [Confusion(voice=voice, asr=engine, condition=condition, reference_word=r,
                                      hypothesis_word=h, count=count)
                            for (r, h), count in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))]

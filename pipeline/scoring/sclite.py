@@ -1,8 +1,7 @@
 """NIST sclite's formats: `trn` transcripts and pralign-style alignment text."""
 from __future__ import annotations
 
-from pipeline.scoring.align import Op
-from pipeline.scoring.align import Alignment
+from pipeline.scoring.align import OPS, edits, tally
 
 
 def write_trn(lines: list[tuple[str, str]]) -> str:
@@ -25,22 +24,26 @@ def read_trn(text: str) -> list[tuple[str, str]] | None:
     return out or None
 
 
-def pralign(uid: str, a: Alignment) -> str:
-    """sclite pralign style: REF/HYP with errors upper-cased, *** for gaps, and an S/D/I line."""
-    ref, hyp, evals = [], [], []
-    for op, r, h in a.ops:
-        if op == Op.HIT:  # most words: as they are, nothing below them
-            ref.append(r)
-            hyp.append(h)
-            evals.append(" " * len(r))
-            continue
+def pralign(uid: str, ref: list[str], hyp: list[str], codes: list[int]) -> str:
+    """sclite pralign style: REF/HYP with errors upper-cased, *** for gaps, and an S/D/I line, from an alignment's
+    words and op codes (align.align_codes)."""
+    ref_row, hyp_row, eval_row = [], [], []
+    for i, run, _, code, r, h in edits(ref, hyp, codes):
+        if run:  # most words: hits, as they are, nothing below them
+            words = " ".join(ref[i:i + run])
+            ref_row.append(words)
+            hyp_row.append(words)
+            eval_row.append(" " * len(words))
+        if code is None:
+            break
         r_txt = "*" * max(len(h or ""), 3) if r is None else r.upper()
         h_txt = "*" * max(len(r or ""), 3) if h is None else h.upper()
         width = max(len(r_txt), len(h_txt))
-        ref.append(r_txt.ljust(width))
-        hyp.append(h_txt.ljust(width))
-        evals.append(op.value.ljust(width))
-    wer = "n/a" if a.wer is None else f"{100 * a.wer:.1f}%"
+        ref_row.append(r_txt.ljust(width))
+        hyp_row.append(h_txt.ljust(width))
+        eval_row.append(OPS[code].value.ljust(width))
+    hits, subs, dels, ins = tally(codes)
+    wer = f"{100 * ((subs + dels + ins) / len(ref)):.1f}%" if ref else "n/a"
     return (f"id: ({uid})\n"
-            f"Scores: (#C #S #D #I) {a.hits} {a.substitutions} {a.deletions} {a.insertions}  WER {wer}\n"
-            f"REF:  {' '.join(ref)}\nHYP:  {' '.join(hyp)}\nEval: {' '.join(evals).rstrip()}\n")
+            f"Scores: (#C #S #D #I) {hits} {subs} {dels} {ins}  WER {wer}\n"
+            f"REF:  {' '.join(ref_row)}\nHYP:  {' '.join(hyp_row)}\nEval: {' '.join(eval_row).rstrip()}\n")

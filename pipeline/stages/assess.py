@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -90,6 +91,7 @@ def run(cfg: Config, loaded: dict) -> Outcome:
     status = {i: Status.OK for i in range(len(speech))}
     embeddings: dict[str, np.ndarray] = {}
     files, reused, failed = {}, 0, 0
+    seconds: dict[str, float] = {}  # each measure's wall time in this run, its model's load included
     by_voice = dict(measures.reference_pair(p) for p in cfg.assess.speaker_references)
     texts = {s.sentence_id: s.text for s in loaded["sentences"]}
     with executor.make(cfg.executor) as pool:
@@ -105,8 +107,10 @@ def run(cfg: Config, loaded: dict) -> Outcome:
                                               sentence_id=s.sentence_id)
                 items[i] = Item(item_key, record, lambda p=s.audio_path, n=needs, r=declared.rate: heard(p, n, r),
                                 shared=paths.shared_record(cfg, "measures", item_key))
+            started = time.perf_counter()
             results, cached_here = cached_map(pool, (Assessor, (name, source, cfg.assess.threads)), items,
                                               result=Assessed, chunk=16, desc=f"assess {name}", noun="scores")
+            seconds[name] = round(time.perf_counter() - started, 3)
             files.update(source.hashes(cfg.models_dir))
             reused += cached_here
             for i, done in results.items():
@@ -138,7 +142,8 @@ def run(cfg: Config, loaded: dict) -> Outcome:
         described[calibration.NAME] = fitted
     records.write_csv(out, Measured, rows)
     store.write_json(declared, {name: d.as_json() for name, d in described.items()})
-    return Outcome({**tally([r.status for r in rows], reused), "measures": list(sources)}, files, failed=failed)
+    return Outcome({**tally([r.status for r in rows], reused), "measures": list(sources), "measure_seconds": seconds},
+                   files, failed=failed)
 
 
 def calibrated(cfg: Config, rows: list[Measured], described: dict) -> measures.Described | None:

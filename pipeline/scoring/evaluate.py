@@ -164,7 +164,7 @@ def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, compar
         counts = [([u.errors for u in scored], [u.ref_words for u in scored])]
         if condition != SILENCE:
             counts.append(([u.char_errors for u in scored], [u.ref_chars for u in scored]))
-        c, *rest = corpus_rates(counts, n_boot, seed)
+        c, *rest = corpus_rates(counts, n_boot, seed, macro={0})  # the macro CER has no column
         chars = rest[0] if rest else None
         rated = [u for u in scored if u.wer is not None]
         rho = spearman([u.perplexity for u in rated], [u.wer for u in rated])

@@ -28,10 +28,11 @@ def corpus_wer(errors: list[int], ref_words: list[int], n_boot: int = 1000, seed
     return corpus_rates([(errors, ref_words)], n_boot, seed)[0]
 
 
-def corpus_rates(counts: list[tuple[list[int], list[int]]], n_boot: int = 1000,
-                 seed: int = 1337) -> list[CorpusWER]:
+def corpus_rates(counts: list[tuple[list[int], list[int]]], n_boot: int = 1000, seed: int = 1337,
+                 macro: set[int] | None = None) -> list[CorpusWER]:
     """corpus_wer of several (errors, totals) of the same utterances (words and characters), from one set of
-    bootstrap draws: each rate's interval is what corpus_wer alone gives with the same seed."""
+    bootstrap draws: each rate's interval is what corpus_wer alone gives with the same seed. `macro`: the rates
+    (by index) whose macro WER gets an interval too; all when None."""
     arrays = [(np.asarray(e, dtype=float), np.asarray(n, dtype=float)) for e, n in counts]
     length = len(arrays[0][0])
     rated = [i for i, (e, n) in enumerate(arrays) if len(e) and n.sum() > 0]
@@ -40,21 +41,26 @@ def corpus_rates(counts: list[tuple[list[int], list[int]]], n_boot: int = 1000,
     rates = {i: arrays[i][0] / np.where(arrays[i][1] == 0, np.nan, arrays[i][1]) for i in rated}
     # with no empty total there is no NaN to leave out, and a plain mean is nanmean to the bit, at an eighth of its cost
     mean = {i: np.mean if not np.isnan(rates[i]).any() else np.nanmean for i in rated}
+    # counts are whole numbers: their sums are exact in any order, so they are gathered as int32, half the bytes
+    whole = {i: tuple(x.astype(np.int32) if x.max(initial=0) < 1 << 31 and np.all(x == np.floor(x)) else x
+                      for x in arrays[i]) for i in rated}
 
-    def figures(drawn: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """A block of resamples' micro and macro rates, for each rate."""
+    def figures(drawn: np.ndarray) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """A block of resamples' micro rates, and macro rates where they are asked for, for each rate."""
         idx, out = drawn.astype(np.intp), []
         for i in rated:
-            e, n = arrays[i]
-            sums = n[idx].sum(axis=1)
-            out.append((e[idx].sum(axis=1) / np.where(sums == 0, np.nan, sums), mean[i](rates[i][idx], axis=1)))
+            e, n = whole[i]
+            sums = n[idx].sum(axis=1, dtype=float)
+            micro = e[idx].sum(axis=1, dtype=float) / np.where(sums == 0, np.nan, sums)
+            out.append((micro, mean[i](rates[i][idx], axis=1) if macro is None or i in macro else None))
         return out
 
     if n_boot and length > 1 and rated:
         for block in in_order(figures, resamples(length, n_boot, seed)):
-            for i, (micro, macro) in zip(rated, block):
+            for i, (micro, macro_rates) in zip(rated, block):
                 samples[i].append(micro)
-                means[i].append(macro)
+                if macro_rates is not None:
+                    means[i].append(macro_rates)
     out = []
     for i, (e, n) in enumerate(arrays):
         if i not in samples:
@@ -63,6 +69,7 @@ def corpus_rates(counts: list[tuple[list[int], list[int]]], n_boot: int = 1000,
         low = high = macro_low = macro_high = None
         if samples[i]:
             low, high = (float(x) for x in np.nanpercentile(np.concatenate(samples[i]), [2.5, 97.5]))
+        if means[i]:
             macro_low, macro_high = (float(x) for x in np.nanpercentile(np.concatenate(means[i]), [2.5, 97.5]))
         out.append(CorpusWER(len(e), int(n.sum()), int(e.sum()), float(e.sum() / n.sum()),
                              float(np.nanmean(rates[i])), low, high, macro_low, macro_high))

@@ -14,6 +14,7 @@ Writes bench/out/cold_run.{json,md}."""
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -49,8 +50,12 @@ def main() -> None:
     try:
         setup_s = timed(["scripts/setup"], clone)
         run_s = timed([".venv/bin/python", "run_pipeline.py", *args.args], clone)
-        manifest = json.loads(next((clone / "results").glob("*/manifest.json")).read_text())
+        run_dir = next((clone / "results").glob("*/manifest.json")).parent
+        manifest = json.loads((run_dir / "manifest.json").read_text())
         stages = manifest.get("stage_seconds", {})
+        measured = manifest.get("stage_results", {}).get("assess", {}).get("measure_seconds", {})
+        with open(run_dir / "synthesis.csv") as f:
+            audio_s = sum(float(r["audio_seconds"] or 0) for r in csv.DictReader(f) if r["status"] == "ok")
         rerun_s = min(timed([".venv/bin/python", "run_pipeline.py", *args.args], clone) for _ in range(3))
         iters = manifest["config"]["train"]["max_iters"]
         precision = manifest["config"]["train"]["precision"]
@@ -83,8 +88,35 @@ def main() -> None:
                   f"(bench/out/train_speed.json), and its {floor['step_gflop']:.1f} GFLOP of matmul alone take "
                   f"{floor_ms:.0f} ms at the {precision} peak measured there ({peak:.0f} GFLOP/s): "
                   f"{iters * floor_ms / 1000:.0f} s for {iters} steps."]
+    lines += measures_beside_alone(measured, audio_s, stages.get("transcribe"))
     write_report("cold_run", lines, {"head": head.strip(), "args": args.args, "setup_s": setup_s, "run_s": run_s,
-                                     "rerun_s": rerun_s, "stage_seconds": stages, "cpu": cpu_name()})
+                                     "rerun_s": rerun_s, "stage_seconds": stages, "measure_seconds": measured,
+                                     "audio_s": audio_s, "cpu": cpu_name()})
+
+
+def measures_beside_alone(measured: dict[str, float], audio_s: float, transcribe_s: float | None) -> list[str]:
+    """Each measure's seconds in the run (its load included) beside what it costs alone: its load and its rate per
+    second of audio as bench/measures_speed.py measured them on this CPU, for the run's audio."""
+    if not measured:
+        return []
+    out = ["", f"**The measures in the run** ({audio_s:.0f} s of audio), each beside itself alone:", "",
+           "| measure | in the run, s | alone (bench/measures_speed.py: load + its rate × this audio), s | run ÷ alone |",
+           "|---|---|---|---|"]
+    path = ROOT / "bench" / "out" / "measures_speed.json"
+    alone = json.loads(path.read_text()) if path.exists() else {}
+    if alone.get("cpu") not in (None, cpu_name()) or "load_s" not in alone:
+        alone = {}
+    for name, seconds in measured.items():
+        if alone and name in alone["stage_s"]:
+            expected = alone["load_s"][name] + alone["stage_s"][name] / alone["audio_s"] * audio_s
+            out.append(f"| {name} | {seconds:.1f} | {expected:.1f} | {seconds / expected:.2f} |")
+        else:
+            out.append(f"| {name} | {seconds:.1f} | (run bench/measures_speed.py on this CPU) | |")
+    total = sum(measured.values())
+    if transcribe_s:
+        out += ["", f"All measures together: {total:.1f} s; transcription: {transcribe_s:.1f} s. **Goal: the measures "
+                f"no slower than transcription: {'met' if total <= transcribe_s else 'not met'}**."]
+    return out
 
 
 if __name__ == "__main__":

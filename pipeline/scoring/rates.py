@@ -42,7 +42,7 @@ def corpus_rates(counts: list[tuple[list[int], list[int]]], n_boot: int = 1000, 
     # with no empty total there is no NaN to leave out, and a plain mean is nanmean to the bit, at an eighth of its cost
     mean = {i: np.mean if not np.isnan(rates[i]).any() else np.nanmean for i in rated}
     # counts are whole numbers: their sums are exact in any order, so they are gathered as int32, half the bytes
-    whole = {i: tuple(x.astype(np.int32) if x.max(initial=0) < 1 << 31 and np.all(x == np.floor(x)) else x
+    whole = {i: tuple(x.astype(np.int32) if np.all(x == np.floor(x)) and np.all(np.abs(x) < 1 << 31) else x
                       for x in arrays[i]) for i in rated}
 
     def figures(drawn: np.ndarray) -> list[tuple[np.ndarray, np.ndarray | None]]:

@@ -189,3 +189,19 @@ def test_bootstrap_draws_are_numpys_default_draws_whatever_their_type_and_thread
         monkeypatch.setattr(rates, "BOOTSTRAP_THREADS", threads)
         figures[threads] = rates.corpus_wer(list(errors), list(ref), 1000, 5)
     assert figures[1] == figures[3] and figures[1].ci_low < figures[1].micro_wer < figures[1].ci_high
+
+
+def test_the_aligner_uncompiled_and_compiled_gives_the_same_codes(monkeypatch):
+    """A run's few utterances are aligned by the aligner's function as Python runs it, a corpus by numba's
+    compilation of the same function: the same op codes for every pair, ties included."""
+    from pipeline.scoring import align
+
+    rng = random.Random(9)
+    pairs = [([rng.choice("abcd") for _ in range(rng.randint(0, 14))], [rng.choice("abce") for _ in range(rng.randint(0, 14))])
+             for _ in range(400)]
+    refs, hyps = [r for r, _ in pairs], [h for _, h in pairs]
+    monkeypatch.setattr(align, "INTERPRETED_CELLS", 10 ** 9)
+    uncompiled = align.align_codes(refs, hyps)
+    monkeypatch.setattr(align, "INTERPRETED_CELLS", 0)
+    assert align.align_codes(refs, hyps) == uncompiled
+    assert sum(c != align.HIT for codes in uncompiled for c in codes) > 1000  # errors of every kind, many ties

@@ -8,8 +8,9 @@ alignments with the fewest edits, the one that keeps matching words as hits is c
 Among equally cheap alignments sclite's choice is kept: going back from the end, a hit or substitution first,
 then a deletion, then an insertion. kaldialign (Kaldi's aligner, `sclite_mode=True`) breaks such ties otherwise:
 on 20,000 random pairs over a five-word vocabulary its S/D/I counts differed from sclite's on 488. So the
-dynamic programme here is compiled with numba: two rows of costs and one byte of back-pointer per cell, so a
-6,000-word recording against its transcript takes 36 MB and a fraction of a second, and 20,000 words 400 MB."""
+dynamic programme here is our own, compiled with numba past a run's size: two rows of costs and one byte of
+back-pointer per cell, so a 6,000-word recording against its transcript takes 36 MB and a fraction of a second, and
+20,000 words 400 MB."""
 from __future__ import annotations
 
 import functools

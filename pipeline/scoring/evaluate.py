@@ -19,7 +19,7 @@ from pipeline.scoring.flags import flags
 from pipeline.scoring.rates import corpus_rates, spearman
 from pipeline.scoring.utterances import Confusion, ErrorEvent, GroupSummary, Pair, Results, ScoredUtterance
 
-CHUNK = 10_000  # utterances aligned per compiled call: their words and op codes are all that is held at once
+CHUNK = 10_000  # utterances aligned per call of the aligner: their words and op codes are all that is held at once
 
 
 def _round(x: float | None, digits: int = 4) -> float | None:
@@ -132,8 +132,8 @@ def evaluate(pairs: list[Pair], options: ScoreConfig | None = None,
     (normalizer, bootstrap resamples and seed); its defaults when not given. `comparable`: what the run's WER is
     comparable with, recorded in summary.json.
 
-    Each utterance is aligned alone; all of them go through one compiled call (pipeline/scoring/align.py).
-    What is kept per utterance is its record, its error events and its alignment's text: scoring never holds
+    Each utterance is aligned alone; all of them go through one call of the aligner (pipeline/scoring/align.py),
+    compiled past a run's size. What is kept per utterance is its record, its error events and its alignment's text: scoring never holds
     100,000 alignments at once; a later stage reads them back from the events (Results.alignment)."""
     options = options or ScoreConfig()
     with without_cycle_collection():

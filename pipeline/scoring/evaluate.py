@@ -133,8 +133,9 @@ def evaluate(pairs: list[Pair], options: ScoreConfig | None = None,
     comparable with, recorded in summary.json.
 
     Each utterance is aligned alone; all of them go through one call of the aligner (pipeline/scoring/align.py),
-    compiled past a run's size. What is kept per utterance is its record, its error events and its alignment's text: scoring never holds
-    100,000 alignments at once; a later stage reads them back from the events (Results.alignment)."""
+    compiled past a run's size. What is kept per utterance is its record, its error events and its alignment's
+    text: scoring never holds 100,000 alignments at once; a later stage reads them back from the events
+    (Results.alignment)."""
     options = options or ScoreConfig()
     with without_cycle_collection():
         return _evaluate(pairs, options.normalize, options.bootstrap, options.seed, comparable or Comparability())

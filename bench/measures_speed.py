@@ -119,8 +119,7 @@ def main() -> None:
     write_report("measures_speed", lines, {"clips": n, "audio_s": seconds, "speechmos_s": t_ref, "ours_one_s": t_one,
                                            "ours_stage_s": t_par, "speaker_sim_s": t_sim, "transcribe_s": t_asr,
                                            "max_abs_diff": worst, "distillmos_s": t_dm_ref, "distill_mos_s": t_dm,
-                                           "distill_mos_max_abs_diff": dm_worst, "load_s": loads,
-                                           "stage_s": {"dnsmos": t_par, "speaker_sim": t_sim, "distill_mos": t_dm}, "cpu": cpu_name()})
+                                           "distill_mos_max_abs_diff": dm_worst, "load_s": loads, "cpu": cpu_name()})
 
 
 if __name__ == "__main__":

@@ -138,5 +138,6 @@ def measures_beside_alone(measured: dict[str, float], alone_s: dict[str, float],
                 f"transcription: {'met' if total <= transcribe_s else 'not met'}**."]
     return out
 
+
 if __name__ == "__main__":
     main()

@@ -70,6 +70,42 @@ def estimate_loss(model: GPT, splits: dict[str, np.ndarray], cfg: TrainConfig, s
     return out
 
 
+def training_step(model: GPT, precision: str, device: str):
+    """Forward and backward of one batch, returning the loss. A PA6a step is tiny for a GPU (12 × 64 tokens, tens of
+    microseconds of an H200's arithmetic), so there it is launch-bound: the step is captured once as CUDA graphs
+    (torch.compile's "reduce-overhead") with the plain cross-entropy, whose full logits a GPU holds easily, and the
+    fused chunked head, written to save a CPU's memory traffic, stays on the CPU. On an H200: 3.5 ms a step against
+    plain eager fp32's 13.2, the same loss curve (bench/gpu_train_variants.py)."""
+    fused = device != "cuda"
+
+    def step(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        with autocast(precision, device):
+            _, loss = model(x, y, fused_loss=fused)
+        loss.backward()
+        return loss.detach()
+
+    return step if device != "cuda" else _Captured(step, model)
+
+
+class _Captured:
+    """A step run as CUDA graphs, or eagerly where torch.compile cannot build them (it needs Triton and a C
+    compiler): the same arithmetic either way."""
+
+    def __init__(self, step, model: GPT):
+        self.step, self.model = step, model
+        self.compiled = torch.compile(step, mode="reduce-overhead")
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if self.compiled is not None:
+            try:
+                return self.compiled(x, y).clone()  # a graph's output is overwritten by its next replay
+            except Exception as e:
+                log.warning("torch.compile failed (%s: %s): training eagerly", type(e).__name__, e)
+                self.compiled = None
+                self.model.zero_grad(set_to_none=True)
+        return self.step(x, y)
+
+
 def make_optimizer(model: GPT, cfg: TrainConfig, fused: bool = True) -> torch.optim.AdamW:
     """AdamW with weight decay on matrices only (not biases, LayerNorms), as nanoGPT. The fused kernel does the
     same arithmetic in one pass over each tensor: 12 ms a step instead of 41 on a 2-core CPU, the same losses."""
@@ -143,25 +179,37 @@ def train(train_data: np.ndarray, val_data: np.ndarray, model_cfg: GPTConfig, cf
     model.train()
     bar = progress_bar(range(start, cfg.max_iters), initial=start, total=cfg.max_iters, desc="train",
                        disable=not progress)
+    step = training_step(model, cfg.precision, device)
+    # A host sync per step would cost a GPU step more than its arithmetic: there the losses are read at evaluations.
+    read_each_step = device != "cuda"
+    unread: list[tuple[dict, torch.Tensor]] = []
+
+    def read_losses() -> None:
+        for r, value in unread:
+            r["loss"] = f"{value.item():.4f}"
+        unread.clear()
+
     t_last = time.perf_counter()
     for it in bar:
         lr = lr_at(it, cfg)
         for group in optimizer.param_groups:
             group["lr"] = lr
         x, y = get_batch(train_data, cfg.batch_size, model_cfg.block_size, rng, device)
-        with autocast(cfg.precision, device):
-            _, loss = model(x, y)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        loss = step(x, y)
         if cfg.grad_clip:
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         optimizer.step()
         now = time.perf_counter()
-        row = {"iter": it, "lr": f"{lr:.6g}", "loss": f"{loss.item():.4f}", "eval_train": "", "eval_val": "",
+        row = {"iter": it, "lr": f"{lr:.6g}", "loss": "", "eval_train": "", "eval_val": "",
                "ms_per_iter": f"{(now - t_last) * 1000:.1f}"}
+        unread.append((row, loss))
+        if read_each_step:
+            read_losses()
         t_last = now
         done = it + 1
         if done % cfg.eval_interval == 0 or done == cfg.max_iters:
+            read_losses()
             losses = estimate_loss(model, splits, cfg, seed=cfg.seed + 1, device=device)
             row["eval_train"], row["eval_val"] = f"{losses['train']:.4f}", f"{losses['val']:.4f}"
             bar.write(f"iter {done}: train {losses['train']:.4f}, val {losses['val']:.4f}")
@@ -174,7 +222,8 @@ def train(train_data: np.ndarray, val_data: np.ndarray, model_cfg: GPTConfig, cf
             t_last = time.perf_counter()  # evaluation time is not training time
         else:
             log_rows.append(row)
-        bar.set_postfix(loss=f"{loss.item():.3f}", lr=f"{lr:.1e}", refresh=False)  # shown at the next line
+        if not unread:
+            bar.set_postfix(loss=row["loss"], lr=f"{lr:.1e}", refresh=False)  # shown at the next line
     bar.close()
     store.write_csv(log_path, log_rows, LOG_COLUMNS)
     evals = [r for r in log_rows if r["eval_val"]]

@@ -121,9 +121,16 @@ class Listener:
         assert started.status_code == 200, started.text
         self.token = started.json()["token"]
 
-    def post(self, path: str, body, **headers) -> httpx.Response:
-        return self.client.post(path, json=body, headers={"origin": self.url, "x-session-token": self.token,
-                                                          **headers})
+    def post(self, path: str, body, retry: bool = True, **headers) -> httpx.Response:
+        """As the page posts: a 503 (the test's file busy past the server's wait, on a loaded machine) is sent
+        again after a backoff, the same body, which the server keeps once; `retry=False` returns the first answer."""
+        for attempt in range(20 if retry else 1):
+            response = self.client.post(path, json=body, headers={"origin": self.url, "x-session-token": self.token,
+                                                                  **headers})
+            if response.status_code != 503:
+                return response
+            time.sleep(min(0.2 * 2 ** attempt, 5.0))
+        return response
 
     def trial(self) -> dict:
         return self.client.get("/api/trial").json()

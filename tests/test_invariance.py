@@ -17,6 +17,9 @@ ENGINES = ["faster-whisper:tiny.en", "faster-whisper-trim:tiny.en", "openai-whis
 # Every engine's batches are checked in process (test_batch_size_order_and_threads_do_not_change_a_transcript); the
 # pipeline hands its batches to every engine alike, so two engines of two families check that.
 PIPELINE_ENGINES = ["faster-whisper:tiny.en", "pocketsphinx:en-us"]
+# what these runs are checked for is their transcripts, which no measure touches (a measure never sees one); the
+# measures' own independence of their neighbours is tests/test_measures.py's
+NO_MEASURES = ("--measures", "none")
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +83,8 @@ def test_the_pipelines_batch_size_changes_no_hypothesis(tmp_path, models_dir, sp
     manifest = write_manifest(tmp_path, speech, [(f"u{i}", i, SENTENCES[min(i, 5)]) for i in range(len(speech))])
     runs = {}
     for size in (1, 4):  # alone, and in batches of four: one full, then one of three
-        cli(tmp_path, "--audio-manifest", manifest, "--asr", ",".join(PIPELINE_ENGINES), "--run", f"b{size}",
-            "--set", f"asr.batch_size={size}", models=models_dir)
+        cli(tmp_path, *NO_MEASURES, "--audio-manifest", manifest, "--asr", ",".join(PIPELINE_ENGINES),
+            "--run", f"b{size}", "--set", f"asr.batch_size={size}", models=models_dir)
         runs[size] = tmp_path / "results" / f"b{size}"
     assert len(hypotheses(runs[1])) == len(PIPELINE_ENGINES) * len(speech)
     assert hypotheses(runs[1]) == hypotheses(runs[4])
@@ -91,7 +94,8 @@ def test_the_pipelines_batch_size_changes_no_hypothesis(tmp_path, models_dir, sp
 def test_silence_between_two_recordings_is_not_scored_as_speech(tmp_path, models_dir, speech):
     line = SENTENCES[1]
     manifest = write_manifest(tmp_path, speech, [("a", 1, line), ("quiet", None, line), ("b", 1, line)])
-    cli(tmp_path, "--audio-manifest", manifest, "--asr", "faster-whisper:tiny.en", models=models_dir, check=False)
+    cli(tmp_path, *NO_MEASURES, "--audio-manifest", manifest, "--asr", "faster-whisper:tiny.en", models=models_dir,
+        check=False)
     rows = {r["sentence_id"]: r for r in store.read_csv(tmp_path / "results" / "default" / "utterances.csv")}
     assert float(rows["a"]["wer"]) <= 0.2 and rows["a"]["hypothesis"] == rows["b"]["hypothesis"]
     quiet = rows["quiet"]
@@ -103,12 +107,13 @@ def test_silence_between_two_recordings_is_not_scored_as_speech(tmp_path, models
 
 def test_a_recording_replaced_in_place_is_transcribed_again(tmp_path, models_dir, speech):
     manifest = write_manifest(tmp_path, speech, [("a", 0, SENTENCES[0]), ("b", 1, SENTENCES[1])])
-    cli(tmp_path, "--audio-manifest", manifest, "--asr", "faster-whisper:tiny.en", models=models_dir)
+    args = (*NO_MEASURES, "--audio-manifest", manifest, "--asr", "faster-whisper:tiny.en")
+    cli(tmp_path, *args, models=models_dir)
     run = tmp_path / "results" / "default"
     before = {r["sentence_id"]: r for r in store.read_csv(run / "utterances.csv")}
     assert before["a"]["audio_sha256"] == store.sha256_file(tmp_path / "a.wav")
     sf.write(tmp_path / "a.wav", speech[2], 16000)  # same name, same manifest, new speech
-    proc = cli(tmp_path, "--audio-manifest", manifest, "--asr", "faster-whisper:tiny.en", models=models_dir)
+    proc = cli(tmp_path, *args, models=models_dir)
     assert proc.returncode == 0 and "transcribe" in ran(tmp_path)
     after = {r["sentence_id"]: r for r in store.read_csv(run / "utterances.csv")}
     assert after["a"]["audio_sha256"] == store.sha256_file(tmp_path / "a.wav") != before["a"]["audio_sha256"]
@@ -121,7 +126,7 @@ def test_the_silence_condition_reports_a_hallucination_rate(tmp_path, models_dir
     from tests.helpers import write_sentences
 
     sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:3])
-    proc = cli(tmp_path, "--sentences", str(sentences), "--asr", "faster-whisper:tiny.en",
+    proc = cli(tmp_path, *NO_MEASURES, "--sentences", str(sentences), "--asr", "faster-whisper:tiny.en",
                "--conditions", "clean,silence", models=models_dir)
     run = tmp_path / "results" / "default"
     rows = [r for r in store.read_csv(run / "utterances.csv") if r["condition"] == "silence"]
@@ -141,7 +146,7 @@ def test_ctranslate2_kernel_settings_from_the_environment_are_in_the_key(tmp_pat
     import os
 
     manifest = write_manifest(tmp_path, speech, [("a", 0, SENTENCES[0]), ("b", 1, SENTENCES[1])])
-    args = ("--audio-manifest", manifest, "--asr", "faster-whisper:tiny.en")
+    args = (*NO_MEASURES, "--audio-manifest", manifest, "--asr", "faster-whisper:tiny.en")
     plain = {k: v for k, v in os.environ.items() if not k.startswith("CT2_")}
     cli(tmp_path, *args, models=models_dir, env=plain)
     run = tmp_path / "results" / "default"

@@ -5,11 +5,13 @@ import argparse
 import sys
 
 from pipeline.cli.command import COMMANDS, Command, program
+from pipeline.config import recipes
+from pipeline.config.run import preset
 from pipeline.core.options import add_flags, apply, check, given
 from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.io.inputs import read_text
-from pipeline.scoring import sclite
+from pipeline.scoring import language, sclite
 from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.evaluate import evaluate
 from pipeline.render.terminal import summary_table
@@ -54,24 +56,39 @@ def main(argv: list[str]) -> int:
     p.add_argument("--ref", required=True, help="references: one utterance per line, or a sclite trn file")
     p.add_argument("--hyp", required=True, help="hypotheses, in the same form as --ref")
     dests = add_flags(p, ScoreConfig(), every_field=True, keys=False)
+    p.add_argument("--language", default=None,
+                   help="the references' language (ISO 639, as a run's --language): characters are the unit for "
+                        f"{', '.join(language.CHARACTER_LANGUAGES)} (CER), words elsewhere (default en, or the "
+                        "preset's)")
+    p.add_argument("--preset", default=None, choices=recipes.names(),
+                   help="score as a published recipe scores (its normalizer, headline and language); what it says "
+                        "of the ASR is yours to keep: the hypotheses' engine is not known here")
     p.add_argument("--out", default="results/score", help="output directory (default results/score)")
     args = p.parse_args(argv)
-    cfg = ScoreConfig()
+    cfg, lang, comparable = ScoreConfig(), args.language or "en", None
     try:
+        if args.preset:
+            values = preset(args.preset)
+            cfg = apply(cfg, values.get("score", {}))
+            lang = args.language or values.get("asr", {}).get("language", "en")
+            comparable = recipes.scored_alone(args.preset, lang)
         cfg = apply(cfg, given(args, dests))
         check(cfg)
         pairs = read_pairs(args.ref, args.hyp)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    results = evaluate(pairs, cfg)
+    results = evaluate(pairs, cfg, comparable=comparable, language=lang)
     try:
         write(results, args.out)
     except OSError as e:
         print(f"error: cannot write --out {args.out} ({e.strerror}); free some space or pick another directory",
               file=sys.stderr)
         return 4
-    print(summary_table(results.summary, len(results.utterances), macro_first=cfg.headline == "macro"))
+    print(summary_table(results.summary, len(results.utterances), macro_first=cfg.headline == "macro",
+                        rate=results.rate))
+    if comparable:
+        print(f"{results.rate}: {comparable.line}")
     print(f"results in {args.out}/")
     return 0
 

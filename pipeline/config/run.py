@@ -101,6 +101,7 @@ def preset(name: str) -> dict:
         raise ConfigError(f"--preset {name!r}: no such preset; available: {known}")
     values = _read_toml(path, "--preset")
     values.pop("published", None)
+    values.pop("languages", None)  # a recipe's requirements per language (config/recipes.py), not config
     return values
 
 

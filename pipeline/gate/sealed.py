@@ -78,6 +78,7 @@ def load(given: str, results_dir: str = "results") -> Run:
                          "made it again (an edit by hand is undone by --from score --force)")
     try:
         scores = Results(normalizer=manifest.setting("score.normalize", ""),
+                         language=manifest.setting("asr.language", "en"),
                          utterances=records.read_csv(folder / "utterances.csv", ScoredUtterance),
                          events=records.read_csv(folder / "errors.csv", ErrorEvent))
     except (ValueError, KeyError, TypeError) as e:

@@ -9,10 +9,11 @@ from pipeline.statistics.comparisons import Comparison
 
 
 def summary_table(summary: list[GroupSummary], n_utterances: int, confident: list[Comparison] = (),
-                  macro_first: bool = False) -> str:
-    """A short fixed-width table for the terminal (the headline WER first, with its own CI, and the rows each
-    group left out), the most confident comparisons, then the health flags and the hallucination rates."""
-    rates = f"{'macro WER':>9} {'micro WER':>9}" if macro_first else f"{'micro WER':>9} {'macro WER':>9}"
+                  macro_first: bool = False, rate: str = "WER") -> str:
+    """A short fixed-width table for the terminal (the headline rate first, with its own CI, and the rows each
+    group left out), the most confident comparisons, then the health flags and the hallucination rates. `rate`:
+    CER where the unit is the character (scoring/language.py)."""
+    rates = f"{'macro ' + rate:>9} {'micro ' + rate:>9}" if macro_first else f"{'micro ' + rate:>9} {'macro ' + rate:>9}"
     head = (f"{'voice':<16} {'asr':<24} {'condition':<14} {'n':>4} {'excluded':>8} {rates} "
             f"{('macro' if macro_first else 'micro') + ' 95% CI':>15}")
     lines = [head, "-" * len(head)]
@@ -35,7 +36,7 @@ def summary_table(summary: list[GroupSummary], n_utterances: int, confident: lis
     lines.append(f"{flagged} of {n_utterances} utterances flagged" +
                  (f" ({named}): see the flags column" if flagged else ""))
     if any(s.hallucination_wpm is not None for s in summary):
-        lines.append("silence rows: words written per minute of audio with no speech (they have no WER)")
+        lines.append(f"silence rows: words written per minute of audio with no speech (they have no {rate})")
     return "\n".join(lines)
 
 

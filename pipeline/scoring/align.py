@@ -149,6 +149,25 @@ def align_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[list[int]]
     return [codes[o:o + n] for o, n in zip(out_off.tolist(), out_len.tolist())]
 
 
+def jiwer_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[list[int]]:
+    """The op codes jiwer's `process_words` finds (uniform weights, and rapidfuzz's choice among the equally short
+    alignments), for a recipe whose published numbers jiwer counted: where sclite's weights prefer a deletion and an
+    insertion to a substitution, the two can differ in S, D and I, and, rarely, in the number of edits."""
+    from rapidfuzz.distance import Levenshtein
+
+    out = []
+    for ref, hyp in zip(refs, hyps):
+        ids = {w: i for i, w in enumerate(dict.fromkeys(ref + hyp))}
+        codes: list[int] = []
+        for tag, i1, i2, j1, j2 in Levenshtein.opcodes([ids[w] for w in ref], [ids[w] for w in hyp]):
+            if tag == "insert":
+                codes += [INSERTION] * (j2 - j1)
+            else:
+                codes += [{"equal": HIT, "replace": SUBSTITUTION, "delete": DELETION}[tag]] * (i2 - i1)
+        out.append(codes)
+    return out
+
+
 def tally(codes: list[int]) -> list[int]:
     """(hits, substitutions, deletions, insertions) of an alignment's op codes."""
     return [codes.count(c) for c in (HIT, SUBSTITUTION, DELETION, INSERTION)]

@@ -12,7 +12,7 @@ from pipeline.core.records import ALIGNED, Group, Status, utterance_id
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
-from pipeline.scoring.align import WORDS, Alignment, Op, align_codes, edits, tally
+from pipeline.scoring.align import WORDS, Alignment, Op, align_codes, edits, jiwer_codes, tally
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.flags import flags
@@ -67,13 +67,14 @@ class Texts:
     hypothesis_normalized: str
 
     @classmethod
-    def of(cls, p: Pair, transform) -> Texts:
+    def of(cls, p: Pair, normalizer: norm.Normalizer) -> Texts:
         reference = "" if p.condition == SILENCE else p.reference
         heard = p.status == Status.OK
-        return cls(reference, transform(reference) if heard else "", transform(p.hypothesis) if heard else "")
+        return cls(reference, normalizer.reference(reference) if heard else "",
+                   normalizer.hypothesis(p.hypothesis) if heard else "")
 
 
-def score_one(p: Pair, t: Texts, a: Alignment | None, transform) -> ScoredUtterance:
+def score_one(p: Pair, t: Texts, a: Alignment | None, transform: norm.Normalizer) -> ScoredUtterance:
     """An utterance scored, whole: counted, flagged and rated from its alignment (None: it never reached an
     engine, and keeps its status and error)."""
     speech_expected = p.condition != SILENCE
@@ -95,7 +96,8 @@ def score_one(p: Pair, t: Texts, a: Alignment | None, transform) -> ScoredUttera
         flags=flags(t.reference_normalized, t.hypothesis_normalized, p.level_dbfs, speech_expected) if a else [],
         level_dbfs=p.level_dbfs, audio_sha256=p.audio_sha256, ref_chars=ref_chars, char_errors=errors,
         cer=_round(errors / ref_chars) if ref_chars else None,
-        word_surprisal=normalized_surprisal(t.reference, p.word_surprisal, t.reference_normalized, transform),
+        word_surprisal=normalized_surprisal(t.reference, p.word_surprisal, t.reference_normalized,
+                                            transform.reference),
         speaker_reference=p.speaker_reference, measures=dict(p.measures))
 
 
@@ -127,10 +129,11 @@ def kept(u: ScoredUtterance, ref: list[str], hyp: list[str], codes: list[int], o
 
 
 def evaluate(pairs: list[Pair], options: ScoreConfig | None = None,
-             comparable: Comparability | None = None) -> Results:
+             comparable: Comparability | None = None, language: str = "en") -> Results:
     """Every pair scored, and the figures of each voice × engine × condition group. `options`: the score section
     (normalizer, bootstrap resamples and seed); its defaults when not given. `comparable`: what the run's WER is
-    comparable with, recorded in summary.json.
+    comparable with, recorded in summary.json. `language`: the references' language, whose unit (characters or
+    words: scoring/language.py) every rate counts.
 
     Each utterance is aligned alone; all of them go through one call of the aligner (pipeline/scoring/align.py),
     compiled past a run's size. What is kept per utterance is its record, its error events and its alignment's
@@ -138,18 +141,21 @@ def evaluate(pairs: list[Pair], options: ScoreConfig | None = None,
     (Results.alignment)."""
     options = options or ScoreConfig()
     with without_cycle_collection():
-        return _evaluate(pairs, options.normalize, options.bootstrap, options.seed, comparable or Comparability())
+        return _evaluate(pairs, options.normalize, options.bootstrap, options.seed, comparable or Comparability(),
+                         language)
 
 
-def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, comparable: Comparability) -> Results:
-    transform = norm.get(normalizer)
-    out = Results(normalizer, comparable)
+def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, comparable: Comparability,
+              lang: str) -> Results:
+    transform = norm.for_language(normalizer, lang)
+    out = Results(normalizer, comparable, language=lang)
+    aligner = jiwer_codes if normalizer == "seed-tts-eval" else align_codes  # as its published table was counted
     for start in range(0, len(pairs), CHUNK):
         chunk = pairs[start:start + CHUNK]
         texts = [Texts.of(p, transform) for p in chunk]
         words = [(t.reference_normalized.split(), t.hypothesis_normalized.split())
                  for p, t in zip(chunk, texts) if p.status == Status.OK]
-        codes = iter(zip(words, align_codes([r for r, _ in words], [h for _, h in words])))
+        codes = iter(zip(words, aligner([r for r, _ in words], [h for _, h in words])))
         for p, t in zip(chunk, texts):
             if p.status != Status.OK:
                 out.utterances.append(score_one(p, t, None, transform))
@@ -171,7 +177,8 @@ def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, compar
         rho = spearman([u.perplexity for u in rated], [u.wer for u in rated])
         flag_counts = Counter(f for u in members for f in u.flags)
         out.summary.append(GroupSummary(
-            voice=voice, asr=engine, condition=condition, normalizer=normalizer, n_utterances=c.n_utterances,
+            voice=voice, asr=engine, condition=condition, normalizer=normalizer, unit=out.unit,
+            n_utterances=c.n_utterances,
             n_excluded=len(members) - len(scored), ref_words=c.ref_words, errors=c.errors,
             micro_wer=_round(c.micro_wer), macro_wer=_round(c.macro_wer), ci95_low=_round(c.ci_low),
             ci95_high=_round(c.ci_high), spearman_n=rho.n, spearman_rho=_round(rho.rho),

@@ -22,12 +22,13 @@ def _cell(x) -> str:
 def dtl(results: Results, top: int = 20) -> str:
     """sclite dtl-style text: confusion pairs and the most deleted and inserted words, per group."""
     lines = [f"Normalizer: {results.normalizer}", ""]
+    rate, units = results.rate, f"{results.unit}s"
     members, by_id = groups(results), results.events_by_id
     for s in results.summary:
         events = [e for u in members[s.group] for e in by_id.get(u.id, ())]
         lines.append(f"== voice {s.voice or '-'} | asr {s.asr or '-'} | condition {s.condition or '-'}: "
-                     f"micro WER {_cell(s.micro_wer)}, macro WER {_cell(s.macro_wer)}, {s.errors} errors / "
-                     f"{s.ref_words} words")
+                     f"micro {rate} {_cell(s.micro_wer)}, macro {rate} {_cell(s.macro_wer)}, {s.errors} errors / "
+                     f"{s.ref_words} {units}")
         for title, kind, word in (("CONFUSION PAIRS", Op.SUBSTITUTION.word, None),
                                   ("DELETIONS", Op.DELETION.word, "reference_word"),
                                   ("INSERTIONS", Op.INSERTION.word, "hypothesis_word")):
@@ -47,10 +48,11 @@ FILES = (
     Table("errors.csv", ErrorEvent, "events"),
     Table("confusions.csv", Confusion, "confusions"),
     Table("summary.csv", GroupSummary, "summary"),
-    Document("summary.json", lambda r: {"normalizer": r.normalizer, "comparable": r.comparable.as_json(),
+    Document("summary.json", lambda r: {"normalizer": r.normalizer, "language": r.language, "unit": r.unit,
+                                        "rate": r.rate, "comparable": r.comparable.as_json(),
                                         "groups": [as_row(s) for s in r.summary]},
-             read=lambda data: {"normalizer": data["normalizer"],
-                                   "comparable": Comparability.from_json(data.get("comparable", {}))}),
+             read=lambda data: {"normalizer": data["normalizer"], "language": data.get("language", "en"),
+                                "comparable": Comparability.from_json(data.get("comparable", {}))}),
     Document("ref.trn", lambda r: sclite.write_trn([(u.id, u.reference_normalized) for u in aligned(r)])),
     Document("hyp.trn", lambda r: sclite.write_trn([(u.id, u.hypothesis_normalized) for u in aligned(r)])),
     Document("pralign.txt", lambda r: "".join(text + "\n" for text in r.pralign)),

@@ -12,13 +12,31 @@
   tables: every character of zhon.hanzi.punctuation and string.punctuation deleted except the ASCII apostrophe
   (so "well-known" becomes "wellknown" and "king’s" becomes "kings"), one pass of "  " → " ", lowercase, then
   jiwer's default words (runs of whitespace made one space, split on spaces).
+
+In a language written without spaces between words (scoring/language.py), the unit is the character, and each
+normalizer ends by cutting the text into characters:
+- `none`: characters, ASCII words whole;
+- `basic`: NFKC (full-width "ＡＩ２" is "ai2", half-width katakana full), lowercase, punctuation and symbols
+  stripped (the ideographic ones too: "，。「」"), combining marks kept, traditional Chinese made simplified on both
+  sides (zhconv, zh-cn), then characters with ASCII words whole: "我们用GPT-4写诗。" is "我 们 用 gpt 4 写 诗";
+- `whisper`: Whisper's BasicTextNormalizer as its multilingual evaluations use it (lowercase, bracketed and
+  parenthesized words removed, NFKC, symbols and punctuation made spaces, letters split into grapheme clusters),
+  except that combining marks are kept: Whisper's makes every Devanagari or Thai vowel sign a space, and so splits
+  words it should not. It is also the `whisper` normalizer of languages other than English that use spaces;
+- `seed-tts-eval`: its test-zh recipe, exactly: the hypothesis made simplified Chinese (`zhconv.convert(text,
+  'zh-cn')`, the reference left as written), punctuation deleted as in English, one pass of "  " → " ", then every
+  character but spaces a unit, embedded English letter by letter, case kept: "Hello，世界" is "H e l l o 世 界".
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+
+from pipeline.scoring import language
 
 Transform = Callable[[str], str]
 
@@ -92,6 +110,46 @@ def _seed_tts_eval() -> Transform:
     return run
 
 
+def _seed_tts_eval_characters() -> Transform:
+    import string
+
+    from zhon.hanzi import punctuation
+
+    deleted = str.maketrans("", "", "".join(set(punctuation + string.punctuation) - {"'"}))
+    return lambda text: language.characters(text.translate(deleted))  # its "  " → " " changes no character
+
+
+def _whisper_multilingual(split: bool) -> Transform:
+    import regex
+
+    def run(text: str) -> str:
+        text = re.sub(r"\(([^)]+?)\)", "", re.sub(r"[<\[][^>\]]*[>\]]", "", text.lower()))
+        text = "".join(" " if unicodedata.category(c)[0] in "SP" else c
+                       for c in unicodedata.normalize("NFKC", text)).lower()
+        if split:
+            text = " ".join(regex.findall(r"\X", text, regex.U))
+        return collapse_spaces(text)
+    return run
+
+
+def nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def simplified(text: str) -> str:
+    return _zhconv().convert(text, "zh-cn")
+
+
+@functools.cache
+def _zhconv():
+    import warnings
+
+    with warnings.catch_warnings():  # its `import pkg_resources` warns that setuptools will drop it (pinned here)
+        warnings.simplefilter("ignore", UserWarning)
+        import zhconv
+    return zhconv
+
+
 NORMALIZERS: dict[str, Callable[[], Transform]] = {
     "none": lambda: collapse_spaces,
     "basic": lambda: compose(nfc, unicode_apostrophes, lowercase, strip_punctuation, collapse_spaces),
@@ -104,3 +162,32 @@ def get(name: str) -> Transform:
     if name not in NORMALIZERS:
         raise ValueError(f"unknown normalizer {name!r}; allowed: {', '.join(NORMALIZERS)}")
     return NORMALIZERS[name]()
+
+
+@dataclass(frozen=True)
+class Normalizer:
+    """What a normalizer does to a reference and to a hypothesis in one language: the same, except in
+    seed-tts-eval's Chinese recipe, which converts only the ASR's output to simplified characters."""
+    reference: Transform
+    hypothesis: Transform
+
+
+@functools.cache
+def for_language(name: str, lang: str = "en") -> Normalizer:
+    """The normalizer `name` for text in `lang` (an ISO 639 code or tag): the words of English and of other
+    languages written with spaces, or the characters of the others (scoring/language.py)."""
+    if language.unit(lang) == language.WORD:
+        if name == "whisper" and language.base(lang) != "en":
+            t = _whisper_multilingual(split=False)
+        else:
+            t = get(name)
+        return Normalizer(t, t)
+    chinese = language.base(lang) in ("zh", "yue")
+    if name == "seed-tts-eval":
+        t = _seed_tts_eval_characters()
+        return Normalizer(t, compose(simplified, t) if chinese else t)
+    t = {"none": lambda: language.characters_and_ascii_words,
+         "basic": lambda: compose(nfkc, unicode_apostrophes, lowercase, strip_punctuation,
+                                  *([simplified] if chinese else []), language.characters_and_ascii_words),
+         "whisper": lambda: _whisper_multilingual(split=True)}[name]()
+    return Normalizer(t, t)

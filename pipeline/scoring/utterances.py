@@ -12,6 +12,7 @@ from pipeline.core.records import SPOKEN, Grouped, Status, columns_of, joined, l
 from pipeline.io.conditions import SILENCE
 from pipeline.lm.sentences import Sentence
 from pipeline.scoring.align import ERRORS, Alignment, Op, by_utterance, from_events
+from pipeline.scoring import language
 from pipeline.scoring.config import Comparability
 
 
@@ -135,6 +136,8 @@ class GroupSummary(Grouped):
     asr: str
     condition: str
     normalizer: str
+    unit: str = "word"  # what ref_words, errors and the rates count: word, or character in a language written
+    # without spaces between words (scoring/language.py); the columns keep their names across languages
     n_utterances: int  # rows scored
     n_excluded: int  # rows not scored: failed synthesis or transcription, empty reference
     ref_words: int
@@ -161,6 +164,7 @@ class GroupSummary(Grouped):
 class Results:
     normalizer: str
     comparable: Comparability = field(default_factory=Comparability)  # what the WER can stand beside
+    language: str = "en"  # the references' (scoring/language.py): its unit is what every rate counts
     utterances: list[ScoredUtterance] = field(default_factory=list)
     events: list[ErrorEvent] = field(default_factory=list)
     confusions: list[Confusion] = field(default_factory=list)
@@ -193,6 +197,15 @@ class Results:
                 out.append((ref, op in (Op.SUBSTITUTION, Op.DELETION), bits[at] if bits else None))
                 at += 1
         return out
+
+    @property
+    def unit(self) -> str:
+        return language.unit(self.language)
+
+    @property
+    def rate(self) -> str:
+        """CER or WER: the name of this scoring's rates."""
+        return language.rate_name(self.language)
 
     @property
     def failed(self) -> int:

@@ -72,10 +72,10 @@ def epilogue(cfg: Config) -> str:
     scores, stats = artifacts.ARTIFACTS["scores"].load(cfg), artifacts.ARTIFACTS["statistics"].load(cfg)
     out = artifacts.path("report", cfg)
     table = summary_table(scores.summary, len(scores.utterances), most_confident(stats["comparisons"]),
-                          macro_first=cfg.score.headline == "macro")
+                          macro_first=cfg.score.headline == "macro", rate=scores.rate)
     failed = failures(scores.utterances, str(out.parent / "utterances.csv"))
     comparable = scores.comparable.line
-    return "\n".join(part for part in (table, failed, comparable and f"WER: {comparable}", f"report: {out}") if part)
+    return "\n".join(part for part in (table, failed, comparable and f"{scores.rate}: {comparable}", f"report: {out}") if part)
 
 
 STAGE = Stage("report", "one self-contained HTML page of the scores and statistics; the terminal summary",

@@ -41,7 +41,7 @@ def run(cfg: Config, loaded: dict) -> Outcome:
         pairs.append(Pair.heard(t, sentences.get(t.sentence_id), m.values if m else {},
                                 audio_path=from_run(t.audio_path, out),
                                 speaker_reference=from_run(m.speaker_reference, out) if m else ""))
-    results = evaluate(pairs, cfg.score, comparable=recipes.of(cfg))
+    results = evaluate(pairs, cfg.score, comparable=recipes.of(cfg), language=cfg.asr.language)
     write(results, out)
     return Outcome({"utterances": len(results.utterances), "failed": results.failed, "groups": len(results.summary)},
                   failed_rows=results.failed)

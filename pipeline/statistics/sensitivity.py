@@ -24,15 +24,15 @@ class NormalizerEffect(Grouped):
     normalization_share: float | None  # of the errors without normalization, the share the one used removes
 
 
-def effects(utterances: list[ScoredUtterance], used: str) -> list[NormalizerEffect]:
-    transforms = {name: norm.get(name) for name in norm.NORMALIZERS}
+def effects(utterances: list[ScoredUtterance], used: str, lang: str = "en") -> list[NormalizerEffect]:
+    transforms = {name: norm.for_language(name, lang) for name in norm.NORMALIZERS}
     totals: dict[tuple, dict[str, list[int]]] = {}
     for u in utterances:
         if u.status != Status.OK or u.condition == SILENCE:
             continue
         group = totals.setdefault(u.group, {n: [0, 0] for n in transforms})
         for name, t in transforms.items():
-            a = align_text(t(u.reference), t(u.hypothesis))
+            a = align_text(t.reference(u.reference), t.hypothesis(u.hypothesis))
             group[name][0] += a.errors
             group[name][1] += a.ref_words
     out = []
@@ -47,4 +47,5 @@ def effects(utterances: list[ScoredUtterance], used: str) -> list[NormalizerEffe
 
 
 STATISTICS.register(Statistic("normalizers", "normalizers.csv", NormalizerEffect,
-                              lambda given: effects(given.scores.utterances, given.scores.normalizer)))
+                              lambda given: effects(given.scores.utterances, given.scores.normalizer,
+                                                                   given.scores.language)))

@@ -7,8 +7,9 @@ import html
 from pipeline.render.html import AUDIO_NOTE, SECTIONS, Page, Section, readable, image, with_ci, table
 
 
-def corpus_table(summary: list, with_lm: bool = True, macro_first: bool = False) -> str:
-    """The group figures, one row per group, in as many columns as fit a page."""
+def corpus_table(summary: list, with_lm: bool = True, macro_first: bool = False, rate: str = "WER") -> str:
+    """The group figures, one row per group, in as many columns as fit a page; `rate`: CER where the unit is
+    the character (scoring/language.py), whose columns then count characters."""
     rates = ["macro_wer", "wer"] if macro_first else ["wer", "macro_wer"]
     columns = ["voice", "asr", "condition", "n_utterances", "n_excluded", *rates, "micro_cer",
                *(["spearman"] if with_lm else []), "flagged"]
@@ -17,8 +18,9 @@ def corpus_table(summary: list, with_lm: bool = True, macro_first: bool = False)
              "spearman": lambda s: html.escape(
                  f"{readable(s.spearman_rho)} (p {readable(s.spearman_p)}, n {s.spearman_n})"
                  if s.spearman_rho is not None else f"n {s.spearman_n}")}
-    heads = {"n_utterances": "n", "n_excluded": "excluded", "wer": "micro WER [95% CI]", "macro_wer": "macro WER [95% CI]",
-             "micro_cer": "micro CER", "spearman": "Spearman ρ (perplexity, WER)"}
+    heads = {"n_utterances": "n", "n_excluded": "excluded", "wer": f"micro {rate} [95% CI]",
+             "macro_wer": f"macro {rate} [95% CI]", "micro_cer": "micro CER (the normalized text's)",
+             "spearman": f"Spearman ρ (perplexity, {rate})"}
     if any(s.hallucination_wpm is not None for s in summary):
         columns.append("hallucination_wpm")
         heads["hallucination_wpm"] = "words/min in silence"
@@ -29,13 +31,15 @@ def render(page: Page) -> str:
     from pipeline.render import plots
 
     scores, score = page.scores, page.score
+    rate, unit = scores.rate, scores.unit
     figures = [plots.wer_heatmaps(scores.summary), plots.wer_vs_perplexity(scores.utterances),
                plots.loss_curve(page.loss_log) if page.loss_log else None]
     return f"""<h2>Corpus figures</h2>
-<p>micro WER = Σ errors / Σ reference words (as sclite); macro WER = mean of per-sentence WER (as seed-tts-eval).
-CI: bootstrap 95% over sentences.{" Spearman: perplexity vs WER." if page.with_lm else ""} Normalizer:
-<code>{html.escape(score.normalize)}</code>.{AUDIO_NOTE if page.audio else ""}</p>
-{corpus_table(scores.summary, page.with_lm, score.headline == "macro")}
+<p>micro {rate} = Σ errors / Σ reference {unit}s (as sclite); macro {rate} = mean of per-sentence {rate} (as
+seed-tts-eval). CI: bootstrap 95% over sentences.{f" Spearman: perplexity vs {rate}." if page.with_lm else ""}
+Normalizer: <code>{html.escape(score.normalize)}</code>; language <code>{html.escape(scores.language)}</code>, whose
+unit is the {unit}.{AUDIO_NOTE if page.audio else ""}</p>
+{corpus_table(scores.summary, page.with_lm, score.headline == "macro", rate)}
 <div class="plots">{"".join(image(png, name) for png, name in zip(figures, ("groups", "perplexity", "loss")))}</div>"""
 
 

@@ -1,0 +1,66 @@
+"""The unit an error rate counts, by language: characters for languages written without spaces between words, words
+elsewhere. A WER of Chinese counts a whole sentence as one "word" wherever no punctuation splits it, so its figures
+mean nothing; the field scores it by characters (CER: seed-tts-eval's test-zh, CV3-Eval's ja and ko), and a rate's
+name says which unit it counts.
+
+Two ways to cut a text into characters:
+- `characters`: every character but spaces is a unit, letters of embedded English included (seed-tts-eval's
+  `" ".join([x for x in text])`, whose spaces jiwer then drops);
+- `characters_and_ascii_words` (this tool's own, for mixed Chinese–English text): a run of ASCII letters, digits and
+  apostrophes stays one word, as sclite's `-c NOASCII` keeps it, and every other character is a unit with its
+  combining marks (a Thai vowel sign or tone mark stays on its consonant: a mark alone is no character).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# ISO 639-1 codes (and Whisper's "yue") of languages written without spaces between words
+CHARACTER_LANGUAGES = {"zh": "Chinese", "yue": "Cantonese", "ja": "Japanese", "th": "Thai", "lo": "Lao",
+                       "km": "Khmer", "my": "Burmese", "bo": "Tibetan"}
+CHARACTER, WORD = "character", "word"
+RATE = {CHARACTER: "CER", WORD: "WER"}
+
+
+def base(language: str) -> str:
+    """The language of a tag: "zh-CN", "zh_cn" and "ZH" are "zh"."""
+    return re.split(r"[-_]", language.strip().lower(), maxsplit=1)[0]
+
+
+def unit(language: str) -> str:
+    return CHARACTER if base(language) in CHARACTER_LANGUAGES else WORD
+
+
+def rate_name(language: str) -> str:
+    """CER or WER: what a rate in this language is called."""
+    return RATE[unit(language)]
+
+
+def characters(text: str) -> str:
+    return " ".join(c for c in text if not c.isspace())
+
+
+_ASCII_WORD = re.compile(r"[A-Za-z0-9']+")
+
+
+def characters_and_ascii_words(text: str) -> str:
+    units: list[str] = []
+    for piece in text.split():
+        at = 0
+        for m in _ASCII_WORD.finditer(piece):
+            units += _clusters(piece[at:m.start()])
+            units.append(m.group())
+            at = m.end()
+        units += _clusters(piece[at:])
+    return " ".join(units)
+
+
+def _clusters(text: str) -> list[str]:
+    """Each character with the combining marks that follow it."""
+    out: list[str] = []
+    for c in text:
+        if out and unicodedata.category(c).startswith("M"):
+            out[-1] += c
+        else:
+            out.append(c)
+    return out

@@ -1,0 +1,136 @@
+"""Scoring beyond English: the unit follows the language (characters where words are not spaced), seed-tts-eval's
+test-zh recipe counts as its own run_wer.py does, and the rate is named for its unit wherever it is shown."""
+import string
+
+import numpy as np
+import pytest
+
+from pipeline.cli import main
+from pipeline.config import recipes
+from pipeline.config import run as config
+from pipeline.core import store
+from pipeline.scoring import language, normalize
+from pipeline.scoring.config import ScoreConfig
+from pipeline.scoring.evaluate import evaluate
+from pipeline.scoring.utterances import Pair
+
+
+def seed_tts_eval_zh(hypothesis: str, truth: str) -> tuple[float, int, int, int]:
+    """seed-tts-eval's run_wer.py for lang == "zh", as written: the ASR's output through zhconv, then process_one
+    (jiwer 3's compute_measures is jiwer's process_words with its default transform, here jiwer 4's)."""
+    import jiwer
+    import zhconv
+    from zhon.hanzi import punctuation
+
+    hypo = zhconv.convert(hypothesis, "zh-cn")
+    for x in punctuation + string.punctuation:
+        if x == "'":
+            continue
+        truth = truth.replace(x, "")
+        hypo = hypo.replace(x, "")
+    truth = truth.replace("  ", " ")
+    hypo = hypo.replace("  ", " ")
+    truth = " ".join([x for x in truth])
+    hypo = " ".join([x for x in hypo])
+    m = jiwer.process_words(truth, hypo)
+    return m.wer, m.substitutions, m.deletions, m.insertions
+
+
+CASES = [  # (reference, the ASR's output)
+    ("今天天气很好，我们去公园散步吧。", "今天天氣很好我們去公園散步吧"),  # both punctuations; traditional output
+    ("他說：「這是真的！」", "他说这是真的"),  # traditional in the reference: left as written
+    ("我用iPhone 15拍了照片。", "我用 I phone 十五拍了照片"),  # embedded English letter by letter, case kept
+    ("价格是3.5元, 不贵", "价格是三点五元不贵"),  # digits
+    ("Rock'n'roll 很好听", "rock n roll很好听"),  # the apostrophe kept
+    ("没有人听见", ""),  # an empty output
+    ("a b\u3000c\td  e", "ab c d e"),  # spaces of every kind, which are no characters
+    ("天气预报说明天下雨", "天气预报说明天下雨了"),
+]
+
+
+def test_the_zh_recipe_counts_as_seed_tts_evals_own_script():
+    pairs = [Pair(sentence_id=f"u{i}", asr="x", condition="clean", reference=r, hypothesis=h)
+             for i, (r, h) in enumerate(CASES)]
+    results = evaluate(pairs, ScoreConfig(normalize="seed-tts-eval", headline="macro", bootstrap=0), language="zh")
+    theirs = [seed_tts_eval_zh(h, r) for r, h in CASES]
+    for u, (wer, s, d, i) in zip(results.utterances, theirs):
+        assert (u.substitutions, u.deletions, u.insertions) == (s, d, i), (u.reference, u.hypothesis)
+        assert u.wer == pytest.approx(wer, abs=5e-5)
+    assert results.summary[0].macro_wer == pytest.approx(np.mean([t[0] for t in theirs]), abs=5e-5)
+    assert results.summary[0].unit == "character" and results.rate == "CER"
+
+
+def test_units_characters_where_words_are_not_spaced_and_words_with_their_marks_elsewhere():
+    assert [language.unit(x) for x in ("zh", "zh-CN", "ja", "th", "yue", "de", "hi", "en", "ko")] == \
+        ["character"] * 5 + ["word"] * 4
+    basic = {lang: normalize.for_language("basic", lang).reference for lang in ("zh", "ja", "th", "de", "hi")}
+    assert basic["zh"]("我們用GPT-4寫詩。") == "我 们 用 gpt 4 写 诗"  # simplified, ASCII words whole
+    assert basic["ja"]("ｶﾀｶﾅとＡＩ２、です。") == "カ タ カ ナ と ai2 で す"  # widths folded
+    assert basic["th"]("สวัสดีครับ") == "ส วั ส ดี ค รั บ"  # vowel signs and tone marks stay on their consonant
+    assert basic["de"]("Straße, Übung!") == "straße übung"
+    assert basic["hi"]("नमस्ते, दुनिया!") == "नमस्ते दुनिया"  # whole words: the marks are the word's
+    whisper_hi = normalize.for_language("whisper", "hi").reference
+    assert whisper_hi("नमस्ते, दुनिया!") == "नमस्ते दुनिया"  # Whisper's own would make each vowel sign a space
+    english = "It's the King's “crown”, isn't it?"
+    assert normalize.for_language("basic", "en-US").reference(english) == normalize.get("basic")(english)
+
+
+def test_a_chinese_sentence_is_many_characters_not_one_word():
+    pair = Pair(sentence_id="s", asr="x", condition="clean", reference="今天天气很好，我们去公园散步吧。",
+                hypothesis="今天天气很好我们去公园散步")
+    chinese = evaluate([pair], ScoreConfig(bootstrap=0), language="zh").utterances[0]
+    assert chinese.ref_words == 14 and chinese.errors == 1  # 吧 deleted
+    as_english = evaluate([pair], ScoreConfig(bootstrap=0)).utterances[0]
+    assert as_english.ref_words == 2  # the comma was the only break: what the issue saw
+
+
+def test_score_takes_language_and_preset_and_names_its_rate(tmp_path, capsys):
+    ref, hyp = tmp_path / "ref.txt", tmp_path / "hyp.txt"
+    ref.write_text("\n".join(r for r, _ in CASES) + "\n", encoding="utf-8")
+    hyp.write_text("\n".join(h for _, h in CASES) + "\n", encoding="utf-8")
+    assert main(["score", "--ref", str(ref), "--hyp", str(hyp), "--preset", "seed-tts-eval", "--language", "zh",
+                 "--out", str(tmp_path / "out")]) == 0
+    shown = capsys.readouterr().out
+    assert "macro CER" in shown and "micro CER" in shown and "WER" not in shown.split("\n", 1)[0]
+    assert "CER comparable with seed-tts-eval's Chinese CER table (test-zh) only if the hypotheses came from " \
+           "funasr:paraformer-zh" in shown
+    summary = store.read_json(tmp_path / "out" / "summary.json")
+    assert (summary["language"], summary["unit"], summary["rate"]) == ("zh", "character", "CER")
+    assert not summary["comparable"]["exact"]  # the engine is not known to `score`
+    theirs = np.mean([seed_tts_eval_zh(h, r)[0] for r, h in CASES])
+    assert summary["groups"][0]["macro_wer"] == pytest.approx(theirs, abs=5e-5)
+    assert "characters" in (tmp_path / "out" / "dtl.txt").read_text(encoding="utf-8")
+
+
+def test_the_recipe_in_chinese_needs_its_asr_and_says_so_with_any_other():
+    whisper = recipes.of(config.load(presets=["seed-tts-eval"], overrides={"asr.language": "zh"}))
+    assert not whisper.exact
+    assert whisper.line.startswith("seed-tts-eval recipe except asr.engines faster-whisper:large-v3 instead of "
+                                   "funasr:paraformer-zh: CER not comparable with seed-tts-eval's Chinese CER table")
+    german = recipes.of(config.load(presets=["seed-tts-eval"], overrides={"asr.language": "de"}))
+    assert "asr.language de instead of en" in german.line and "WER not comparable" in german.line
+    assert "languages" not in config.preset("seed-tts-eval")  # requirements, not config
+
+
+@pytest.mark.slow
+def test_a_round_trip_in_chinese_and_german_through_espeak_and_whisper_base(tmp_path, models_dir):
+    """espeak-ng speaks both and Whisper base (multilingual) hears both: Chinese scored by characters, German by
+    words, each named for its unit. What espeak's Mandarin through Whisper base gives is poor: the finding, kept
+    in docs/statistics.md, not asserted here."""
+    from tests.helpers import cli
+
+    sentences = {"zh": ["今天天气很好，我们去公园散步吧。", "北京是中国的首都。"],
+                 "de": ["Der Hund läuft schnell über die Straße.", "Heute ist das Wetter schön."]}
+    for lang, lines in sentences.items():
+        (tmp_path / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        proc = cli(tmp_path, "--sentences", f"{lang}.txt", "--voices", {"zh": "espeak:cmn", "de": "espeak:de"}[lang],
+                   "--asr", "faster-whisper:base", "--language", lang, "--measures", "none", "--run", lang,
+                   models=models_dir)
+        summary = store.read_json(tmp_path / "results" / lang / "summary.json")
+        rate = {"zh": "CER", "de": "WER"}[lang]
+        assert (summary["unit"], summary["rate"]) == ({"zh": "character", "de": "word"}[lang], rate)
+        assert f"micro {rate}" in proc.stdout and f"{rate}: follows no published recipe" in proc.stdout
+        (group,) = summary["groups"]
+        units = sum(len(normalize.for_language("basic", lang).reference(s).split()) for s in lines)
+        assert group["ref_words"] == units == ({"zh": 22, "de": 12}[lang])
+        assert f"micro {rate} [95% CI]" in (tmp_path / "results" / lang / "report.html").read_text(encoding="utf-8")

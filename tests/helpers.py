@@ -17,6 +17,9 @@ TINY = ["--asr", "faster-whisper:tiny.en"]
 # each test computes what it checks: the cache every run shares (exec/items.py) would hand one test's transcripts
 # to the next; the tests of that cache name one themselves
 OWN_CACHE = ["--set", "cache_dir=off"]
+# for runs checked for what no measure touches (transcripts, scores, files): the measures' own checks are
+# tests/test_measures.py's, and loading and running three models on every clip is most of a short run's time
+NO_MEASURES = ("--measures", "none")
 TIMING = {"audio_path", "tts_seconds", "asr_seconds"}  # columns that differ between runs of the same inputs
 SENTENCES = ["Now is the winter of our discontent.", "To be, or not to be, that is the question.",
              "My lord, I will go with you to the king.", "The quality of mercy is not strained.",

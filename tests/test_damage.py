@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.core import store
-from tests.helpers import OWN_CACHE, ROOT, SENTENCES, SMALL_LM, TINY, cli, rows_without_timing, write_sentences
+from tests.helpers import (NO_MEASURES, OWN_CACHE, ROOT, SENTENCES, SMALL_LM, TINY, cli, rows_without_timing,
+                           write_sentences)
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
@@ -37,7 +38,7 @@ def corrupt(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
-ARGS = [*SMALL_LM, *TINY, "--conditions", "clean,noise:snr=10"]
+ARGS = [*SMALL_LM, *TINY, *NO_MEASURES, "--conditions", "clean,noise:snr=10"]
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import soundfile as sf
 
 from pipeline.asr import base
 from pipeline.core import store
-from tests.helpers import SENTENCES, cli, ran
+from tests.helpers import NO_MEASURES, SENTENCES, cli, ran
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
@@ -17,9 +17,6 @@ ENGINES = ["faster-whisper:tiny.en", "faster-whisper-trim:tiny.en", "openai-whis
 # Every engine's batches are checked in process (test_batch_size_order_and_threads_do_not_change_a_transcript); the
 # pipeline hands its batches to every engine alike, so two engines of two families check that.
 PIPELINE_ENGINES = ["faster-whisper:tiny.en", "pocketsphinx:en-us"]
-# what these runs are checked for is their transcripts, which no measure touches (a measure never sees one); the
-# measures' own independence of their neighbours is tests/test_measures.py's
-NO_MEASURES = ("--measures", "none")
 
 
 @pytest.fixture(scope="module")

@@ -362,3 +362,36 @@ def test_the_default_normalizer_makes_nfc_and_nfd_one_text_and_none_keeps_them_a
     none = evaluate.evaluate([Pair(sentence_id="a", reference=nfc, hypothesis=nfd)],
                              config.ScoreConfig(normalize="none"))
     assert none.utterances[0].errors == 1 and none.utterances[0].hypothesis_normalized == nfd
+
+
+CV_HEADER = ("client_id\tpath\tsentence_id\tsentence\tsentence_domain\tup_votes\tdown_votes\tage\tgender\taccents\t"
+             "variant\tlocale\tsegment\n")
+
+
+def common_voice(folder: Path, speech, texts, locale: str) -> Path:
+    """A Common Voice release's layout: the TSV, and its MP3 clips in clips/ beside it."""
+    (folder / "clips").mkdir(parents=True)
+    lines = []
+    for i, (samples, text) in enumerate(zip(speech, texts)):
+        name = f"common_voice_{locale}_{1000 + i}.mp3"
+        sf.write(folder / "clips" / name, samples, 16000, format="MP3")
+        lines.append(f"c{i % 2}\t{name}\ts{i}\t{text}\t\t2\t0\t\t\t\t\t{locale}\t\n")
+    (folder / "validated.tsv").write_text(CV_HEADER + "".join(lines), encoding="utf-8")
+    return folder / "validated.tsv"
+
+
+@pytest.mark.slow
+def test_a_common_voice_tsv_is_heard_from_its_clips_in_its_own_language_only(tmp_path, models_dir, piper_speech):
+    texts, speech = piper_speech
+    tsv = common_voice(tmp_path / "cv-corpus" / "en", speech, texts, "en")
+    assert manifests.detect(tsv).name == "common-voice"
+    rows = manifests.read(tsv)
+    assert [r.id for r in rows] == [f"common_voice_en_{1000 + i}" for i in range(3)]  # the clip, not sentence_id
+    assert {r.language for r in rows} == {"en"} and [r.reference for r in rows] == texts
+    cli(tmp_path, "--audio-manifest", str(tsv), *TINY, "--measures", "none", models=models_dir)
+    scored = store.read_csv(tmp_path / "results" / "default" / "utterances.csv")
+    assert all(r["status"] == "ok" for r in scored) and sum(int(r["errors"]) for r in scored) <= 4
+    german = common_voice(tmp_path / "cv-corpus" / "de", speech[:1], ["Heute ist das Wetter schön."], "de")
+    proc = cli(tmp_path, "--audio-manifest", str(german), *TINY, "--run", "de", models=models_dir, check=False)
+    assert proc.returncode == 2 and "its rows are in de" in proc.stderr and "--language de" in proc.stderr
+    assert "Traceback" not in proc.stderr

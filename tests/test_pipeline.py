@@ -15,6 +15,7 @@ from pipeline.core.records import columns
 from pipeline.measures.base import MEASURES
 from pipeline.scoring.utterances import ScoredUtterance
 from tests.helpers import (
+    NO_MEASURES,
     OWN_CACHE,
     ROOT,
     SENTENCES,
@@ -125,7 +126,7 @@ def test_kill_minus_nine_then_rerun_completes_and_keeps_finished_items(tmp_path,
     lines = [f"{s} Line {i}." for i, s in enumerate(SENTENCES * 5)]
     sentences = write_sentences(tmp_path / "s.txt", lines)
     args = [sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models_dir}", *OWN_CACHE,
-            "--sentences", str(sentences), *TINY]
+            "--sentences", str(sentences), *TINY, *NO_MEASURES]
     proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "TQDM_DISABLE": "1"})
     audio = tmp_path / "audio"
@@ -137,7 +138,7 @@ def test_kill_minus_nine_then_rerun_completes_and_keeps_finished_items(tmp_path,
     done_before = {p: p.stat().st_mtime_ns for p in audio.rglob("*.json")}
     assert 8 <= len(done_before) < len(lines), "the kill should land mid-synthesis"
     wav_before = {p.with_suffix(".wav"): p.with_suffix(".wav").stat().st_mtime_ns for p in done_before}
-    cli(tmp_path, "--sentences", str(sentences), *TINY, models=models_dir)
+    cli(tmp_path, "--sentences", str(sentences), *TINY, *NO_MEASURES, models=models_dir)
     rows = store.read_csv(tmp_path / "results" / "default" / "utterances.csv")
     assert len(rows) == len(lines) and all(r["status"] == "ok" for r in rows)
     assert all(p.stat().st_mtime_ns == t for p, t in wav_before.items())  # finished items were kept
@@ -159,7 +160,7 @@ def test_second_run_on_the_same_directory_is_refused(tmp_path, models_dir):
 
 def test_conditions_write_audio_and_a_wer_vs_snr_curve(tmp_path, models_dir):
     sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:3])
-    cli(tmp_path, "--sentences", str(sentences), *TINY, "--conditions",
+    cli(tmp_path, "--sentences", str(sentences), *TINY, *NO_MEASURES, "--conditions",
         "clean,noise:snr=20,noise:snr=0,speed:0.9,speed:1.1", models=models_dir)
     rows = store.read_csv(tmp_path / "results" / "default" / "utterances.csv")
     assert {r["condition"] for r in rows} == {"clean", "noise:snr=20", "noise:snr=0", "speed:0.9", "speed:1.1"}
@@ -180,7 +181,7 @@ def test_bad_sentences_get_a_recorded_outcome_and_the_rest_go_through(tmp_path, 
     lines = ["A plain sentence to start with.", "...!?", "Çà et là, naïve Zoë sang.", "In 1603 there were 42 players.",
              long, "The last line is fine too."]
     sentences = write_sentences(tmp_path / "s.txt", lines)
-    proc = cli(tmp_path, "--sentences", str(sentences), *TINY, models=models_dir)
+    proc = cli(tmp_path, "--sentences", str(sentences), *TINY, *NO_MEASURES, models=models_dir)
     rows = store.read_csv(tmp_path / "results" / "default" / "utterances.csv")
     status = [r["status"] for r in rows]
     assert status == ["ok", "skipped", "ok", "ok", "ok", "ok"]
@@ -231,7 +232,7 @@ def test_a_later_stage_alone_on_a_fresh_run_says_what_to_run_first(tmp_path, mod
 
 def test_user_sentences_get_perplexity_from_the_trained_model(default_run, models_dir, tmp_path):
     sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:2])
-    cli(tmp_path, "--sentences", str(sentences), *SMALL_LM, *TINY, models=models_dir)
+    cli(tmp_path, "--sentences", str(sentences), *SMALL_LM, *TINY, *NO_MEASURES, models=models_dir)
     rows = store.read_csv(tmp_path / "results" / "default" / "sentences.csv")
     assert [r["sentence_id"] for r in rows] == ["l0001", "l0002"]
     assert all(float(r["perplexity"]) > 1 and int(r["lm_tokens"]) > 5 for r in rows)

@@ -15,7 +15,7 @@ import soundfile as sf
 
 from pipeline.core import store
 from pipeline.core.names import escape, file_name, inside
-from tests.helpers import OWN_CACHE, ROOT, TINY, cli, rows_without_timing, write_sentences
+from tests.helpers import NO_MEASURES, OWN_CACHE, ROOT, TINY, cli, rows_without_timing, write_sentences
 
 HOSTILE_IDS = ["../../../../../../../../../../../outside/x", "/abs/outside", "a/../../../outside/y", "/", "..", ".",
                ".hidden", "nul\0byte", "speaker1/chapter2/utt3", "Utt1", "utt1", "UTT1", "x" * 300, "x" * 299 + "y",
@@ -160,7 +160,7 @@ def test_a_full_disk_while_converting_weights_is_exit_4_and_the_rerun_finishes(t
     """RLIMIT_FSIZE stands in for a full disk: the openai-whisper checkpoint converted from tiny.en is larger."""
     models = tmp_path / "models"
     write_sentences(tmp_path / "s.txt", ["My lord, I will go with you."])
-    args = ["--sentences", "s.txt", "--asr", "openai-whisper:tiny.en"]
+    args = ["--sentences", "s.txt", "--asr", "openai-whisper:tiny.en", *NO_MEASURES]
 
     def limited():
         resource.setrlimit(resource.RLIMIT_FSIZE, (50 << 20, 50 << 20))

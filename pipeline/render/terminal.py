@@ -13,9 +13,10 @@ def summary_table(summary: list[GroupSummary], n_utterances: int, confident: lis
     """A short fixed-width table for the terminal (the headline rate first, with its own CI, and the rows each
     group left out), the most confident comparisons, then the health flags and the hallucination rates. `rate`:
     CER where the unit is the character (scoring/language.py)."""
-    rates = f"{'macro ' + rate:>9} {'micro ' + rate:>9}" if macro_first else f"{'micro ' + rate:>9} {'macro ' + rate:>9}"
+    first, second = ("macro", "micro") if macro_first else ("micro", "macro")
+    rates = f"{first + ' ' + rate:>9} {second + ' ' + rate:>9}"
     head = (f"{'voice':<16} {'asr':<24} {'condition':<14} {'n':>4} {'excluded':>8} {rates} "
-            f"{('macro' if macro_first else 'micro') + ' 95% CI':>15}")
+            f"{first + ' 95% CI':>15}")
     lines = [head, "-" * len(head)]
     for s in summary:
         low, high = (s.macro_ci95_low, s.macro_ci95_high) if macro_first else (s.ci95_low, s.ci95_high)

@@ -37,7 +37,7 @@ def rate_name(language: str) -> str:
 
 
 def characters(text: str) -> str:
-    return " ".join(c for c in text if not c.isspace())
+    return " ".join("".join(text.split()))  # str.split's whitespace is str.isspace's, and jiwer's \s
 
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9']+")

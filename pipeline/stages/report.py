@@ -75,7 +75,8 @@ def epilogue(cfg: Config) -> str:
                           macro_first=cfg.score.headline == "macro", rate=scores.rate)
     failed = failures(scores.utterances, str(out.parent / "utterances.csv"))
     comparable = scores.comparable.line
-    return "\n".join(part for part in (table, failed, comparable and f"{scores.rate}: {comparable}", f"report: {out}") if part)
+    parts = (table, failed, comparable and f"{scores.rate}: {comparable}", f"report: {out}")
+    return "\n".join(part for part in parts if part)
 
 
 STAGE = Stage("report", "one self-contained HTML page of the scores and statistics; the terminal summary",

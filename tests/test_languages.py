@@ -1,6 +1,8 @@
 """Scoring beyond English: the unit follows the language (characters where words are not spaced), seed-tts-eval's
 test-zh recipe counts as its own run_wer.py does, and the rate is named for its unit wherever it is shown."""
 import string
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -117,7 +119,7 @@ def test_a_round_trip_in_chinese_and_german_through_espeak_and_whisper_base(tmp_
     """espeak-ng speaks both and Whisper base (multilingual) hears both: Chinese scored by characters, German by
     words, each named for its unit. What espeak's Mandarin through Whisper base gives is poor: the finding, kept
     in docs/statistics.md, not asserted here."""
-    from tests.helpers import cli
+    from tests.helpers import ROOT, cli
 
     sentences = {"zh": ["今天天气很好，我们去公园散步吧。", "北京是中国的首都。"],
                  "de": ["Der Hund läuft schnell über die Straße.", "Heute ist das Wetter schön."]}
@@ -134,3 +136,7 @@ def test_a_round_trip_in_chinese_and_german_through_espeak_and_whisper_base(tmp_
         units = sum(len(normalize.for_language("basic", lang).reference(s).split()) for s in lines)
         assert group["ref_words"] == units == ({"zh": 22, "de": 12}[lang])
         assert f"micro {rate} [95% CI]" in (tmp_path / "results" / lang / "report.html").read_text(encoding="utf-8")
+    refused = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "compare-runs", "zh", "de"], cwd=tmp_path,
+                             capture_output=True, text=True)
+    assert refused.returncode == 2, refused.stderr
+    assert "language and its unit: 'zh (characters)' in zh, 'de (words)' in de" in refused.stderr

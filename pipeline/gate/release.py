@@ -113,6 +113,7 @@ def evaluator(run: Run, engines: list[str]) -> dict[str, object]:
     decoding = {k: v for k, v in run.manifest.setting("asr", {}).items() if k not in NOT_DECODING}
     out: dict[str, object] = {"scoring revision": run.manifest.computation.scoring_revision,
                               "normalizer": run.manifest.setting("score.normalize"),
+                              "language and its unit": f"{run.scores.language} ({run.scores.unit}s)",
                               "headline WER": run.headline,
                               "decoding options": {**decoding, "device": run.manifest.setting("device")}}
     out.update({f"engine {e} (its model files' sha256)": run.model(e) for e in engines})

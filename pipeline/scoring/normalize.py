@@ -186,8 +186,10 @@ def for_language(name: str, lang: str = "en") -> Normalizer:
     if name == "seed-tts-eval":
         t = _seed_tts_eval_characters()
         return Normalizer(t, compose(simplified, t) if chinese else t)
-    t = {"none": lambda: language.characters_and_ascii_words,
-         "basic": lambda: compose(nfkc, unicode_apostrophes, lowercase, strip_punctuation,
-                                  *([simplified] if chinese else []), language.characters_and_ascii_words),
-         "whisper": lambda: _whisper_multilingual(split=True)}[name]()
+    own = {"none": lambda: language.characters_and_ascii_words,
+           "basic": lambda: compose(nfkc, unicode_apostrophes, lowercase, strip_punctuation,
+                                    *([simplified] if chinese else []), language.characters_and_ascii_words),
+           "whisper": lambda: _whisper_multilingual(split=True)}
+    # a normalizer added to NORMALIZERS (a plugin's) is cut into characters after it runs
+    t = own[name]() if name in own else compose(get(name), language.characters_and_ascii_words)
     return Normalizer(t, t)

@@ -140,3 +140,13 @@ def test_a_round_trip_in_chinese_and_german_through_espeak_and_whisper_base(tmp_
                              capture_output=True, text=True)
     assert refused.returncode == 2, refused.stderr
     assert "language and its unit: 'zh (characters)' in zh, 'de (words)' in de" in refused.stderr
+    table = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "languages", "zh", "de"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert table.returncode == 0, table.stderr
+    rows = store.read_csv(tmp_path / "results" / "languages" / "languages.csv")
+    assert [(r["language"], r["unit"], r["rate"]) for r in rows] == [("de", "word", "WER"), ("zh", "character", "CER")]
+    for r in rows:
+        (group,) = store.read_json(tmp_path / "results" / r["run"] / "summary.json")["groups"]
+        assert float(r["micro"]) == group["micro_wer"] and float(r["ci95_low"]) == group["ci95_low"]
+    assert "a CER and a WER do not compare" in table.stdout
+    assert "zh        CER" in table.stdout and "de        WER" in table.stdout

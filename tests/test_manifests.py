@@ -395,3 +395,24 @@ def test_a_common_voice_tsv_is_heard_from_its_clips_in_its_own_language_only(tmp
     proc = cli(tmp_path, "--audio-manifest", str(german), *TINY, "--run", "de", models=models_dir, check=False)
     assert proc.returncode == 2 and "its rows are in de" in proc.stderr and "--language de" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_manifest_that_says_its_language_is_read_and_another_language_than_the_runs_is_refused(tmp_path):
+    from pipeline.config import run as config
+
+    recordings(tmp_path)
+    (tmp_path / "zh.jsonl").write_text("".join(json.dumps({"audio_filepath": f"wavs/{u}.wav", "text": "今天天气很好",
+                                                           "lang": "zh"}, ensure_ascii=False) + "\n" for u in IDS),
+                                       encoding="utf-8")
+    hf = tmp_path / "hf"
+    (hf / "data").mkdir(parents=True)
+    for u in IDS:
+        shutil.copy(tmp_path / "wavs" / f"{u}.wav", hf / "data" / f"{u}.wav")
+    (hf / "metadata.csv").write_text("file_name,transcription,language\n" +
+                                     "".join(f"data/{u}.wav,Guten Tag,de-DE\n" for u in IDS))
+    assert {r.language for r in manifests.read(tmp_path / "zh.jsonl")} == {"zh"}
+    assert {r.language for r in manifests.read(hf)} == {"de-DE"}
+    for path, lang in ((tmp_path / "zh.jsonl", "zh"), (hf, "de")):
+        with pytest.raises(ConfigError, match=f"its rows are in .*--language {lang}"):
+            config.load(overrides={"audio_manifest": str(path)})
+        config.load(overrides={"audio_manifest": str(path), "asr.language": lang})  # its own language: no error

@@ -1,6 +1,7 @@
 """A Hugging Face audiofolder: a folder with `metadata.csv` or `metadata.jsonl`, whose `file_name` column names
 each audio file (relative to the folder) and whose `transcription`, `text` or `sentence` column says what was
-said. The id is an `id` column where there is one, else the file name without its extension."""
+said. The id is an `id` column where there is one, else the file name without its extension; a `language` column
+says what was spoken, which must be the run's --language."""
 from __future__ import annotations
 
 import csv
@@ -42,7 +43,8 @@ def read(reading: Reading) -> list[tuple[int, Recording]]:
         rows.append((n, Recording(id=first(row, ID) or Path(name).stem, audio_path=str(folder / name), reference=text,
                                   system=first(row, SYSTEM) or "",
                                   speaker_reference=str(folder / prompt) if prompt else "",
-                                  natural=str(folder / natural) if natural else "")))
+                                  natural=str(folder / natural) if natural else "",
+                                  language=first(row, ("language", "lang", "locale")) or "")))
     return rows
 
 

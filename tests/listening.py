@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import re
 import signal
 import socket
@@ -46,6 +47,39 @@ def team(cwd: Path, models: Path) -> Path:
     for version in ("v1", "v2"):
         cli(cwd, *RUN, "--audio-dir", f"out/{version}", "--run", version, models=models, cache=cwd / "cache")
     return cwd
+
+
+def shared_team(tmp_path_factory, worker_id: str, models: Path) -> Path:
+    """team(), made once for all of a session's xdist workers (under a file lock, in the folder their own temporary
+    folders share) and copied into this module's own folder, which its tests change: the listening modules run
+    side by side on two workers without each making the same two runs."""
+    import shutil
+
+    from filelock import FileLock
+
+    mine = tmp_path_factory.mktemp("listen")
+    if worker_id == "master":  # not distributed: the parent of the base folder outlives the session
+        return team(mine, models)
+    built = tmp_path_factory.getbasetemp().parent / "listening-team"
+    with FileLock(f"{built}.lock"):
+        if not (built / "made").is_file():
+            shutil.rmtree(built, ignore_errors=True)
+            team(built, models)
+            (built / "made").touch()
+    shutil.copytree(built, mine, dirs_exist_ok=True, ignore=shutil.ignore_patterns("made"))
+    return mine
+
+
+def oracle(db) -> dict[str, tuple[str, int | None, str]]:
+    """What a careful listener knows of each trial by hearing it: its role, what a trap asks or a gold is, and the
+    system of the clip rated (what the test itself knows, never the browser)."""
+    conn = sqlite3.connect(db)
+    try:
+        return {t: (role, expected, system) for t, role, expected, system in conn.execute(
+            "SELECT t.id, t.role, t.expected, c.system FROM trials t JOIN clips c ON c.id = coalesce(t.second, "
+            "t.first)")}
+    finally:
+        conn.close()
 
 
 def listen(cwd: Path, *args, check: bool = True) -> subprocess.CompletedProcess:

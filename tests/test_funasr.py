@@ -114,3 +114,6 @@ def test_a_paraformer_found_nowhere_stops_before_any_work_with_the_fix(tmp_path,
     bad = cli(tmp_path, "--audio-manifest", str(recordings / "zh.tsv"), "--language", "zh", "--asr",
               f"funasr:{recordings}", models=tmp_path / "models", check=False)
     assert bad.returncode == 2 and "is not a FunASR model folder (no config.yaml, model.pt)" in bad.stderr
+    english = cli(tmp_path, "--audio-manifest", str(recordings / "zh.tsv"), "--asr", "funasr:paraformer-zh",
+                  models=tmp_path / "models", check=False)
+    assert english.returncode == 2 and "hears Mandarin Chinese; use --language zh" in english.stderr

@@ -57,6 +57,8 @@ def resolve(spec: str, options: base.ASRConfig, models_dir: str) -> Source:
     path = as_path(name)
     if path is not None:
         return model_folder(spec, path, "path")
+    if options.language != "zh":  # its CER and its normalizing follow the run's language
+        raise ConfigError(f"asr.language = {options.language!r}: {spec} hears Mandarin Chinese; use --language zh")
     ms_repo, hf_repo = MODELS[name]
     drop_in = Path(models_dir) / "funasr" / name
     looked = [drop_in, modelscope_cache() / "models" / ms_repo, modelscope_cache() / ms_repo]

@@ -81,8 +81,9 @@ def recordings(tmp_path_factory):
 def test_a_paraformer_found_where_funasr_keeps_it_transcribes_each_clip_alone(tmp_path, recordings):
     models = tmp_path / "models"
     paraformer(models / "funasr" / "paraformer-zh")  # a drop-in folder: the recipe's model by its name
+    # the preset in Chinese runs funasr:paraformer-zh, seed-tts-eval's test-zh ASR
     args = ["--audio-manifest", str(recordings / "zh.tsv"), "--measures", "none", "--preset", "seed-tts-eval",
-            "--language", "zh", "--asr", "funasr:paraformer-zh"]
+            "--language", "zh"]
     proc = cli(tmp_path, *args, models=models)
     run = tmp_path / "results" / "default"
     rows = store.read_csv(run / "utterances.csv")
@@ -90,6 +91,7 @@ def test_a_paraformer_found_where_funasr_keeps_it_transcribes_each_clip_alone(tm
     assert set("".join(r["hypothesis"] for r in rows)) <= set(TOKENS)  # the model's own vocabulary
     summary = store.read_json(run / "summary.json")
     assert summary["rate"] == "CER" and summary["comparable"]["exact"], summary["comparable"]
+    assert {r["asr"] for r in rows} == {"funasr:paraformer-zh"}
     assert "CER comparable with seed-tts-eval's Chinese CER table (test-zh)" in proc.stdout
     manifest = store.read_json(run / "manifest.json")
     assert manifest["versions"]["funasr"] == "1.4.16"

@@ -104,8 +104,12 @@ def test_score_takes_language_and_preset_and_names_its_rate(tmp_path, capsys):
     assert "characters" in (tmp_path / "out" / "dtl.txt").read_text(encoding="utf-8")
 
 
-def test_the_recipe_in_chinese_needs_its_asr_and_says_so_with_any_other():
-    whisper = recipes.of(config.load(presets=["seed-tts-eval"], overrides={"asr.language": "zh"}))
+def test_the_recipe_in_chinese_runs_its_asr_and_says_so_with_any_other():
+    chinese = config.load(presets=["seed-tts-eval"], overrides={"asr.language": "zh"})
+    assert chinese.asr.engines == ["funasr:paraformer-zh"] and recipes.of(chinese).exact
+    assert config.load(presets=["seed-tts-eval"]).asr.engines == ["faster-whisper:large-v3"]  # English as before
+    whisper = recipes.of(config.load(presets=["seed-tts-eval"], overrides={
+        "asr.language": "zh", "asr.engines": ["faster-whisper:large-v3"]}))
     assert not whisper.exact
     assert whisper.line.startswith("seed-tts-eval recipe except asr.engines faster-whisper:large-v3 instead of "
                                    "funasr:paraformer-zh: CER not comparable with seed-tts-eval's Chinese CER table")

@@ -7,8 +7,9 @@ always differs in this tool (`runtime`), and which of the paper's columns nothin
 run records the verdict in summary.json, and says it on the terminal and at the top of its report.
 
 A recipe that scores several languages differently holds each one's requirements in a `[languages.<code>]` table
-(seed-tts-eval's test-zh: FunASR's paraformer-zh and characters): a run in that language (`asr.language`) must
-hold the base values with those over them, and a run in a language the recipe does not score departs from it."""
+(seed-tts-eval's test-zh: FunASR's paraformer-zh and characters): a run in that language (`asr.language`) is
+given them over the base values (config/run.py load) and must hold them, and a run in a language the recipe does
+not score departs from it."""
 from __future__ import annotations
 
 import tomllib

@@ -105,15 +105,33 @@ def preset(name: str) -> dict:
     return values
 
 
+def in_language(name: str, lang: str) -> dict:
+    """A recipe's values for runs in one language (its `[languages.<code>]` table, config/recipes.py), {} if none."""
+    from pipeline.scoring.language import base
+
+    variant = dict(_read_toml(PRESETS / f"{name}.toml", "--preset").get("languages", {}).get(base(lang), {}))
+    variant.pop("published", None)
+    return variant
+
+
 def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
          presets: list[str] = ()) -> Config:
-    """Defaults, then the --config file, then presets, then flags and --set."""
-    cfg = Config()
-    if path:
-        cfg = options.apply(cfg, _read_toml(Path(path), "--config"))
-    for name in presets:
-        cfg = options.apply(cfg, preset(name))
-    return validate(options.apply(cfg, overrides or {}))
+    """Defaults, then the --config file, then presets (with a recipe's values for the run's language, as the
+    other layers decide it: `--preset seed-tts-eval --language zh` is its test-zh), then flags and --set."""
+    def compose(lang: str | None) -> Config:
+        cfg = Config()
+        if path:
+            cfg = options.apply(cfg, _read_toml(Path(path), "--config"))
+        for name in presets:
+            cfg = options.apply(cfg, preset(name))
+            if lang is not None:
+                cfg = options.apply(cfg, in_language(name, lang))
+        return options.apply(cfg, overrides or {})
+
+    cfg = compose(None)
+    if any(in_language(name, cfg.asr.language) for name in presets):
+        cfg = compose(cfg.asr.language)
+    return validate(cfg)
 
 
 def validate(cfg: Config) -> Config:

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,3 +59,17 @@ def write_report(name: str, lines: list[str], data: dict | None = None) -> None:
     if data is not None:
         (out / f"{name}.json").write_text(json.dumps(data, indent=1))
     print("\n".join(lines))
+
+
+def measure(argv: list[str], cwd: Path) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS in MB and stdout of one process."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        text = out.read()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{argv[0]} failed:\n{text[-2000:]}")
+    return wall, usage.ru_maxrss / 1024, text

@@ -9,17 +9,14 @@ peak RSS (the process's own maximum resident set) come from os.wait4. sclite run
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from common import ROOT, cpu_name, write_report
+from common import ROOT, cpu_name, measure, write_report
 
 SCLITE = shutil.which("sclite") or "/usr/lib/sctk/bin/sclite"
 GOALS = {"pairs": (None, 1024), "long": (None, 500), "longest": (None, 2048)}  # (wall vs sclite, MB)
@@ -58,20 +55,6 @@ def write_pairs(folder: Path, lengths: list[int], vocab: list[str], seed: int) -
             r.write(f"{' '.join(words)} ({uid})\n")
             h.write(f"{' '.join(corrupt(words, vocab, rng))} ({uid})\n")
     return ref, hyp
-
-
-def measure(argv: list[str], cwd: Path) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in MB and stdout of one process."""
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        out.seek(0)
-        text = out.read()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{argv[0]} failed:\n{text[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, text
 
 
 def ours(folder: Path) -> tuple[float, float, float]:

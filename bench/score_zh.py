@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from common import ROOT, cpu_name, write_report
+from common import ROOT, cpu_name, measure, write_report
 
 COMMON = ("的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定"
           "行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前"
@@ -83,20 +80,6 @@ def make_pairs(n: int, seed: int) -> tuple[list[str], list[str]]:
         refs.append(ref)
         hyps.append("".join(out))
     return refs, hyps
-
-
-def measure(argv: list[str], cwd: Path) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in MB and stdout of one process."""
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        out.seek(0)
-        text = out.read()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{argv} failed:\n{text[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, text
 
 
 def main() -> None:

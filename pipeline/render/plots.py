@@ -69,8 +69,8 @@ def loss_curve(log_csv: str | Path, path: str | Path | None = None) -> bytes:
     return _save(fig, path)
 
 
-def wer_heatmaps(summary: list[GroupSummary]) -> bytes | None:
-    """One voice × engine heatmap per condition, each cell its micro WER and 95% CI."""
+def wer_heatmaps(summary: list[GroupSummary], rate: str = "WER") -> bytes | None:
+    """One voice × engine heatmap per condition, each cell its micro WER (CER: `rate`) and 95% CI."""
     rows = [s for s in summary if s.micro_wer is not None and s.condition != SILENCE]
     if len(rows) < 2:  # one cell compares nothing: the corpus table already has its figure
         return None
@@ -97,11 +97,11 @@ def wer_heatmaps(summary: list[GroupSummary]) -> bytes | None:
         ax.set_xticks(range(len(engines)), [e or "-" for e in engines], fontsize=7, rotation=15, ha="right")
         ax.set_yticks(range(len(voices)), [v or "recordings" for v in voices], fontsize=7)
         ax.set_title(condition, fontsize=9)
-    fig.colorbar(image, ax=list(axes.flat[:len(conditions)]), shrink=0.8, label="micro WER")
+    fig.colorbar(image, ax=list(axes.flat[:len(conditions)]), shrink=0.8, label=f"micro {rate}")
     return _save(fig)
 
 
-def wer_vs_perplexity(utterances: list[ScoredUtterance]) -> bytes | None:
+def wer_vs_perplexity(utterances: list[ScoredUtterance], rate: str = "WER") -> bytes | None:
     """One panel per voice × engine; colours are conditions."""
     points: dict[str, dict[str, list[tuple[float, float]]]] = {}
     for u in utterances:
@@ -127,12 +127,12 @@ def wer_vs_perplexity(utterances: list[ScoredUtterance]) -> bytes | None:
         ax.set_title(panel, fontsize=8)
         ax.set_xlabel("LM perplexity (log)" if log else "LM perplexity", fontsize=8)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("WER")
+    axes[0].set_ylabel(rate)
     _legend_outside(fig, axes)
     return _save(fig)
 
 
-def wer_vs_snr(summary: list[GroupSummary], breakdowns: list[Breakdown]) -> bytes | None:
+def wer_vs_snr(summary: list[GroupSummary], breakdowns: list[Breakdown], rate: str = "WER") -> bytes | None:
     """One panel per voice: WER over SNR for each engine, clean beside the axis, the breakdown SNR marked."""
     curves: dict[str, dict[str, dict]] = {}
     for s in summary:
@@ -168,7 +168,7 @@ def wer_vs_snr(summary: list[GroupSummary], breakdowns: list[Breakdown]) -> byte
                     ax.axvspan(b.ci95_low, b.ci95_high, color=colour, alpha=0.1)
         ax.set_title(f"{voice}: breakdown SNR dotted", fontsize=8)
         ax.set_xlabel("SNR (dB)", fontsize=8)
-        ax.set_ylabel("micro WER", fontsize=8)
+        ax.set_ylabel(f"micro {rate}", fontsize=8)
         ax.grid(alpha=0.3)
         clean_ax.set_xticks([0], ["clean"], fontsize=8)
         clean_ax.tick_params(labelleft=False)
@@ -178,7 +178,7 @@ def wer_vs_snr(summary: list[GroupSummary], breakdowns: list[Breakdown]) -> byte
     return _save(fig)
 
 
-def difficulty(bins: list[DifficultyBin]) -> bytes | None:
+def difficulty(bins: list[DifficultyBin], rate: str = "WER") -> bytes | None:
     """WER by perplexity quartile and by sentence length, and the word failure rate by surprisal decile; one line
     per voice × engine, a panel per condition."""
     kinds = [k for k in ("perplexity", "words", "surprisal") if any(b.by == k for b in bins)]
@@ -206,7 +206,7 @@ def difficulty(bins: list[DifficultyBin]) -> bytes | None:
             title = {"perplexity": "perplexity quartile", "words": "words", "surprisal": "word surprisal decile"}
             ax.set_title(f"{condition}: by {title[kind]}", fontsize=8)
             ax.grid(alpha=0.3)
-        axes[i][0].set_ylabel("words failed (95% CI)" if kind == "surprisal" else "micro WER (95% CI)", fontsize=8)
+        axes[i][0].set_ylabel("words failed (95% CI)" if kind == "surprisal" else f"micro {rate} (95% CI)", fontsize=8)
     _legend_outside(fig, list(axes.flat))
     return _save(fig)
 

@@ -32,7 +32,7 @@ def render(page: Page) -> str:
 
     scores, score = page.scores, page.score
     rate, unit = scores.rate, scores.unit
-    figures = [plots.wer_heatmaps(scores.summary), plots.wer_vs_perplexity(scores.utterances),
+    figures = [plots.wer_heatmaps(scores.summary, rate), plots.wer_vs_perplexity(scores.utterances, rate),
                plots.loss_curve(page.loss_log) if page.loss_log else None]
     return f"""<h2>Corpus figures</h2>
 <p>micro {rate} = Σ errors / Σ reference {unit}s (as sclite); macro {rate} = mean of per-sentence {rate} (as

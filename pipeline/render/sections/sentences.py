@@ -36,7 +36,7 @@ def sentences_table(page: Page) -> str:
              "reference": lambda u: texts[u.id][0], "hypothesis": lambda u: texts[u.id][1],
              "flags": lambda u: f'<span class="bad">{html.escape(" ".join(u.flags))}</span>',
              **{c: (lambda u, c=c: sortable(u.measures.get(c))) for c in measure_columns}}
-    return table(utterances, columns, cells, {"wer": "WER", "speaker_reference": "speaker reference"},
+    return table(utterances, columns, cells, {"wer": page.scores.rate, "speaker_reference": "speaker reference"},
                  row=attributes, name="utts")
 
 

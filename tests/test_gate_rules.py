@@ -9,7 +9,7 @@ EXACT = "Wilcoxon signed-rank, exact"
 
 
 def row(metric: str, sentences: int, test: str = EXACT, derived_from: str = "") -> RunComparison:
-    return RunComparison(group=("faster-whisper:tiny.en", "clean"), voice_a="v1", voice_b="v2", metric=metric,
+    return RunComparison(asr_condition=("faster-whisper:tiny.en", "clean"), voice_a="v1", voice_b="v2", metric=metric,
                          sentences=sentences, a=0.1, b=0.2, delta=0.1, ci95_low=0.05, ci95_high=0.15, test=test, p=0.5,
                          p_holm=0.5, mapsswe_z=None, sign_b_worse=None, sign_b_better=None, sign_p=None,
                          wilcoxon_z=None, wilcoxon_p=0.5, worse=False, margin=0.05, verdict="",

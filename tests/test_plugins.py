@@ -1,6 +1,7 @@
-"""A command, a statistic, a report section and a measure that needs a natural recording, added from outside the
-package as an installed plugin adds them: a module named by entry points, found on the path, with no file of the
+"""A command, a statistic, a report section, a measure that needs a natural recording and a listening-test kind,
+added from outside the package as an installed plugin adds them: a module named by entry points, found on the path, with no file of the
 pipeline edited."""
+import json
 import os
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 
 from pipeline.cli.command import COMMANDS, Command
 from pipeline.core.source import Source
+from pipeline.listen.kinds import KINDS
+from pipeline.listen.kinds.mos import Rating
 from pipeline.measures.base import MEASURES, NATURAL, Declaration, Scores
 from pipeline.render.html import SECTIONS, Section
 from pipeline.statistics import STATISTICS, Statistic
@@ -62,6 +65,9 @@ MEASURES.register(Declaration(name="length_ratio", columns={"length_ratio": "sam
 COMMANDS.register(Command("hello", "[WORDS]", "say hello", hello))
 STATISTICS.register(Statistic("lengths", "lengths.csv", Length, lengths))
 SECTIONS.register(Section("lengths", 15, ("lengths",), section))
+KINDS.register(Rating(name="quality10", summary="each clip rated 1-10", title="How good is this speech, 1 to 10?",
+                      scale=tuple((v, "best" if v == 10 else "worst" if v == 1 else "") for v in range(10, 0, -1)),
+                      good=8, bad=1))
 '''
 
 
@@ -75,7 +81,8 @@ def plugin(tmp_path) -> dict:
                                                                   "Version: 1.0\n")
     (site / "hello_plugin-1.0.dist-info" / "entry_points.txt").write_text(
         "[speech_eval.commands]\nhello = hello_plugin\n[speech_eval.statistics]\nlengths = hello_plugin\n"
-        "[speech_eval.sections]\nlengths = hello_plugin\n[speech_eval.measures]\nlength_ratio = hello_plugin\n")
+        "[speech_eval.sections]\nlengths = hello_plugin\n[speech_eval.measures]\nlength_ratio = hello_plugin\n"
+        "[speech_eval.listening]\nquality10 = hello_plugin\n")
     return {**os.environ, "PYTHONPATH": str(site), "TQDM_DISABLE": "1"}
 
 
@@ -86,6 +93,38 @@ def test_a_plugins_command_runs_and_the_help_lists_it(plugin, tmp_path):
     usage = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--help"], cwd=tmp_path,
                            capture_output=True, text=True, env=plugin).stdout
     assert "run_pipeline.py hello [WORDS]" in usage and "say hello" in usage
+
+
+KIND_AT_WORK = """
+import json
+from pipeline.listen import analysis
+from pipeline.listen.kinds import KINDS
+
+kind = KINDS.get("quality10")
+clips = {c: {"system": s, "sentence": c[-1], "run": "r", "run_folder": "", "voice": "", "utterance_id": c,
+             "source_sha256": "", "measures": {}} for c, s in (("a1", "A"), ("a2", "A"), ("b1", "B"), ("b2", "B"))}
+votes = [analysis.Vote(k, f"l{k}", c, "test", v, kind.oriented(v, False), None, c[-1], c, None, True, 1)
+         for k in range(3) for c, v in (("a1", 9), ("a2", 8), ("b1", 3), ("b2", 2 + k))]
+found = analysis.Analysis(test="t", kind=kind.name, listeners=3, accepted=3, votes=len(votes))
+kind.analyse(found, votes, clips, 200, 0)
+print(json.dumps({"page": kind.page(["c"]), "refused": [kind.refused(v) for v in (10, 11, "10")],
+                  "systems": {s.system: s.mean for s in found.systems}, "differences": len(found.differences),
+                  "said": kind.said(1), "metric": kind.metric}))
+"""
+
+
+def test_a_plugins_listening_kind_is_offered_and_does_what_its_class_does(plugin, tmp_path):
+    helped = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "listen", "create", "--help"],
+                            cwd=tmp_path, capture_output=True, text=True, env=plugin).stdout
+    assert "quality10: each clip rated 1-10" in " ".join(helped.split())
+    proc = subprocess.run([sys.executable, "-c", KIND_AT_WORK], cwd=ROOT, capture_output=True, text=True, env=plugin)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert found["page"]["scale"][0] == [10, "10 best"] and len(found["page"]["scale"]) == 10
+    assert found["page"]["widget"] == "scale" and found["page"]["names"] == ["Recording"]
+    assert found["refused"][0] is None and "11" in found["refused"][1] and found["refused"][2]  # a string is no int
+    assert found["systems"] == {"A": 8.5, "B": 3.0} and found["differences"] == 1
+    assert found["said"] == "1 (worst)" and found["metric"] == "listeners_quality10"
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ from pipeline.core.source import Source
 from pipeline.errors import ConfigError
 
 
-def discover(package: str, group: str, skip: tuple[str, ...] = ("base",)) -> dict[str, str]:
+def discover(package: str, plugin_group: str, skip: tuple[str, ...] = ("base",)) -> dict[str, str]:
     """Import the package's backend modules, then the plugins of the entry-point group; returns each plugin that
     failed to import, by its entry point's name, with what went wrong and how to fix it."""
     from importlib.metadata import entry_points
@@ -34,20 +34,20 @@ def discover(package: str, group: str, skip: tuple[str, ...] = ("base",)) -> dic
         if info.name not in skip and not info.name.startswith("_"):
             importlib.import_module(f"{package}.{info.name}")
     broken = {}
-    for point in entry_points(group=group):
+    for point in entry_points(group=plugin_group):
         try:
             point.load()
         except Exception as e:  # any fault of a third party's module: named, never fatal to the others
             dist = point.dist.name if point.dist else "its package"
-            broken[point.name] = (f"the plugin {point.name!r} ({point.value}, entry point {group} of {dist}) failed "
-                                  f"to import: {type(e).__name__}: {e}. Fix or reinstall {dist} "
+            broken[point.name] = (f"the plugin {point.name!r} ({point.value}, entry point {plugin_group} of {dist}) "
+                                  f"failed to import: {type(e).__name__}: {e}. Fix or reinstall {dist} "
                                   f"(pip install --force-reinstall {dist}), or uninstall it")
     return broken
 
 
 class Registry:
-    def __init__(self, package: str, key: str, example: str, group: str, skip: tuple[str, ...] = ("base",)):
-        self.package, self.key, self.example, self.group, self.skip = package, key, example, group, skip
+    def __init__(self, package: str, key: str, example: str, plugin_group: str, skip: tuple[str, ...] = ("base",)):
+        self.package, self.key, self.example, self.plugin_group, self.skip = package, key, example, plugin_group, skip
         self._broken: dict[str, str] = {}
         self._families: dict[str, tuple[Callable[..., Any], Callable[[str], None], tuple[str, ...]]] = {}
         self._resolvers: dict[str, Callable[..., Source]] = {}
@@ -94,7 +94,7 @@ class Registry:
         if self._discovered:
             return
         self._discovered = True
-        self._broken = discover(self.package, self.group, self.skip)
+        self._broken = discover(self.package, self.plugin_group, self.skip)
 
     def families(self) -> list[str]:
         self._discover()
@@ -149,12 +149,12 @@ def suggest(wrong: str, known) -> str:
 
 class Catalog:
     """Declarations by name (a measure, a statistic, a report section, a subcommand): each is one module of a
-    package, or of an installed plugin (an entry point of `group`), that calls `register`. The modules are imported
-    the first time the catalog is asked for, so adding one is adding a file; a plugin that fails to import is named
-    when its name is asked for, and leaves the others usable."""
+    package, or of an installed plugin (an entry point of `plugin_group`), that calls `register`. The modules are
+    imported the first time the catalog is asked for, so adding one is adding a file; a plugin that fails to import
+    is named when its name is asked for, and leaves the others usable."""
 
-    def __init__(self, package: str, group: str, what: str, skip: tuple[str, ...] = ("base",)):
-        self.package, self.group, self.what, self.skip = package, group, what, skip
+    def __init__(self, package: str, plugin_group: str, what: str, skip: tuple[str, ...] = ("base",)):
+        self.package, self.plugin_group, self.what, self.skip = package, plugin_group, what, skip
         self._declared: dict[str, Any] = {}
         self._broken: dict[str, str] = {}
         self._discovered = False
@@ -165,7 +165,7 @@ class Catalog:
     def _discover(self) -> None:
         if not self._discovered:
             self._discovered = True
-            self._broken = discover(self.package, self.group, self.skip)
+            self._broken = discover(self.package, self.plugin_group, self.skip)
 
     def get(self, name: str) -> Any:
         self._discover()

@@ -13,6 +13,7 @@ this many sentences could detect (paired.power). A column that is a function of 
 Where the family is so large, or the sentences so few, that no metric could reach significance, `reach` says so."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
@@ -40,14 +41,14 @@ NOT_DECODING = {"engines"} | {f.name for f in fields(ASRConfig) if f.metadata.ge
 class Unmatched:
     """A sentence of one run that compare-runs could not pair with the other run's."""
     sentence_id: str
-    group: tuple[str, str] = grouped()  # engine | condition
+    asr_condition: tuple[str, str] = grouped()  # engine | condition: a matched group less its voices
     reason: str  # only in <run>, the reference text differs, or not scored in <run>
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunComparison:
     """One metric of one matched group, run B against run A (`run_pipeline.py compare-runs`)."""
-    group: tuple[str, str] = grouped()  # engine | condition
+    asr_condition: tuple[str, str] = grouped()  # engine | condition: a matched group less its voices
     voice_a: str
     voice_b: str
     metric: str  # wer (micro) or macro_wer, as the runs' headline; cer; or a measure column
@@ -165,7 +166,7 @@ def pair_groups(a: Run, b: Run, voices: dict[str, str]) -> Pairing:
 @dataclass(frozen=True, kw_only=True)
 class Change:
     """One sentence scored in both runs: how each heard it."""
-    group: tuple[str, str]  # engine, condition
+    asr_condition: tuple[str, str]
     a: ScoredUtterance
     b: ScoredUtterance
     alignment_a: Alignment
@@ -179,7 +180,7 @@ class Change:
 @dataclass(frozen=True, kw_only=True)
 class Matched:
     """A group matched between the runs: its engine and condition, and each run's voice in it."""
-    group: tuple[str, str]  # engine, condition
+    asr_condition: tuple[str, str]
     voice_a: str
     voice_b: str
 
@@ -217,25 +218,25 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
     for group_a, group_b in pairing.groups:
         in_a = {u.sentence_id: u for u in a.utterances if u.group == group_a}
         ids_b = {u.sentence_id for u in b.utterances if u.group == group_b}
-        group = group_a[1:]
         shared = []
         voice, engine, condition = group_b
+        unmatched = functools.partial(Unmatched, asr_condition=(engine, condition))
         for s, ua in in_a.items():  # B's row of the same sentence, heard alike, in B's voice: by its id
             ub = by_b.get(utterance_id(sentence_id=s, voice=voice, condition=condition, asr=engine))
             if ub is None:
-                pairing.unmatched.append(Unmatched(sentence_id=s, group=group, reason=f"only in {a.name}"))
+                pairing.unmatched.append(unmatched(sentence_id=s, reason=f"only in {a.name}"))
             elif ua.reference != ub.reference:
-                pairing.unmatched.append(Unmatched(sentence_id=s, group=group, reason="the reference text differs"))
+                pairing.unmatched.append(unmatched(sentence_id=s, reason="the reference text differs"))
             elif ua.status != Status.OK or ub.status != Status.OK:
-                pairing.unmatched.append(Unmatched(sentence_id=s, group=group,
+                pairing.unmatched.append(unmatched(sentence_id=s,
                                                    reason=f"not scored in {a.name if ua.status != 'ok' else b.name}"))
             else:
                 shared.append((ua, ub))
-        pairing.unmatched += [Unmatched(sentence_id=s, group=group, reason=f"only in {b.name}")
+        pairing.unmatched += [unmatched(sentence_id=s, reason=f"only in {b.name}")
                               for s in sorted(ids_b - set(in_a))]
         if not shared:
             continue
-        which = Matched(group=group, voice_a=group_a[0], voice_b=group_b[0])
+        which = Matched(asr_condition=(engine, condition), voice_a=group_a[0], voice_b=voice)
         if a.headline == "macro":
             found.append(_paired_values(which, "macro_wer", [x.wer for x, _ in shared], [y.wer for _, y in shared],
                                         n_boot, seed))
@@ -263,8 +264,8 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
                     rated.add((group_a[0], group_b[0], condition))
                     found.append(_paired_values(which, human.metric, [ha[s] for s in both], [hb[s] for s in both],
                                                 n_boot, seed))
-        changes += [Change(group=group, a=x, b=y, alignment_a=a.scores.alignment(x), alignment_b=b.scores.alignment(y))
-                    for x, y in shared]
+        changes += [Change(asr_condition=(engine, condition), a=x, b=y, alignment_a=a.scores.alignment(x),
+                           alignment_b=b.scores.alignment(y)) for x, y in shared]
     better = {c: d.better for d in a.measures.values() for c in d.columns}
     found = _derived(found, {c: f for d in a.measures.values() for c, f in d.derived.items()})
     tested = [m for m in found if not m.derived_from]
@@ -282,8 +283,8 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
         significant = p_holm < ALPHA and low is not None and (low > 0 or high < 0)
         worse = significant and worse_by > margin and not m.derived_from
         out.append(RunComparison(
-            group=m.matched.group, voice_a=m.matched.voice_a, voice_b=m.matched.voice_b, metric=m.metric,
-            sentences=m.sentences, a=m.a, b=m.b,
+            asr_condition=m.matched.asr_condition, voice_a=m.matched.voice_a, voice_b=m.matched.voice_b,
+            metric=m.metric, sentences=m.sentences, a=m.a, b=m.b,
             delta=delta, ci95_low=low, ci95_high=high, test=m.test, p=significant_digits(m.p), p_holm=p_holm,
             mapsswe_z=m.mapsswe_z, sign_b_worse=m.sign.positive if m.sign else None,
             sign_b_better=m.sign.negative if m.sign else None,
@@ -301,7 +302,8 @@ def verdict(m: _Metric, delta: float, low: float | None, high: float | None, p_h
     """One line: which way B differs from A in one metric, whether it counts against B, and, where no difference
     was found, what this many sentences could have found."""
     figures = f"Δ = {delta:+.4f}" + (f" [{low:+.4f}, {high:+.4f}]" if low is not None else "") + f", p = {p_holm:.3g}"
-    head = f"{label(m.matched.group)}: {m.matched.voice_b or 'B'} against {m.matched.voice_a or 'A'}, {m.metric}"
+    matched = m.matched
+    head = f"{label(matched.asr_condition)}: {matched.voice_b or 'B'} against {matched.voice_a or 'A'}, {m.metric}"
     if m.derived_from:
         return f"{head}: {figures}; a function of {m.derived_from}, not a test of its own (its verdict is " \
                f"{m.derived_from}'s)"
@@ -365,9 +367,9 @@ def _preference(which: Matched, metric: str, votes: list[tuple[str, str, float]]
 
 def _derived(found: list[_Metric], derived: dict[str, str]) -> list[_Metric]:
     """Each metric that is a function of another metric of the same comparison, marked so."""
-    present = {(m.matched.group, m.matched.voice_a, m.matched.voice_b, m.metric) for m in found}
-    return [replace(m, derived_from=derived[m.metric]) if m.metric in derived and
-            (m.matched.group, m.matched.voice_a, m.matched.voice_b, derived[m.metric]) in present else m for m in found]
+    present = {(m.matched, m.metric) for m in found}
+    return [replace(m, derived_from=derived[m.metric]) if (m.matched, derived.get(m.metric)) in present else m
+            for m in found]
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ import sqlite3
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +35,9 @@ from pipeline.measures.base import MEASURES
 from pipeline.measures.calibration import Calibration
 from pipeline.scoring import paired
 from pipeline.scoring.paired import resampled_weights
+
+if TYPE_CHECKING:
+    from pipeline.gate.release import Human
 
 MIN_VARIANCE = 0.15  # P.808's toolkit: a listener whose ratings hardly vary did not listen
 N_BOOT = 1000
@@ -208,26 +212,21 @@ def acceptance(votes: list[Vote], kind: Kind) -> dict[int, list[str]]:
         wrong = [v for v in traps if v.raw != v.expected]
         if wrong:
             reasons.append(f"{len(wrong)} of {len(traps)} trapping trial(s) answered otherwise than asked: " +
-                           "; ".join(f"trial {v.position} answered {said(kind, v.raw)}, asked for "
-                                     f"{said(kind, v.expected)}" for v in sorted(wrong, key=lambda v: v.position)))
+                           "; ".join(f"trial {v.position} answered {kind.said(v.raw)}, asked for "
+                                     f"{kind.said(v.expected)}" for v in sorted(wrong, key=lambda v: v.position)))
         golds = [v for v in own if v.role == "gold"]
-        tolerance = 0 if kind.pair and len(kind.values) <= 3 else 1
+        tolerance = kind.gold_tolerance
         off = [v for v in golds if abs(v.value - v.expected) > tolerance]
         if off:
             reasons.append(f"{len(off)} of {len(golds)} gold trial(s) more than {tolerance} from their answer: " +
-                           "; ".join(f"trial {v.position} answered {said(kind, v.value)}, expected "
-                                     f"{said(kind, v.expected)}" for v in sorted(off, key=lambda v: v.position)))
+                           "; ".join(f"trial {v.position} answered {kind.said(v.value)}, expected "
+                                     f"{kind.said(v.expected)}" for v in sorted(off, key=lambda v: v.position)))
         rated = [v.value for v in own if v.role == "test"]
-        if not kind.pair and len(rated) >= 2 and np.var(rated) < MIN_VARIANCE:
+        if kind.varies and len(rated) >= 2 and np.var(rated) < MIN_VARIANCE:
             reasons.append(f"ratings that hardly vary (variance {np.var(rated):.2f} < {MIN_VARIANCE})")
         if reasons:
             out[listener] = reasons
     return out
-
-
-def said(kind: Kind, value: int) -> str:
-    """An answer as the listener saw it: '2 (Poor)'."""
-    return f"{value} ({kind.label(value)})" if value in kind.values else str(value)
 
 
 def clip_table(conn: sqlite3.Connection) -> dict[str, dict]:
@@ -316,21 +315,21 @@ def pair_scores(kept: list[Vote], clips: dict, kind: Kind, n_boot: int, seed: in
         by[clips[v.first]["system"], clips[v.second]["system"]].append(v)
     out = []
     for (a, b), own in sorted(by.items()):
-        values = [preference(kind, v.value) for v in own]
-        found = bootstrapped(values, own, *preference_scale(kind), n_boot, seed)
+        values = [kind.preference(v.value) for v in own]
+        found = bootstrapped(values, own, *kind.preference_scale, n_boot, seed)
         per = defaultdict(list)
         for v, x in zip(own, values):
             per[v.sentence].append(x)
         exact = paired.signed_rank([float(np.mean(x)) for x in per.values()])
         first, second = sum(x < 0 for x in values), sum(x > 0 for x in values)
         share = found
-        if not kind_ccr(kind):
+        if kind.shares:
             chose = [(x > 0, v) for x, v in zip(values, own) if x]
             share = bootstrapped([float(c) for c, _ in chose], [v for _, v in chose], 0.0, 1.0, n_boot, seed)
         out.append(PairScore(a=a, b=b, votes=len(own), mean=_round(share.mean), ci95_low=_round(share.low),
                              ci95_high=_round(share.high), prefer_a=first, prefer_b=second,
                              no_preference=len(own) - first - second,
-                             share_b=None if kind_ccr(kind) else _round(share.mean),
+                             share_b=_round(share.mean) if kind.shares else None,
                              test=exact.test + " on the sentences' means", p=float(f"{exact.p:.4g}"),
                              preference=_round(found.mean), preference_ci95_low=_round(found.low),
                              preference_ci95_high=_round(found.high)))
@@ -345,22 +344,8 @@ def bootstrapped(values: list[float], votes: list[Vote], floor: float, ceiling: 
                             min(len(set(listeners)), len(set(sentences))))
 
 
-def preference(kind: Kind, value: int) -> float:
-    """A pair vote, oriented as the test made the pair, as a preference for the second: CMOS as it is, A/B −1
-    (the first), 0 (none) or +1 (the second)."""
-    return float(value) if kind_ccr(kind) else {1: -1.0, 2: 1.0}.get(value, 0.0)
-
-
-def preference_scale(kind: Kind) -> tuple[float, float]:
-    return (float(min(kind.values)), float(max(kind.values))) if kind_ccr(kind) else (-1.0, 1.0)
-
-
 def _round(x: float | None) -> float | None:
     return None if x is None else round(float(x), 4)
-
-
-def kind_ccr(kind: Kind) -> bool:
-    return min(kind.values) < 0
 
 
 def bradley_terry(wins: np.ndarray, iterations: int = 500) -> np.ndarray:
@@ -392,11 +377,10 @@ def strengths(kept: list[Vote], clips: dict, kind: Kind, n_boot: int, seed: int)
         wins = np.zeros((len(systems), len(systems)))
         for v in sample:
             a, b = at[clips[v.first]["system"]], at[clips[v.second]["system"]]
-            better = (v.value > 0) if kind_ccr(kind) else (v.value == 2)
-            worse = (v.value < 0) if kind_ccr(kind) else (v.value == 1)
-            if better:
+            preference = kind.preference(v.value)
+            if preference > 0:
                 wins[b, a] += 1
-            elif worse:
+            elif preference < 0:
                 wins[a, b] += 1
             else:
                 wins[a, b] += 0.5
@@ -518,10 +502,13 @@ def analyse(conn: sqlite3.Connection, n_boot: int = N_BOOT, seed: int = SEED) ->
     for v in kept:
         by_trial[v.trial].append(v.value)
     result.alpha = krippendorff_interval(list(by_trial.values()))
-    if kind.pair:
-        result.pairs = pair_scores(kept, clips, kind, n_boot, seed)
-        result.strengths = strengths(kept, clips, kind, n_boot, seed)
-        return result
+    kind.analyse(result, kept, clips, n_boot, seed)
+    return result
+
+
+def each_alone(result: Analysis, kept: list[Vote], clips: dict, kind: Kind, n_boot: int, seed: int) -> None:
+    """A test of each clip alone on a scale: each system's mean and each pair's difference, each clip's mean
+    beside its measures, and every measure that predicts the kind's scale checked against the listeners."""
     result.systems = system_scores(kept, clips, kind, n_boot, seed)
     result.differences = differences(kept, clips, n_boot, seed)
     per_clip: dict[str, list[float]] = defaultdict(list)
@@ -533,21 +520,19 @@ def analyse(conn: sqlite3.Connection, n_boot: int = N_BOOT, seed: int = SEED) ->
                               run_folder=clips[c]["run_folder"], source_sha256=clips[c]["source_sha256"])
                     for c, x in sorted(per_clip.items())]
     measures = sorted({m for c in result.clips for m, value in c.measures.items() if value is not None
-                       and MEASURES.predicts(m) == ("smos" if kind.reference else "mos")})
+                       and MEASURES.predicts(m) == kind.predicts})
     for m in measures:
         result.agreements += agreements(result.clips, m, n_boot, seed)
-        fit = calibration(result.clips, m, test.name, kind, n_boot, seed)
+        fit = calibration(result.clips, m, result.test, kind, n_boot, seed)
         if fit is not None:
             result.calibrations.append(fit)
-    return result
 
 
-def human(conn: sqlite3.Connection, runs: list) -> tuple[object | None, list[str]]:
+def human(conn: sqlite3.Connection, runs: list) -> tuple[Human | None, list[str]]:
     """What the accepted listeners said of these runs (gate.sealed.Run), for compare-runs: each sentence's mean
     vote (MOS, SMOS), or each vote's preference between them (CMOS, A/B); and what could not be used: a clip whose
     run's audio changed since the test was made rates audio the run no longer has."""
     from pipeline.core import store
-    from pipeline.gate.release import Human
 
     test = Test.read(conn)
     kind = KINDS.get(test.kind)
@@ -570,26 +555,7 @@ def human(conn: sqlite3.Connection, runs: list) -> tuple[object | None, list[str
         return clip["run_folder"], u.voice, u.condition
 
     kept = [v for v in votes if v.role == "test" and v.listener not in left_out]
-    metric = f"listeners_{kind.name.split('-')[0]}"
-    if kind.pair:
-        pairs: dict[tuple, list[tuple[str, str, float]]] = defaultdict(list)
-        for v in kept:
-            first, second = origin(v.first), origin(v.second)
-            if first and second:
-                pairs[first, second].append((v.name, v.sentence, preference(kind, v.value)))
-        rated = Human(metric=metric, test=test.name, votes=dict(pairs), scale=preference_scale(kind)) \
-            if pairs else None
-    else:
-        per_clip: dict[str, list[int]] = defaultdict(list)
-        for v in kept:
-            per_clip[v.second or v.first].append(v.value)
-        means: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
-        for cid, values in per_clip.items():
-            where = origin(cid)
-            if where:
-                means[where][clips[cid]["sentence"]] = float(np.mean(values))
-        rated = Human(metric=metric, test=test.name, means=dict(means),
-                      scale=(float(min(kind.values)), float(max(kind.values)))) if means else None
+    rated = kind.human(test.name, kept, origin, clips)
     notes = [f"listening test {test.name!r}: {len(changed)} rated clip(s) left out, their run's audio changed since "
              "the test was made"] if changed else []
     if rated is None:

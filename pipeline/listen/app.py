@@ -237,10 +237,7 @@ def trial(request: Request):
     clips = [row["first"]] if row["second"] is None else \
         [row["second"], row["first"]] if row["swapped"] else [row["first"], row["second"]]
     return JSONResponse({"done": False, "trial": row["id"], "position": row["position"] + 1, "total": total,
-                         "title": kind.title, "clips": clips,
-                         "names": ["Reference", "Recording"] if kind.reference else
-                         ["First", "Second"] if len(clips) == 2 else ["Recording"],
-                         "scale": [[v, f"{v} {label}" if not kind.pair else label] for v, label in kind.scale]})
+                         "clips": clips, **kind.page(clips)})
 
 
 async def listener_post(request: Request, work):
@@ -282,9 +279,11 @@ def play(state: Served, session, data):
 def vote(state: Served, session, data):
     kind = state.kind
     if data is None or set(data) != {"trial", "value", "submission"} or not isinstance(data["trial"], str) \
-            or not isinstance(data["submission"], str) or not ID.fullmatch(data["submission"]) \
-            or type(data["value"]) is not int or data["value"] not in kind.values:
-        return error(422, f"expected {{trial, value, submission}}, value one of {list(kind.values)}")
+            or not isinstance(data["submission"], str) or not ID.fullmatch(data["submission"]):
+        return error(422, f"expected {{trial, value, submission}}, {kind.expects}")
+    refused = kind.refused(data["value"])
+    if refused:
+        return error(422, refused)
     listener, conn = session["listener"], state.db.get()
     row = assigned(conn, listener, data["trial"])
     if row is None:

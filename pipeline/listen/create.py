@@ -18,9 +18,10 @@ import io
 import json
 import random
 import sqlite3
-from dataclasses import asdict, dataclass
-from itertools import combinations, cycle
+from dataclasses import asdict, dataclass, field
+from itertools import cycle
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -123,11 +124,7 @@ def create(out: str | Path, run_names: list[str], options: Options, results_dir:
     by = clips_of(loaded, options.condition)
     references = by.pop("\0references", {})
     systems = sorted(by)
-    if kind.pair and len(systems) < 2:
-        raise InputError(f"a {kind.name} test compares two versions of each sentence: give runs with two systems "
-                         f"or more (these have {', '.join(systems)})")
-    shared = sorted(set.intersection(*(set(c) for c in by.values()))) if kind.pair else \
-        sorted(set().union(*(set(c) for c in by.values())))
+    shared = kind.sentences(by)
     rng = random.Random(options.seed)
     if options.sentences and len(shared) > options.sentences:
         shared = sorted(rng.sample(shared, options.sentences))
@@ -138,7 +135,8 @@ def create(out: str | Path, run_names: list[str], options: Options, results_dir:
     with store.atomic_path(out) as tmp:
         conn = database.connect(tmp, create=True)
         try:
-            write(conn, kind, options, by, references, systems, shared, rng, admin, run_names, rate)
+            write(Maker(conn=conn, kind=kind, options=options, rng=rng, rate=rate, by=by, references=references,
+                        systems=systems, shared=shared), admin, run_names)
         finally:
             conn.close()
         for suffix in ("-wal", "-shm"):
@@ -146,162 +144,124 @@ def create(out: str | Path, run_names: list[str], options: Options, results_dir:
     return admin
 
 
-def write(conn: sqlite3.Connection, kind: Kind, options: Options, by: dict, references: dict, systems: list[str],
-          shared: list[str], rng: random.Random, admin: str, run_names: list[str], rate: int) -> None:
-    import hashlib
+@dataclass(kw_only=True)
+class Maker:
+    """What a kind makes its trials with: the test's clips by system and sentence, and the writing of a clip and a
+    trial into the test file."""
+    conn: sqlite3.Connection
+    kind: Kind
+    options: Options
+    rng: random.Random
+    rate: int  # every clip's sample rate
+    by: dict[str, dict[str, Clip]]  # system → sentence → clip
+    references: dict[str, Clip]  # utterance id → its speaker reference
+    systems: list[str]
+    shared: list[str]  # the sentences tested
+    rated: dict[tuple[str, str], str] = field(default_factory=dict)  # (system, sentence) → its test clip's id
+    reference_ids: dict[str, str] = field(default_factory=dict)  # utterance id → its reference clip's id
+    tested: set[str] = field(default_factory=set)  # the test clips' audio, which no gold or trapping clip may be
+    pick: Iterator[Clip] = iter(())  # the tool's own clips, each from another sentence where there are enough
 
-    tested: set[str] = set()  # the test clips' audio, which no gold or trapping clip may be
+    def put(self, clip: Clip) -> str:
+        import hashlib
 
-    def put(clip: Clip) -> str:
         cid = database.token(12)
-        samples = audio.resample(clip.samples, clip.sr, rate) if clip.sr != rate else clip.samples
-        if options.level_dbov is not None:
-            samples = level.leveled(samples, rate, options.level_dbov)
-        data = wav_bytes(samples, rate)
+        samples = audio.resample(clip.samples, clip.sr, self.rate) if clip.sr != self.rate else clip.samples
+        if self.options.level_dbov is not None:
+            samples = level.leveled(samples, self.rate, self.options.level_dbov)
+        data = wav_bytes(samples, self.rate)
         sha = hashlib.sha256(data).hexdigest()
         if clip.role == "test":
-            tested.add(sha)
-        elif clip.role in ("gold", "trap") and sha in tested:
+            self.tested.add(sha)
+        elif clip.role in ("gold", "trap") and sha in self.tested:
             raise InputError(f"a {clip.role} clip would be a test clip's very audio (sentence {clip.sentence_id}); "
                              "give --gold clips of your own")
-        conn.execute("INSERT INTO clips (id, role, system, run, run_folder, voice, sentence_id, utterance_id, "
-                     "reference_text, source_sha256, audio_sha256, seconds, measures, audio) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                     (cid, clip.role, clip.system, clip.run, clip.run_folder, clip.voice, clip.sentence_id,
-                      clip.utterance_id, clip.reference_text, clip.source_sha256, sha,
-                      round(len(samples) / rate, 3), json.dumps(clip.measures), data))
+        self.conn.execute("INSERT INTO clips (id, role, system, run, run_folder, voice, sentence_id, utterance_id, "
+                          "reference_text, source_sha256, audio_sha256, seconds, measures, audio) "
+                          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                          (cid, clip.role, clip.system, clip.run, clip.run_folder, clip.voice, clip.sentence_id,
+                           clip.utterance_id, clip.reference_text, clip.source_sha256, sha,
+                           round(len(samples) / self.rate, 3), json.dumps(clip.measures), data))
         return cid
 
-    def trial(role: str, first: str, second: str | None, sentence: str, expected: int | None = None,
+    def trial(self, role: str, first: str, second: str | None, sentence: str, expected: int | str | None = None,
               swapped: bool | None = None) -> None:
-        swap = (rng.random() < 0.5) if swapped is None and second is not None and kind.pair else bool(swapped)
-        conn.execute("INSERT INTO trials (id, role, first, second, swapped, expected, sentence_id) "
-                     "VALUES (?,?,?,?,?,?,?)", (database.token(12), role, first, second, int(swap), expected, sentence))
+        """A trial of one clip or two; `swapped` None: the order two clips play in drawn for it."""
+        swap = (self.rng.random() < 0.5) if swapped is None and second is not None else bool(swapped)
+        self.conn.execute("INSERT INTO trials (id, role, first, second, swapped, expected, sentence_id) "
+                          "VALUES (?,?,?,?,?,?,?)",
+                          (database.token(12), role, first, second, int(swap), expected, sentence))
 
-    def variant(clip: Clip, role: str, snr: float | None) -> Clip:
+    def variant(self, clip: Clip, role: str, snr: float | None) -> Clip:
+        """The clip as the tool's own (a gold, trap or training clip), in noise at `snr` dB (None: as it is)."""
         samples = clip.samples if snr is None else conditions.apply(conditions.Condition("noise", snr), clip.samples,
-                                                                    clip.sr, rng.randrange(1 << 30))
+                                                                    clip.sr, self.rng.randrange(1 << 30))
         return made(role, clip, samples)
 
-    conn.execute("BEGIN")
-    rated: dict[tuple[str, str], str] = {}
+    @property
+    def naturals(self) -> list[Clip]:
+        """The runs' natural recordings (speaker references), in a fixed order."""
+        return [self.references[u] for u in sorted(self.references)]
+
+
+def write(maker: Maker, admin: str, run_names: list[str]) -> None:
+    kind, options, by, systems, shared = maker.kind, maker.options, maker.by, maker.systems, maker.shared
+    maker.conn.execute("BEGIN")
     for system in systems:
         for sentence in shared:
             if sentence in by[system]:
-                rated[system, sentence] = put(by[system][sentence])
-    reference_ids: dict[str, str] = {}
-    if kind.reference:
-        for system in systems:
-            for sentence in shared:
-                clip = by[system].get(sentence)
-                ref = references.get(clip.utterance_id) if clip else None
-                if clip and ref is None:
-                    raise InputError(f"an smos test plays each clip beside its speaker reference: {clip.run}'s "
-                                     f"{clip.utterance_id} has none (give the runs speaker references)")
-                if ref is not None:
-                    reference_ids[clip.utterance_id] = put(ref)
-    for (system, sentence), cid in rated.items():
-        if not kind.pair:
-            ref = reference_ids.get(by[system][sentence].utterance_id) if kind.reference else None
-            trial("test", ref or cid, cid if ref else None, sentence)
-    if kind.pair:
-        for sentence in shared:
-            for a, b in combinations(systems, 2):
-                trial("test", rated[a, sentence], rated[b, sentence], sentence)
-    # the tool's own clips, each from another sentence where there are enough, so that none fills a session
-    spread = [by[systems[k % len(systems)]][s] for k, s in enumerate(rng.sample(shared, len(shared)))
+                maker.rated[system, sentence] = maker.put(by[system][sentence])
+    kind.test_trials(maker)
+    spread = [by[systems[k % len(systems)]][s] for k, s in enumerate(maker.rng.sample(shared, len(shared)))
               if s in by[systems[k % len(systems)]]] or [next(iter(by[systems[0]].values()))]
-    pick = cycle(spread)
-    naturals = [references[u] for u in sorted(references)]
-    notes = gold(kind, options, naturals, pick, put, trial, variant)
-    traps(kind, options, pick, put, trial, rng)
-    training(kind, pick, put, trial, variant)
-    settings = {**asdict(options), "runs": run_names, "systems": systems, "sentences": shared, "sample_rate": rate,
-                "notes": notes}
-    conn.execute("INSERT INTO test (id, name, kind, created, votes_per_clip, trials_per_session, admin_sha256, "
-                 "settings) VALUES (1,?,?,?,?,?,?,?)",
-                 (options.name, kind.name, database.now(), options.votes_per_clip, options.trials_per_session,
-                  database.hashed(admin), json.dumps(settings)))
-    conn.execute("COMMIT")
+    maker.pick = cycle(spread)
+    notes = kind.gold_trials(maker)
+    traps(maker)
+    for snr in (None, NOISY, HEAVY):  # the training set: the quality range, rated first, never analysed
+        kind.training_trial(maker, next(maker.pick), snr)
+    settings = {**asdict(options), "runs": run_names, "systems": systems, "sentences": shared,
+                "sample_rate": maker.rate, "notes": notes}
+    maker.conn.execute("INSERT INTO test (id, name, kind, created, votes_per_clip, trials_per_session, admin_sha256, "
+                       "settings) VALUES (1,?,?,?,?,?,?,?)",
+                       (options.name, kind.name, database.now(), options.votes_per_clip, options.trials_per_session,
+                        database.hashed(admin), json.dumps(settings)))
+    maker.conn.execute("COMMIT")
 
 
-def gold(kind: Kind, options: Options, naturals: list[Clip], pick, put, trial, variant) -> list[str]:
-    """Gold trials with their expected answers: the user's, or made by the tool where the answer is known; what
-    was not made, and what acceptance rests on then."""
-    if options.gold:
-        if kind.pair:
-            raise InputError("--gold names single clips; a pair test's gold trials are made by the tool")
-        import csv
+def user_gold(maker: Maker) -> None:
+    """The user's gold clips (`--gold`, a CSV of audio,expected), each a trial of one clip."""
+    import csv
 
-        path = Path(options.gold)
-        for n, row in enumerate(csv.DictReader(path.read_text(encoding="utf-8").splitlines()), 2):
-            try:
-                expected = int(row["expected"])
-                samples, sr = audio.read(Path(path.parent, row["audio"]))
-            except (KeyError, ValueError, audio.BadAudio) as e:
-                raise InputError(f"--gold {path} line {n}: {e}; expected audio,expected columns") from None
-            if expected not in kind.values:
-                raise InputError(f"--gold {path} line {n}: {expected} is not an answer of {kind.name}")
-            trial("gold", put(Clip("gold", "", "", "", "", f"gold-{n}", "", "", {}, samples, sr)), None,
-                  f"gold-{n}", expected)
-        return []
-    if kind.pair:  # a clip against itself in heavy noise: whichever system it is, the clean one is better
-        for clip in (next(pick), next(pick)):
-            clean = made("gold", clip, np.concatenate([np.zeros(int(PAUSE_S * clip.sr), np.float32), clip.samples]))
-            trial("gold", put(clean), put(variant(clip, "gold", HEAVY)), clip.sentence_id, kind.good)
-        return []
-    if kind.reference:
-        from pipeline.tts import base as tts
-
-        natural = naturals[0]  # an SMOS test has speaker references: it cannot be made without them
-        samples, sr = tts.load("espeak:en-us").synthesize(natural.reference_text or "This is another voice.")
-        reference = put(made("gold", natural, natural.samples))
-        trial("gold", reference, put(variant(natural, "gold", None)), natural.sentence_id, kind.good)
-        trial("gold", reference, put(made("gold", natural, samples, sr)), natural.sentence_id, kind.bad)
-        return []
-    notes = []
-    if naturals:
-        natural = naturals[0]
-        trial("gold", put(variant(natural, "gold", None)), None, natural.sentence_id, kind.good)
-    else:
-        notes.append("no good gold trial: the runs have no natural recording (speaker reference) and no --gold was "
-                     "given, and a system's clip has no known answer; acceptance rests on the trapping trials, the "
-                     "bad gold (a clip in -5 dB of noise), the recordings played to their end and ratings that vary")
-    clip = next(pick)
-    trial("gold", put(variant(clip, "gold", HEAVY)), None, clip.sentence_id, kind.bad)
-    return notes
+    path = Path(maker.options.gold)
+    for n, row in enumerate(csv.DictReader(path.read_text(encoding="utf-8").splitlines()), 2):
+        try:
+            expected = int(row["expected"])
+            samples, sr = audio.read(Path(path.parent, row["audio"]))
+        except (KeyError, ValueError, audio.BadAudio) as e:
+            raise InputError(f"--gold {path} line {n}: {e}; expected audio,expected columns") from None
+        if expected not in maker.kind.values:
+            raise InputError(f"--gold {path} line {n}: {expected} is not an answer of {maker.kind.name}")
+        maker.trial("gold", maker.put(Clip("gold", "", "", "", "", f"gold-{n}", "", "", {}, samples, sr)), None,
+                    f"gold-{n}", expected)
 
 
-def traps(kind: Kind, options: Options, pick, put, trial, rng: random.Random) -> None:
+def traps(maker: Maker) -> None:
     """Trapping trials: a real clip that breaks off into the tool's own voice asking for one answer."""
     from pipeline.tts import base as tts
 
     voice = tts.load("piper:joe")
-    for n in range(max(1, options.traps_per_session) * 2):
-        clip = next(pick)
-        answer = rng.choice([v for v in kind.values if v != 0] or list(kind.values))
-        said = str(answer) if not kind.pair else kind.label(answer).lower()
-        message, sr = voice.synthesize(f"This is an interruption. Please select the answer {said}.")
+    for n in range(max(1, maker.options.traps_per_session) * 2):
+        clip = next(maker.pick)
+        answer, request = maker.kind.trap(maker.rng)
+        message, sr = voice.synthesize(f"This is an interruption. {request}")
         cut = int(TRAP_LEAD_S * clip.sr)
         pause = np.zeros(int(PAUSE_S * clip.sr), np.float32)
-        trapped = put(made("trap", clip, np.concatenate([clip.samples[:cut], pause,
-                                                          audio.resample(message, sr, clip.sr)])))
-        if kind.pair or kind.reference:  # the plain side breaks where the trap does: not a test clip's audio
-            plain = np.concatenate([clip.samples[:cut], pause, clip.samples[cut:]])
-            trial("trap", put(made("trap", clip, plain)), trapped, clip.sentence_id, answer, swapped=False)
-        else:
-            trial("trap", trapped, None, clip.sentence_id, answer)
-
-
-def training(kind: Kind, pick, put, trial, variant) -> None:
-    """The training set: the quality range, clean to heavy noise (three sentences), rated first, never analysed."""
-    for snr in (None, NOISY, HEAVY):
-        clip = next(pick)
-        if kind.pair or kind.reference:
-            trial("training", put(variant(clip, "training", None)), put(variant(clip, "training", snr)),
-                  clip.sentence_id, swapped=False)
-        else:
-            trial("training", put(variant(clip, "training", snr)), None, clip.sentence_id)
+        trapped = maker.put(made("trap", clip, np.concatenate([clip.samples[:cut], pause,
+                                                                audio.resample(message, sr, clip.sr)])))
+        # the plain side breaks where the trap does, so that it is not a test clip's audio
+        plain = maker.put(made("trap", clip, np.concatenate([clip.samples[:cut], pause, clip.samples[cut:]]))) \
+            if maker.kind.two_clips else None
+        maker.kind.trap_trial(maker, clip, trapped, plain, answer)
 
 
 def summary(path: str | Path) -> str:

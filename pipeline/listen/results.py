@@ -9,6 +9,7 @@ from pathlib import Path
 from pipeline.core import records, store
 from pipeline.listen.analysis import (Agreement, Analysis, ClipScore, Difference, Excluded, PairScore, Strength,
                                       SystemScore)
+from pipeline.listen.kinds import KINDS
 from pipeline.measures import calibration
 
 
@@ -45,12 +46,12 @@ def text(found: Analysis) -> str:
     for d in found.differences:
         lines.append(f"{d.b} against {d.a}: Δ {found.kind.upper()} {_ci(d.delta, d.ci95_low, d.ci95_high)} on "
                      f"{d.sentences} sentences, {d.test} p = {d.p}")
+    kind = KINDS.get(found.kind) if found.pairs else None
     for p in found.pairs:
-        what = "CMOS (B − A)" if found.kind == "cmos" else "preference for B (−1 … +1)"
         share = (f" ({_ci(p.mean, p.ci95_low, p.ci95_high)} the share of the votes with a preference)"
-                 if found.kind != "cmos" and p.mean is not None else "")
-        lines.append(f"{p.b} against {p.a}: {what} {_ci(p.preference, p.preference_ci95_low, p.preference_ci95_high)}"
-                     f"{share}, {p.votes} votes, "
+                 if kind.shares and p.mean is not None else "")
+        lines.append(f"{p.b} against {p.a}: {kind.preferred} "
+                     f"{_ci(p.preference, p.preference_ci95_low, p.preference_ci95_high)}{share}, {p.votes} votes, "
                      f"{p.test} p = {p.p}")
     if found.strengths:
         lines.append("Bradley-Terry: " + ", ".join(f"{s.system} {_ci(s.score, s.ci95_low, s.ci95_high)}"

@@ -58,7 +58,7 @@ def render(a: Run, b: Run, rows: list[RunComparison], changes: list[Change], unm
     def tone(c: Change) -> str:
         return f' class="{"worse" if c.delta_wer > 0 else "better" if c.delta_wer < 0 else ""}"'
 
-    columns = ["group", "sentence", "delta", "reference", *(["prompt"] if has_prompt else []), "a", "b"]
+    columns = ["asr_condition", "sentence", "delta", "reference", *(["prompt"] if has_prompt else []), "a", "b"]
     sentences = table(shown, columns,
                       {"sentence": lambda c: html.escape(c.a.sentence_id),
                        "delta": lambda c: Cell(f'<td data-v="{c.delta_wer!r}">{c.delta_wer:+.3f}</td>'),
@@ -72,8 +72,8 @@ def render(a: Run, b: Run, rows: list[RunComparison], changes: list[Change], unm
             else "<p>B is not significantly worse than A beyond the margins in any metric.</p>")
     notes = "".join(f"<li><b>{html.escape(d.name)}</b> compares with {html.escape(d.comparable)}.</li>"
                     for d in a.measures.values() if d.comparable and any(m in d.columns for m in metrics))
-    missing = "".join(f"<li>{html.escape(label(u.group))}: {html.escape(u.sentence_id)}: {html.escape(u.reason)}</li>"
-                      for u in unmatched[:SHOWN])
+    missing = "".join(f"<li>{html.escape(label(u.asr_condition))}: {html.escape(u.sentence_id)}: "
+                      f"{html.escape(u.reason)}</li>" for u in unmatched[:SHOWN])
     return document(f"{b.name} against {a.name}", f"""
 <h1>{html.escape(b.name)} (B) against {html.escape(a.name)} (A)</h1>
 {gate}
@@ -82,7 +82,7 @@ def render(a: Run, b: Run, rows: list[RunComparison], changes: list[Change], unm
 over every comparison. Where no difference was found: the smallest |Δ| these sentences could detect, and the
 sentences it would take to detect the Δ seen. Every figure: <a href="run_comparison.csv">run_comparison.csv</a>.</p>
 {f"<ul>{notes}</ul>" if notes else ""}
-{table(rows, ["group", "voice_a", "voice_b", "metric", "sentences", "a", "b", "delta", "p_holm", "verdict"])}
+{table(rows, ["asr_condition", "voice_a", "voice_b", "metric", "sentences", "a", "b", "delta", "p_holm", "verdict"])}
 <h2>Sentences, most worse first</h2>
 <p>Each sentence's alignment in both runs, every gated metric of both, and both recordings
 {"beside the speaker reference they should sound like" if has_prompt else ""}.{AUDIO_NOTE if carried else ""}

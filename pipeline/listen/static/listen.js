@@ -23,6 +23,23 @@ async function post(path, body) {
   }
 }
 
+// Each kind's answer widget, by the name its page gives (kinds/base.py `widget`): it draws its controls into
+// `answers`, disabled until every recording of the trial is heard, and calls `submit(value)` with the answer;
+// it returns the function that enables or disables its controls.
+const WIDGETS = {
+  scale(t, answers, submit) {
+    const buttons = t.scale.map(([value, label]) => {
+      const b = document.createElement("button");
+      b.textContent = label;
+      b.dataset.value = value;
+      b.addEventListener("click", () => submit(value));
+      answers.append(b);
+      return b;
+    });
+    return (on) => buttons.forEach((b) => { b.disabled = !on; });
+  },
+};
+
 async function next() {
   const r = await fetch("/api/trial", {credentials: "same-origin"});
   const t = await r.json();
@@ -39,15 +56,10 @@ async function next() {
   $("progress").textContent = `Trial ${t.position} of ${t.total}`;
   $("title").textContent = t.title;
   const played = new Set();
-  const buttons = t.scale.map(([value, label]) => {
-    const b = document.createElement("button");
-    b.textContent = label;
-    b.disabled = true;
-    b.dataset.value = value;
-    b.addEventListener("click", () => answer(t.trial, value, buttons));
-    answers.append(b);
-    return b;
-  });
+  const widget = WIDGETS[t.widget];
+  if (!widget) { $("status").textContent = "This page cannot show this test's answers: reload it."; return; }
+  const enable = widget(t, answers, (value) => answer(t.trial, value, enable));
+  enable(false);
   t.clips.forEach((id, i) => {
     const row = document.createElement("div"), name = document.createElement("span");
     const a = document.createElement("audio");
@@ -69,17 +81,17 @@ async function next() {
       }
       $("status").textContent = "";
       played.add(id);
-      if (played.size === t.clips.length) buttons.forEach((b) => { b.disabled = false; });
+      if (played.size === t.clips.length) enable(true);
     });
     row.append(name, a);
     clips.append(row);
   });
 }
 
-async function answer(trial, value, buttons) {
-  buttons.forEach((b) => { b.disabled = true; });
+async function answer(trial, value, enable) {
+  enable(false);
   const r = await post("/api/vote", {trial, value, submission: newId()});
-  if (!r.ok) { $("status").textContent = (await r.json()).error; return; }
+  if (!r.ok) { $("status").textContent = (await r.json()).error; enable(true); return; }
   $("status").textContent = "";
   next();
 }

@@ -35,13 +35,15 @@ def fragment(found) -> str:
             found.differences, ["a", "b", "sentences", "delta", "test", "p"],
             {"delta": lambda d: _ci(d.delta, d.ci95_low, d.ci95_high)}, {"delta": f"Δ {scale} [95% CI]"}))
     if found.pairs:
-        share = [] if found.kind == "cmos" else ["mean"]
+        from pipeline.listen.kinds import KINDS
+
+        kind = KINDS.get(found.kind)
+        share = ["mean"] if kind.shares else []
         parts.append(table(found.pairs, ["a", "b", "votes", "preference", *share, "prefer_a", "prefer_b",
                                          "no_preference", "test", "p"],
                            {"preference": lambda p: _ci(p.preference, p.preference_ci95_low, p.preference_ci95_high),
                             "mean": lambda p: _ci(p.mean, p.ci95_low, p.ci95_high)},
-                           {"preference": "CMOS (B − A) [95% CI]" if found.kind == "cmos" else
-                            "preference for B, −1 … +1 [95% CI]", "mean": "share preferring B [95% CI]"}))
+                           {"preference": f"{kind.preferred} [95% CI]", "mean": "share preferring B [95% CI]"}))
     if found.strengths:
         parts.append("<p>Bradley–Terry log-strengths (mean 0):</p>" + table(
             found.strengths, ["system", "score"], {"score": lambda s: _ci(s.score, s.ci95_low, s.ci95_high)}))

@@ -14,6 +14,7 @@ import httpx
 import numpy as np
 import pytest
 
+from pipeline.listen import database
 from pipeline.listen.kinds import KINDS
 from tests.helpers import cli
 from tests.listening import HOSTILE, RUN, Listener, create, invite, listen, oracle, seconds, served, shared_team
@@ -434,5 +435,5 @@ def test_a_test_made_by_the_first_version_drops_its_clear_sessions_and_carries_o
         assert stranger.get("/api/trial").status_code == 401
         assert Listener(url, links["ann"]).trial()["position"] == 1
     conn = sqlite3.connect(cwd / "old.db")
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == database.VERSION
     assert [r[1] for r in conn.execute("PRAGMA table_info(sessions)")][:2] == ["token_sha256", "csrf_sha256"]

@@ -29,8 +29,8 @@ def parser() -> argparse.ArgumentParser:
     from pipeline.listen.kinds import KINDS
 
     p = argparse.ArgumentParser(prog=f"{program()} listen",
-                                description="Listening tests: MOS, SMOS, CMOS and A/B preference from your own "
-                                            "listeners, each test one SQLite file.")
+                                description="Listening tests: MOS, SMOS, CMOS, A/B preference and typed transcription "
+                                            "from your own listeners, each test one SQLite file.")
     sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     c = sub.add_parser("create", help="make a test from one or more finished runs")
     c.add_argument("db", metavar="TEST.db", help="the test's file (made now; it must not exist)")
@@ -42,6 +42,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--trials", type=int, default=20, help="test trials in a listener's session (default 20)")
     c.add_argument("--sentences", type=int, default=0, help="at most this many sentences, drawn (default: all)")
     c.add_argument("--condition", default="clean", help="the runs' condition whose audio is rated (default clean)")
+    c.add_argument("--plays", type=int, default=None, metavar="N",
+                   help="times a listener may play each recording of a trial (0: as often as they like; default: "
+                        "the kind's: " + ", ".join(f"{k.name} {k.plays or 'any'}" for k in KINDS.all()) + ")")
     c.add_argument("--gold", help="your own gold clips: a CSV with columns audio,expected (paths relative to it)")
     c.add_argument("--seed", type=int, default=1337, help="the seed of everything the test draws")
     c.add_argument("--level", type=float, default=-26.0, metavar="DBOV",
@@ -98,7 +101,8 @@ def create(args) -> int:
     options = making.Options(name=args.name or Path(args.db).stem, kind=args.kind,
                              votes_per_clip=args.votes_per_clip, trials_per_session=args.trials,
                              sentences=args.sentences, condition=args.condition, seed=args.seed,
-                             gold=args.gold or "", level_dbov=None if args.no_level else args.level)
+                             gold=args.gold or "", level_dbov=None if args.no_level else args.level,
+                             plays=args.plays)
     admin = making.create(args.db, args.runs, options, args.results_dir)
     summary = making.summary(args.db)
     print(f"made {args.db}: {summary}")
@@ -198,8 +202,9 @@ def results(args) -> int:
         raise ConfigError(f"--out {out}: cannot be written ({e.strerror}); free some space, or pick another "
                           "folder") from None
     print(told.text(found))
-    print(f"files in {out}: {', '.join(written)}; `--set assess.calibration={out / 'calibration.json'}` puts each "
-          "measure on this panel's scale in a run")
+    calibrated = (f"; `--set assess.calibration={out / 'calibration.json'}` puts each measure on this panel's scale "
+                  "in a run") if found.calibrations else ""
+    print(f"files in {out}: {', '.join(written)}{calibrated}")
     return 0
 
 

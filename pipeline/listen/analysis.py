@@ -50,14 +50,15 @@ class Vote:
     name: str  # the listener's
     trial: str
     role: str
-    raw: int  # as clicked
-    value: int  # as the trial reads, once a pair's order is put right
-    expected: int | None
+    raw: int | str  # as clicked, or as typed
+    value: int | str  # as the trial reads, once a pair's order is put right
+    expected: int | str | None
     sentence: str
     first: str  # clip ids, in the order the test made them
     second: str | None
     played: bool  # every recording of the trial played to its end before the vote
     position: int  # in the listener's session, from 1
+    reference: str = ""  # the sentence of the trial's (first) clip, as the run had it
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,6 +174,7 @@ class Analysis:
     agreements: list[Agreement] = field(default_factory=list)
     calibrations: list[Calibration] = field(default_factory=list)
     clips: list[ClipScore] = field(default_factory=list)
+    tables: dict[str, list] = field(default_factory=dict)  # the kind's own records, each table as <name>.csv
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -185,13 +187,14 @@ def votes_of(conn: sqlite3.Connection, kind: Kind) -> list[Vote]:
     seconds = dict(conn.execute("SELECT id, seconds FROM clips").fetchall())
     positions = {(r[0], r[1]): r[2] + 1 for r in conn.execute("SELECT listener, trial, position FROM assignments")}
     out = []
-    for r in conn.execute("SELECT v.listener, l.name, v.trial, t.role, v.value, t.expected, t.sentence_id, t.first, "
-                          "t.second, t.swapped FROM votes v JOIN trials t ON t.id = v.trial JOIN listeners l ON "
-                          "l.id = v.listener ORDER BY v.at"):
+    for r in conn.execute("SELECT v.listener, l.name, v.trial, t.role, coalesce(v.value, v.text), t.expected, "
+                          "t.sentence_id, t.first, t.second, t.swapped, c.reference_text FROM votes v JOIN trials t "
+                          "ON t.id = v.trial JOIN listeners l ON l.id = v.listener JOIN clips c ON c.id = t.first "
+                          "ORDER BY v.at"):
         seen = sorted(events[r[0], r[2]] + events[r[0], ""], key=lambda e: e.at)
         played = all(plays.heard(seen, c, seconds[c]) for c in (r[7], r[8]) if c)
         out.append(Vote(r[0], r[1], r[2], r[3], r[4], kind.oriented(r[4], bool(r[9])), r[5], r[6], r[7], r[8], played,
-                        positions.get((r[0], r[2]), 0)))
+                        positions.get((r[0], r[2]), 0), r[10]))
     return out
 
 
@@ -209,16 +212,15 @@ def acceptance(votes: list[Vote], kind: Kind) -> dict[int, list[str]]:
             reasons.append(f"{len(unplayed)} trial(s) answered before every recording was played to its end "
                            f"(trial {', '.join(map(str, unplayed))})")
         traps = [v for v in own if v.role == "trap"]
-        wrong = [v for v in traps if v.raw != v.expected]
+        wrong = [v for v in traps if not kind.answered_as_asked(v)]
         if wrong:
             reasons.append(f"{len(wrong)} of {len(traps)} trapping trial(s) answered otherwise than asked: " +
                            "; ".join(f"trial {v.position} answered {kind.said(v.raw)}, asked for "
                                      f"{kind.said(v.expected)}" for v in sorted(wrong, key=lambda v: v.position)))
         golds = [v for v in own if v.role == "gold"]
-        tolerance = kind.gold_tolerance
-        off = [v for v in golds if abs(v.value - v.expected) > tolerance]
+        off = [v for v in golds if kind.gold_missed(v)]
         if off:
-            reasons.append(f"{len(off)} of {len(golds)} gold trial(s) more than {tolerance} from their answer: " +
+            reasons.append(f"{len(off)} of {len(golds)} gold trial(s) {kind.gold_rule}: " +
                            "; ".join(f"trial {v.position} answered {kind.said(v.value)}, expected "
                                      f"{kind.said(v.expected)}" for v in sorted(off, key=lambda v: v.position)))
         rated = [v.value for v in own if v.role == "test"]
@@ -232,9 +234,10 @@ def acceptance(votes: list[Vote], kind: Kind) -> dict[int, list[str]]:
 def clip_table(conn: sqlite3.Connection) -> dict[str, dict]:
     return {r["id"]: {"system": r["system"], "sentence": r["sentence_id"], "run": r["run"],
                       "run_folder": r["run_folder"], "voice": r["voice"], "utterance_id": r["utterance_id"],
-                      "source_sha256": r["source_sha256"], "measures": json.loads(r["measures"])}
+                      "source_sha256": r["source_sha256"], "measures": json.loads(r["measures"]),
+                      "reference": r["reference_text"], "heard": json.loads(r["heard"])}
             for r in conn.execute("SELECT id, system, sentence_id, run, run_folder, voice, utterance_id, "
-                                  "source_sha256, measures FROM clips WHERE role = 'test'")}
+                                  "source_sha256, measures, reference_text, heard FROM clips WHERE role = 'test'")}
 
 
 def interval(draws: np.ndarray) -> tuple[float | None, float | None]:
@@ -500,7 +503,8 @@ def analyse(conn: sqlite3.Connection, n_boot: int = N_BOOT, seed: int = SEED) ->
                                 for l, r in sorted(left_out.items())])
     by_trial: dict[str, list[float]] = defaultdict(list)
     for v in kept:
-        by_trial[v.trial].append(v.value)
+        if isinstance(v.value, int):
+            by_trial[v.trial].append(v.value)
     result.alpha = krippendorff_interval(list(by_trial.values()))
     kind.analyse(result, kept, clips, n_boot, seed)
     return result

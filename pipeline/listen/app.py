@@ -136,6 +136,12 @@ class Served:
     def secure(self) -> bool:
         return self.origin.startswith("https://")
 
+    @property
+    def plays(self) -> int:
+        """Times each recording of a trial may be played to its end (0: any): the test's, else its kind's."""
+        chosen = self.test.settings.get("plays")
+        return self.kind.plays if chosen is None else chosen
+
 
 def make(path: str | Path, origin: str = "") -> Guard:
     """The app for one test. `origin`: the scheme, host and port listeners reach it at, when a proxy stands in
@@ -237,7 +243,7 @@ def trial(request: Request):
     clips = [row["first"]] if row["second"] is None else \
         [row["second"], row["first"]] if row["swapped"] else [row["first"], row["second"]]
     return JSONResponse({"done": False, "trial": row["id"], "position": row["position"] + 1, "total": total,
-                         "clips": clips, **kind.page(clips)})
+                         "clips": clips, "plays": served(request).plays, **kind.page(clips)})
 
 
 async def listener_post(request: Request, work):
@@ -269,6 +275,11 @@ def play(state: Served, session, data):
                         (session["listener"], data["trial"])).fetchone()[0]
     if sent >= plays.EVENTS_PER_TRIAL:
         return error(429, f"at most {plays.EVENTS_PER_TRIAL} play events a trial")
+    if data["event"] == "play" and state.plays:
+        ended = conn.execute("SELECT count(*) FROM plays WHERE listener = ? AND trial = ? AND clip = ? AND "
+                             "event = 'ended'", (session["listener"], data["trial"], data["clip"])).fetchone()[0]
+        if ended >= state.plays:
+            return error(409, f"this recording may be played {state.plays} time(s) only")
     conn.execute("INSERT INTO plays (listener, trial, clip, event, at) VALUES (?,?,?,?,?)",
                  (session["listener"], data["trial"], data["clip"], data["event"], now()))
     if data["event"] == "ended":  # the page enables the answers from the server's own record, not its own
@@ -290,16 +301,17 @@ def vote(state: Served, session, data):
         return error(404, "no such trial in your trials")
     if not heard(conn, listener, row):
         return error(409, "play every recording of this trial to its end first")
+    value, text = kind.stored(data["value"])
     # one statement, one transaction, fsynced before it returns: a vote acknowledged is a vote kept, and the
     # same vote sent twice (a double click, a retry after a lost answer) is stored once
-    stored = conn.execute("INSERT INTO votes (listener, trial, value, submission, at) VALUES (?,?,?,?,?) "
+    stored = conn.execute("INSERT INTO votes (listener, trial, value, text, submission, at) VALUES (?,?,?,?,?,?) "
                           "ON CONFLICT (listener, trial) DO NOTHING",
-                          (listener, data["trial"], data["value"], data["submission"], now())).rowcount
+                          (listener, data["trial"], value, text, data["submission"], now())).rowcount
     if not stored:
-        kept = conn.execute("SELECT value FROM votes WHERE listener = ? AND trial = ?",
+        kept = conn.execute("SELECT value, text FROM votes WHERE listener = ? AND trial = ?",
                             (listener, data["trial"])).fetchone()
-        if kept["value"] != data["value"]:
-            return error(409, "this trial is rated already")
+        if (kept["value"], kept["text"]) != (value, text):
+            return error(409, "this trial is answered already")
     return JSONResponse({"ok": True, "again": not stored})
 
 
@@ -344,10 +356,15 @@ def admin(request: Request):
     rows = "".join(f"<tr><td>{html.escape(r['name'])}</td><td>{r['votes']} of {r['trials']}</td></tr>"
                    for r in listeners)
     roles = "".join(f"<tr><td>{r['role']}</td><td>{r['trials']}</td><td>{r['votes']}</td></tr>" for r in counts)
+    typed = conn.execute("SELECT l.name, v.text FROM votes v JOIN listeners l ON l.id = v.listener WHERE v.text IS "
+                         "NOT NULL ORDER BY v.at DESC LIMIT 20").fetchall()
+    latest = ("<p>The latest typed answers, as typed:</p><table><tr><th>listener</th><th>answer</th></tr>" +
+              "".join(f"<tr><td>{html.escape(r['name'])}</td><td>{html.escape(r['text'])}</td></tr>" for r in typed)
+              + "</table>") if typed else ""
     name = html.escape(test.name)
     return shell(f"{name}: progress", f"""<h1>{name}: progress</h1><p>{html.escape(test.kind)} test,
 {test.votes_per_clip} votes asked for each clip.</p><table><tr><th>listener</th><th>votes</th></tr>{rows}</table>
-<table><tr><th>trials</th><th>how many</th><th>votes</th></tr>{roles}</table>
+<table><tr><th>trials</th><th>how many</th><th>votes</th></tr>{roles}</table>{latest}
 <p>The analysis: <code>listen results</code>, or results.json with the same token.</p>""")
 
 

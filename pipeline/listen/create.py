@@ -51,6 +51,7 @@ class Options:
     seed: int = 1337
     gold: str = ""  # the user's gold clips: a CSV of audio,expected (single-clip kinds)
     level_dbov: float | None = level.TARGET_DBOV  # every clip's active speech level (P.56); None: as the runs made it
+    plays: int | None = None  # times each recording of a trial may be played (0: any); None: the kind's own
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class Clip:
     samples: np.ndarray
     sr: int
     source_sha256: str = ""  # of the run's own file: a later comparison rates only audio that is still the same
+    heard: dict = field(default_factory=dict)  # each of the run's engines' transcript of this audio
 
 
 def made(role: str, like: Clip, samples: np.ndarray, sr: int | None = None) -> Clip:
@@ -88,6 +90,10 @@ def clips_of(runs: list, condition: str) -> dict[str, dict[str, Clip]]:
     out: dict[str, dict[str, Clip]] = {}
     for run in runs:
         voices = {u.voice for u in run.utterances}
+        heard: dict[tuple[str, str], dict[str, str]] = {}
+        for u in run.utterances:
+            if u.condition == condition and u.status == Status.OK:
+                heard.setdefault((u.voice, u.sentence_id), {})[u.asr] = u.hypothesis
         for u in run.utterances:
             if u.condition != condition or u.status != Status.OK or not u.audio_path:
                 continue
@@ -99,7 +105,8 @@ def clips_of(runs: list, condition: str) -> dict[str, dict[str, Clip]]:
             except audio.BadAudio as e:
                 raise InputError(f"{run.name}: {e}; the run's audio must be where its utterances.csv says") from None
             clip = Clip("test", system, run.name, run.where, u.voice, u.sentence_id, u.id,
-                        u.reference, dict(u.measures), samples, sr, store.sha256_or_none(run.audio(u.audio_path)))
+                        u.reference, dict(u.measures), samples, sr, store.sha256_or_none(run.audio(u.audio_path)),
+                        heard[u.voice, u.sentence_id])
             out.setdefault(system, {})[u.sentence_id] = clip
             if u.speaker_reference:
                 out.setdefault("\0references", {})[u.id] = made("reference", clip,
@@ -119,6 +126,8 @@ def create(out: str | Path, run_names: list[str], options: Options, results_dir:
     if out.exists():
         raise InputError(f"{out}: exists; a listening test is made once (give another file, or remove it)")
     loaded = [sealed.load(name, results_dir) for name in run_names]
+    if options.plays is not None and options.plays < 0:
+        raise InputError(f"--plays {options.plays}: give the times a recording may be played, or 0 for any")
     if options.gold and not Path(options.gold).is_file():
         raise InputError(f"--gold {options.gold}: no such file; give a CSV with columns audio,expected")
     by = clips_of(loaded, options.condition)
@@ -177,11 +186,12 @@ class Maker:
             raise InputError(f"a {clip.role} clip would be a test clip's very audio (sentence {clip.sentence_id}); "
                              "give --gold clips of your own")
         self.conn.execute("INSERT INTO clips (id, role, system, run, run_folder, voice, sentence_id, utterance_id, "
-                          "reference_text, source_sha256, audio_sha256, seconds, measures, audio) "
-                          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                          "reference_text, source_sha256, audio_sha256, seconds, measures, audio, heard) "
+                          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                           (cid, clip.role, clip.system, clip.run, clip.run_folder, clip.voice, clip.sentence_id,
                            clip.utterance_id, clip.reference_text, clip.source_sha256, sha,
-                           round(len(samples) / self.rate, 3), json.dumps(clip.measures), data))
+                           round(len(samples) / self.rate, 3), json.dumps(clip.measures), data,
+                           json.dumps(clip.heard)))
         return cid
 
     def trial(self, role: str, first: str, second: str | None, sentence: str, expected: int | str | None = None,
@@ -235,12 +245,10 @@ def user_gold(maker: Maker) -> None:
     path = Path(maker.options.gold)
     for n, row in enumerate(csv.DictReader(path.read_text(encoding="utf-8").splitlines()), 2):
         try:
-            expected = int(row["expected"])
+            expected = maker.kind.gold_answer(row["expected"])
             samples, sr = audio.read(Path(path.parent, row["audio"]))
-        except (KeyError, ValueError, audio.BadAudio) as e:
+        except (KeyError, TypeError, ValueError, audio.BadAudio) as e:
             raise InputError(f"--gold {path} line {n}: {e}; expected audio,expected columns") from None
-        if expected not in maker.kind.values:
-            raise InputError(f"--gold {path} line {n}: {expected} is not an answer of {maker.kind.name}")
         maker.trial("gold", maker.put(Clip("gold", "", "", "", "", f"gold-{n}", "", "", {}, samples, sr)), None,
                     f"gold-{n}", expected)
 

@@ -23,7 +23,9 @@ from pathlib import Path
 
 from pipeline.errors import InputError
 
-VERSION = 1  # PRAGMA user_version: 0 was the first, which kept its sessions in clear (they are dropped on opening)
+# PRAGMA user_version: 0 was the first, which kept its sessions in clear (they are dropped on opening); 2 added the
+# typed answer of a vote (votes.text) and what the runs' engines heard of a clip (clips.heard)
+VERSION = 2
 SESSION_HOURS = 12  # a listener's session, from when they started it; their link starts a new one
 HEADER = b"SQLite format 3\x00"
 SESSIONS = """CREATE TABLE IF NOT EXISTS sessions (
@@ -45,12 +47,14 @@ CREATE TABLE IF NOT EXISTS clips (
     audio_sha256 TEXT NOT NULL,     -- what the listeners hear (16-bit WAV)
     seconds REAL NOT NULL,
     measures TEXT NOT NULL,         -- the run's automatic measures of this audio, JSON
-    audio BLOB NOT NULL);
+    audio BLOB NOT NULL,
+    heard TEXT NOT NULL DEFAULT '{}');  -- each of the run's engines' transcript of this audio, JSON
 CREATE TABLE IF NOT EXISTS trials (
     id TEXT PRIMARY KEY, role TEXT NOT NULL,
     first TEXT NOT NULL REFERENCES clips(id), second TEXT REFERENCES clips(id),
     swapped INTEGER NOT NULL,       -- pairs: the listener hears `second` first
-    expected INTEGER,               -- gold and trapping trials: the answer, as the trial reads once oriented
+    expected,                       -- gold and trapping trials: the answer, as the trial reads once oriented
+                                    -- (a typed word for a transcription test's trap)
     sentence_id TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS listeners (
     id INTEGER PRIMARY KEY,
@@ -61,7 +65,10 @@ CREATE TABLE IF NOT EXISTS assignments (
     trial TEXT NOT NULL REFERENCES trials(id), PRIMARY KEY (listener, position), UNIQUE (listener, trial));
 CREATE TABLE IF NOT EXISTS votes (
     listener INTEGER NOT NULL REFERENCES listeners(id), trial TEXT NOT NULL REFERENCES trials(id),
-    value INTEGER NOT NULL, submission TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (listener, trial));
+    value INTEGER,                  -- an answer on a scale
+    text TEXT,                      -- or what the listener typed, verbatim (NFC)
+    submission TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (listener, trial),
+    CHECK ((value IS NULL) <> (text IS NULL)));
 CREATE TABLE IF NOT EXISTS plays (
     listener INTEGER NOT NULL REFERENCES listeners(id), trial TEXT NOT NULL, clip TEXT NOT NULL,
     event TEXT NOT NULL, at REAL NOT NULL);  -- fetched (the server sent the audio; trial ""), play or ended
@@ -133,10 +140,16 @@ def check(path: Path) -> None:
 def upgrade(conn: sqlite3.Connection, path: Path) -> None:
     """A test made by an earlier version, brought to this one: its sessions, kept in clear then, are dropped (a
     listener's link starts a new one, and they carry on where they stopped); its files made the owner's alone."""
-    if conn.execute("PRAGMA user_version").fetchone()[0] < VERSION:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version < VERSION:
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute("DROP TABLE IF EXISTS sessions")
-        conn.execute(SESSIONS)
+        if version < 1:
+            conn.execute("DROP TABLE IF EXISTS sessions")
+            conn.execute(SESSIONS)
+        # a test of an earlier version rates on a scale: its votes keep their values, and have no text
+        for table, column in (("votes", "text TEXT"), ("clips", "heard TEXT NOT NULL DEFAULT '{}'")):
+            if column.split()[0] not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
         conn.execute(f"PRAGMA user_version = {VERSION}")
         conn.execute("COMMIT")
     for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):

@@ -22,6 +22,9 @@ def write(found: Analysis, out: Path) -> list[str]:
                             ("strengths", found.strengths, Strength), ("agreement", found.agreements, Agreement)):
         if rows:
             records.write_csv(out / f"{name}.csv", cls, rows)
+    for name, rows in found.tables.items():
+        if rows:
+            records.write_csv(out / f"{name}.csv", type(rows[0]), rows)
     records.write_csv(out / "excluded.csv", Excluded, found.excluded)
     records.write_csv(out / "clips.csv", ClipScore, found.clips)
     calibration.write(out / "calibration.json", found.calibrations)
@@ -46,7 +49,8 @@ def text(found: Analysis) -> str:
     for d in found.differences:
         lines.append(f"{d.b} against {d.a}: Δ {found.kind.upper()} {_ci(d.delta, d.ci95_low, d.ci95_high)} on "
                      f"{d.sentences} sentences, {d.test} p = {d.p}")
-    kind = KINDS.get(found.kind) if found.pairs else None
+    kind = KINDS.get(found.kind)
+    lines += kind.lines(found)
     for p in found.pairs:
         share = (f" ({_ci(p.mean, p.ci95_low, p.ci95_high)} the share of the votes with a preference)"
                  if kind.shares and p.mean is not None else "")

@@ -4,11 +4,12 @@ module named by the entry point group `speech_eval.listening`, registering one i
 branches on which kind it is, as openai/whisper's decoding strategies carry their own behaviour.
 
 The methods in three groups, each called by one module:
-- making the test (create.py, through its `Maker`): `sentences`, `test_trials`, `gold_trials`, `trap`,
-  `trap_trial`, `training_trial`;
-- the listener's page (app.py): `page`, `refused`;
-- reading the votes (analysis.py, compare-runs): `oriented`, `said`, `gold_tolerance`, `varies`, `analyse`,
-  `human`, `metric`."""
+- making the test (create.py, through its `Maker`): `sentences`, `test_trials`, `gold_trials`, `gold_answer`,
+  `trap`, `trap_trial`, `training_trial`;
+- the listener's page (app.py): `page`, `refused`, `stored`, `plays`;
+- reading the votes (analysis.py, compare-runs): `oriented`, `said`, `answered_as_asked`, `gold_missed`
+  (`gold_tolerance`), `varies`, `analyse`, `human`, `metric`; and its own lines of `listen results`' summary
+  (results.py): `lines`. The report shows a kind's own tables (`Analysis.tables`) as they are."""
 from __future__ import annotations
 
 import json
@@ -36,6 +37,7 @@ class Kind:
     two_clips: ClassVar[bool] = False  # a trial plays two recordings: a trap's plain side breaks where it does
     gold_tolerance: ClassVar[int] = 1  # how far from a gold trial's answer a careful listener may be
     varies: ClassVar[bool] = True  # P.808's rule: a listener whose test answers hardly vary did not listen
+    plays: ClassVar[int] = 0  # times a listener may play each recording of a trial (0: any), unless the test says
 
     @property
     def values(self) -> tuple[int, ...]:
@@ -44,7 +46,7 @@ class Kind:
     def label(self, value: int) -> str:
         return dict(self.scale)[value]
 
-    def said(self, value: int) -> str:
+    def said(self, value: int | str) -> str:
         """An answer as the listener saw it: '2 (Poor)'."""
         return f"{value} ({self.label(value)})" if value in self.values else str(value)
 
@@ -67,12 +69,19 @@ class Kind:
         on then."""
         raise NotImplementedError
 
-    def trap(self, rng: random.Random) -> tuple[int, str]:
+    def gold_answer(self, text: str) -> int:
+        """A gold trial's answer as the user's --gold CSV writes it; ValueError if it is none of this kind's."""
+        value = int(text)
+        if value not in self.values:
+            raise ValueError(f"{value} is not an answer of {self.name}")
+        return value
+
+    def trap(self, rng: random.Random) -> tuple[int | str, str]:
         """A trapping trial's answer, and how the tool's voice asks for it."""
         answer = rng.choice([v for v in self.values if v != 0] or list(self.values))
         return answer, f"Please select the answer {answer}."
 
-    def trap_trial(self, maker: Maker, clip: Clip, trapped: str, plain: str | None, answer: int) -> None:
+    def trap_trial(self, maker: Maker, clip: Clip, trapped: str, plain: str | None, answer: int | str) -> None:
         """The trial of a trapped clip (its id), asking for `answer`; `plain`: the same clip broken where the trap
         breaks, made only for a kind whose trials play two recordings."""
         if plain is None:
@@ -105,6 +114,23 @@ class Kind:
             return f"expected {self.expects}, not {json.dumps(value)[:40]}"
         return None
 
+    def stored(self, value) -> tuple[int | None, str | None]:
+        """An answer `refused` let through as the votes table keeps it: (value, text)."""
+        return value, None
+
+    def answered_as_asked(self, vote: Vote) -> bool:
+        """Whether a trapping trial was answered as its recording asked."""
+        return vote.raw == vote.expected
+
+    @property
+    def gold_rule(self) -> str:
+        """What a gold trial missed is, for the reason a listener is left out."""
+        return f"more than {self.gold_tolerance} from their answer"
+
+    def gold_missed(self, vote: Vote) -> bool:
+        """Whether a gold trial's answer is further from its answer than a careful listener's would be."""
+        return abs(vote.value - vote.expected) > self.gold_tolerance
+
     # reading the votes
 
     def oriented(self, value: int, swapped: bool) -> int:
@@ -120,3 +146,7 @@ class Kind:
         """What the accepted listeners said of the runs' audio, for compare-runs: `origin(clip id)` is where a
         rated clip came from in the runs compared (run folder, voice, condition), or None."""
         raise NotImplementedError
+
+    def lines(self, found: Analysis) -> list[str]:
+        """The kind's own lines of `listen results`' summary, beside what every kind's analysis prints."""
+        return []

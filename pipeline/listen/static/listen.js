@@ -38,6 +38,25 @@ const WIDGETS = {
     });
     return (on) => buttons.forEach((b) => { b.disabled = !on; });
   },
+  text(t, answers, submit) {  // what the listener heard, typed: Enter submits, and the field keeps the focus
+    const form = document.createElement("form"), field = document.createElement("input");
+    const send = document.createElement("button");
+    field.type = "text";
+    field.id = "typed";
+    field.maxLength = t.max_chars;
+    field.autocomplete = "off";
+    field.spellcheck = false;
+    field.setAttribute("aria-label", t.title);
+    send.type = "submit";
+    send.textContent = "Submit";
+    form.addEventListener("submit", (e) => { e.preventDefault(); submit(field.value); });
+    form.append(field, send);
+    answers.append(form);
+    return (on) => {
+      field.disabled = send.disabled = !on;
+      if (on) field.focus();
+    };
+  },
 };
 
 async function next() {
@@ -55,7 +74,7 @@ async function next() {
   }
   $("progress").textContent = `Trial ${t.position} of ${t.total}`;
   $("title").textContent = t.title;
-  const played = new Set();
+  const played = new Set(), ended = Object.fromEntries(t.clips.map((id) => [id, 0]));
   const widget = WIDGETS[t.widget];
   if (!widget) { $("status").textContent = "This page cannot show this test's answers: reload it."; return; }
   const enable = widget(t, answers, (value) => answer(t.trial, value, enable));
@@ -72,7 +91,14 @@ async function next() {
     let reached = 0;  // no skipping ahead: a recording counts as heard when it was played to its end
     a.addEventListener("timeupdate", () => { if (!a.seeking) reached = Math.max(reached, a.currentTime); });
     a.addEventListener("seeking", () => { if (a.currentTime > reached + 0.5) a.currentTime = reached; });
-    a.addEventListener("play", () => post("/api/play", {trial: t.trial, clip: id, event: "play"}));
+    a.addEventListener("play", async () => {
+      const r = await post("/api/play", {trial: t.trial, clip: id, event: "play"});
+      if (r.status === 409) {  // played as often as the test allows: the server refuses, and so does the page
+        a.pause();
+        a.controls = false;
+        $("status").textContent = (await r.json()).error;
+      }
+    });
     a.addEventListener("ended", async () => {
       const r = await post("/api/play", {trial: t.trial, clip: id, event: "ended"});
       if (!r.ok || !(await r.json()).heard) {  // the server's record decides, as it will for the vote
@@ -81,6 +107,7 @@ async function next() {
       }
       $("status").textContent = "";
       played.add(id);
+      if (t.plays && ++ended[id] >= t.plays) a.controls = false;
       if (played.size === t.clips.length) enable(true);
     });
     row.append(name, a);

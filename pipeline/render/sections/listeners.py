@@ -4,6 +4,7 @@ checked against them with a scatter, and each measure on their scale. `listen re
 results.html."""
 from __future__ import annotations
 
+import dataclasses
 import html
 
 from pipeline.render.html import SECTIONS, Page, Section, document, image, readable, table, with_ci
@@ -44,6 +45,13 @@ def fragment(found) -> str:
                            {"preference": lambda p: _ci(p.preference, p.preference_ci95_low, p.preference_ci95_high),
                             "mean": lambda p: _ci(p.mean, p.ci95_low, p.ci95_high)},
                            {"preference": f"{kind.preferred} [95% CI]", "mean": "share preferring B [95% CI]"}))
+    for name, rows in found.tables.items():  # a kind's own records, every cell as text
+        if rows:
+            fields = [f.name for f in dataclasses.fields(rows[0])]
+            lists = {f: (lambda r, f=f: html.escape("; ".join(getattr(r, f)))) for f in fields
+                     if isinstance(getattr(rows[0], f), list)}
+            about = " ".join((type(rows[0]).__doc__ or "").split())
+            parts.append(f"<p>{html.escape(name)}.csv: {html.escape(about)}</p>" + table(rows, fields, lists))
     if found.strengths:
         parts.append("<p>Bradley–Terry log-strengths (mean 0):</p>" + table(
             found.strengths, ["system", "score"], {"score": lambda s: _ci(s.score, s.ci95_low, s.ci95_high)}))

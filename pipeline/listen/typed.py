@@ -1,0 +1,155 @@
+"""Typed answers scored as an ASR's output is: what a listener typed (or an engine heard) against the sentence, by
+the tool's own aligner (scoring/align.py), under the listener normalizer, rule by rule:
+
+1. Unicode NFKC (a full-width or composed letter typed on another keyboard is the same letter);
+2. lowercase;
+3. apostrophes deleted, straight or curly: "king's" and "kings" are one answer, as a listener hears them;
+4. hyphens and dashes split words: "well-known" is "well known";
+5. every other punctuation mark and symbol a space;
+6. numbers as digits: Whisper's English number normalizer ("twenty one" is "21", "nineteen eighty four" "1984"),
+   then a lone number word from zero to twenty as its digits ("one" and "1" are the same answer);
+7. compounds against the sentence: a typed word that is two adjacent words of the sentence written together
+   ("everyday" for "every day") is split into them, and two typed words that are one word of the sentence split
+   ("some times" for "sometimes") are joined.
+
+Two figures per answer. **Strict**: the alignment of the normalized texts. **Tolerant**: the same alignment, with a
+substitution counted right when the typed word is
+- a *homophone* of the sentence's word: the two share a pronunciation in the CMU Pronouncing Dictionary (stress
+  marks ignored; PocketSphinx's copy, installed with it), "knight" for "night";
+- or an obvious *misspelling* of it: the typed word is no word of that dictionary, both have at least four letters,
+  they start with the same letter, and they are one edit apart (an insertion, deletion, substitution or the swap of
+  two neighbouring letters; two for words of eight letters or more): "recieve" for "receive", never "bat" for
+  "bad" (a word of its own).
+Each answer keeps which rule made which word right (`Scored.rules`), so a team can audit it."""
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.scoring import align
+from pipeline.scoring.align import Alignment, Op
+
+SMALL = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+         "seventeen eighteen nineteen twenty").split()
+HOMOPHONE, MISSPELLING = "homophone", "misspelling"
+MIN_MISSPELT = 4  # letters in each word before a misspelling can be forgiven
+LONG = 8  # letters from which two edits are forgiven
+
+
+@functools.cache
+def _numbers():
+    """Whisper's English number normalizer, and the words it acts on ("and" alone is no number)."""
+    from whisper.normalizers.english import EnglishNumberNormalizer
+
+    normalizer = EnglishNumberNormalizer()
+    return normalizer, frozenset(normalizer.words) - {"and"}
+
+
+APOSTROPHES = re.compile("['\u2018\u2019\u02bc]")
+DASHES = re.compile(r"[\-\u2010-\u2015\u2212]")
+
+
+@functools.lru_cache(maxsize=65536)  # a sentence is scored against every listener's answer and every engine's
+def _words(text: str) -> tuple[str, ...]:
+    text = DASHES.sub(" ", APOSTROPHES.sub("", unicodedata.normalize("NFKC", text).lower()))
+    tokens = "".join(" " if unicodedata.category(c)[0] in "PS" else c for c in text).split()
+    normalizer, numeric = _numbers()
+    if any(t in numeric or not t.isalpha() for t in tokens):  # the normalizer is most of the cost: where it acts
+        tokens = normalizer(" ".join(tokens)).split()
+    return tuple(str(SMALL.index(w)) if w in SMALL else w for w in tokens)
+
+
+def words(text: str) -> list[str]:
+    """Rules 1-6: the text as the listener normalizer's words, before the compounds are matched."""
+    return list(_words(text))
+
+
+def compounds(ref: list[str], typed: list[str]) -> list[str]:
+    """Rule 7: the typed words with compounds matched to the sentence's words."""
+    pairs = {a + b: (a, b) for a, b in zip(ref, ref[1:])}
+    singles = set(ref)
+    out: list[str] = []
+    i = 0
+    while i < len(typed):
+        w = typed[i]
+        if i + 1 < len(typed) and w + typed[i + 1] in singles and w not in singles:
+            out.append(w + typed[i + 1])
+            i += 2
+            continue
+        out.extend(pairs[w] if w in pairs and w not in singles else (w,))
+        i += 1
+    return out
+
+
+@functools.cache
+def pronunciations() -> dict[str, frozenset[str]]:
+    """Each word of the CMU Pronouncing Dictionary (PocketSphinx's copy): its pronunciations, stress marks off."""
+    import pocketsphinx
+
+    path = Path(pocketsphinx.get_model_path()) / "en-us" / "cmudict-en-us.dict"
+    stress = str.maketrans("", "", "012")
+    out: dict[str, set[str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        head, _, phones = line.partition(" ")  # a second pronunciation's head is `word(2)`
+        if phones:
+            out.setdefault(head.split("(", 1)[0], set()).add(phones.strip().translate(stress))
+    return {w: frozenset(p) for w, p in out.items()}
+
+
+def homophones(a: str, b: str) -> bool:
+    said = pronunciations()
+    return bool(said.get(a, frozenset()) & said.get(b, frozenset()))
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Damerau-Levenshtein (optimal string alignment): a swap of two neighbouring letters is one edit."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[-1][-1]
+
+
+def misspelt(reference: str, typed: str) -> bool:
+    if typed in pronunciations() or min(len(reference), len(typed)) < MIN_MISSPELT or reference[0] != typed[0]:
+        return False
+    return edit_distance(reference, typed) <= (2 if len(reference) >= LONG else 1)
+
+
+def forgiven(reference: str, typed: str) -> str | None:
+    """The tolerant rule that counts a substituted word right, if one does."""
+    if homophones(reference, typed):
+        return HOMOPHONE
+    if misspelt(reference, typed):
+        return MISSPELLING
+    return None
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One answer against its sentence: both alignments and the rules that made words right."""
+    reference: list[str]  # the sentence's words, normalized
+    typed: list[str]  # the answer's, normalized and matched for compounds
+    strict: Alignment
+    rules: list[tuple[str, str, str]] = field(default_factory=list)  # (sentence's word, typed word, rule)
+
+    @property
+    def tolerant_errors(self) -> int:
+        return self.strict.errors - len(self.rules)
+
+    @property
+    def tolerant_wer(self) -> float | None:
+        return self.tolerant_errors / self.strict.ref_words if self.strict.ref_words else None
+
+
+def score(reference: str, typed: str) -> Scored:
+    ref = words(reference)
+    hyp = compounds(ref, words(typed))
+    strict = align.align(ref, hyp)
+    rules = [(r, h, rule) for op, r, h in strict.ops if op is Op.SUBSTITUTION and (rule := forgiven(r, h))]
+    return Scored(ref, hyp, strict, rules)

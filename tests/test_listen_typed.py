@@ -1,0 +1,132 @@
+"""A transcription test as a team runs it: listeners type what they hear (over HTTP as the page does, and one in a
+real browser), each recording played once, and `listen results` sets their WER beside the runs' engine on the very
+same clips. The scorer and the analysis alone: test_typed.py."""
+import sqlite3
+
+import httpx
+import pytest
+
+from pipeline.core import store
+from pipeline.listen import typed
+from tests.helpers import browser
+from tests.listening import HOSTILE, Listener, create, invite, listen, oracle, served, shared_team, together
+from tests.test_listen import CHROMEDRIVER, CHROMIUM, progress
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, worker_id, models_dir):
+    return shared_team(tmp_path_factory, worker_id, models_dir)
+
+
+def sentences(db) -> dict[str, str]:
+    """Each trial's sentence, as the test knows it (the browser never does)."""
+    conn = sqlite3.connect(db)
+    try:
+        return dict(conn.execute("SELECT t.id, c.reference_text FROM trials t JOIN clips c ON c.id = t.first"))
+    finally:
+        conn.close()
+
+
+def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(runs):
+    cwd = runs
+    admin = create(cwd, "typed.db", "--kind", "transcribe", "--sentences", "3")
+    links = invite(cwd, "typed.db", "ann", "bo", "cy")
+    known, said = oracle(cwd / "typed.db"), sentences(cwd / "typed.db")
+
+    def answer(name, trial) -> str:
+        role, expected, system = known[trial]
+        if role == "trap":
+            return "-" if name == "cy" else f"I heard the word {expected.upper()}!"  # cy misses every trap
+        if role == "gold":
+            return expected
+        if role == "training":
+            return "practice"
+        if role == "test" and system == "v2":
+            return " ".join(said[trial].split()[1:])  # v2's first word missed: one error a sentence
+        return said[trial] + (f" {HOSTILE}" if name == "bo" else "")  # bo's v1 answers: a script, as text
+
+    with served(cwd, "typed.db") as (url, _):
+        first = Listener(url, links["ann"])
+        trial = first.trial()
+        assert (trial["widget"], trial["plays"], trial["scale"], trial["names"]) == ("text", 1, [], ["Recording"])
+        first.hear(trial)
+        again = first.post("/api/play", {"trial": trial["trial"], "clip": trial["clips"][0], "event": "play"},
+                           retry=False)
+        assert again.status_code == 409 and "1 time(s)" in again.json()["error"]  # played once: no second time
+        for n, (bad, why) in enumerate(((5, "as text"), ("  ", "empty answer"), ("a" * 501, "at most 500"),
+                                        ("a\x07b", "control characters (U+0007)"))):
+            refused = first.vote(trial, bad, submission=f"refused-{n}-{trial['trial']}")
+            assert refused.status_code == 422 and why in refused.json()["error"], refused.text
+
+        def session(name):
+            listener = first if name == "ann" else Listener(url, links[name])
+            while not (t := listener.trial())["done"]:
+                if listener is not first or t["trial"] != trial["trial"]:  # ann heard her first trial above
+                    listener.hear(t)
+                response = listener.vote(t, answer(name, t["trial"]))
+                assert response.status_code == 200, response.text
+
+        together(["ann", "bo", "cy"], session)
+        progress_page = httpx.get(f"{url}/admin", params={"token": admin}).text
+        assert "&lt;script&gt;alert" in progress_page and HOSTILE not in progress_page
+    listen(cwd, "results", "typed.db", "--out", "typed-out")
+    out = cwd / "typed-out"
+    found = store.read_json(out / "results.json")
+    assert found["accepted"] == 2
+    (left,) = found["excluded"]
+    assert left["listener"] == "cy" and "trapping trial(s) answered otherwise than asked" in left["reasons"][0]
+    rows = {(r["system"], r["by"]): r for r in store.read_csv(out / "heard.csv")}
+    v1, v2 = rows["v1", "listeners"], rows["v2", "listeners"]
+    assert int(v1["answers"]) == int(v2["answers"]) == 2 * 3  # two listeners kept, three sentences each
+    words = {t: len(typed.words(s)) for t, s in said.items() if known[t][0] == "test" and known[t][2] == "v2"}
+    assert float(v2["micro_wer"]) == pytest.approx(len(words) / sum(words.values()), abs=1e-4)
+    assert float(v2["micro_ci95_low"]) <= float(v2["micro_wer"]) <= float(v2["micro_ci95_high"])
+    # ann typed v1 exactly; bo added the script's words, as insertions
+    assert float(v1["micro_wer"]) > 0 and float(v1["tolerant_micro_wer"]) == float(v1["micro_wer"])
+    engine = rows["v1", "faster-whisper:tiny.en"]  # the runs' engine, on the same three clips
+    heard = {r["sentence_id"]: r["hypothesis"] for r in store.read_csv(cwd / "results" / "v1" / "utterances.csv")}
+    rated = {r["sentence"] for r in store.read_csv(out / "answers.csv") if r["system"] == "v1"}
+    scored = [typed.score(r["reference"], heard[r["sentence_id"]]) for r in
+              store.read_csv(cwd / "results" / "v1" / "utterances.csv") if r["sentence_id"] in rated]
+    assert int(engine["answers"]) == 3
+    assert float(engine["micro_wer"]) == pytest.approx(sum(s.strict.errors for s in scored) /
+                                                       sum(s.strict.ref_words for s in scored), abs=1e-4)
+    answers = store.read_csv(out / "answers.csv")
+    assert {a["listener"] for a in answers} == {"ann", "bo"}
+    assert any(HOSTILE in a["typed"] for a in answers)  # kept verbatim
+    page = (out / "results.html").read_text()
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page and "<script>alert" not in page
+    summary = listen(cwd, "results", "typed.db", "--out", "typed-out").stdout
+    assert "faster-whisper:tiny.en" in summary and "listeners" in summary
+
+
+@pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
+                    reason="needs Debian chromium and chromium-driver (scripts/setup --test)")
+def test_a_listener_types_in_a_real_browser_and_enter_submits(runs, tmp_path):
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    cwd = runs
+    create(cwd, "web-typed.db", "--kind", "transcribe", "--sentences", "2", "--trials", "2")
+    links = invite(cwd, "web-typed.db", "ann")
+    with served(cwd, "web-typed.db") as (url, _):
+        driver = browser(tmp_path / "typing")
+        try:
+            driver.get(url + "/l/" + links["ann"].rsplit("/l/", 1)[1])
+            WebDriverWait(driver, 30).until(lambda d: d.find_element("id", "progress").text.startswith("Trial 1 "))
+            total = driver.find_element("id", "progress").text.rsplit(" ", 1)[1]
+            field = driver.find_element("id", "typed")
+            assert not field.is_enabled()  # nothing to type before the recording is heard
+            driver.execute_script("document.querySelector('audio').play()")
+            WebDriverWait(driver, 30).until(lambda d: d.find_element("id", "typed").is_enabled())
+            audio = driver.find_element("css selector", "audio")
+            assert audio.get_attribute("controls") is None  # played once: the page offers it no more
+            assert driver.switch_to.active_element == driver.find_element("id", "typed")
+            driver.find_element("id", "typed").send_keys(HOSTILE + " and more", Keys.ENTER)
+            progress(driver, f"Trial 2 of {total}")
+        finally:
+            driver.quit()
+    conn = sqlite3.connect(cwd / "web-typed.db")
+    assert conn.execute("SELECT text, value FROM votes").fetchall() == [(HOSTILE + " and more", None)]

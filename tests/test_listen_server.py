@@ -51,7 +51,8 @@ def test_the_server_refuses_whoever_has_no_link_and_anything_off_the_scale(runs)
         assert "en_0000" not in anyone.get("/admin", params={"token": admin}).text
 
         trial = ann.trial()
-        assert set(trial) == {"done", "trial", "position", "total", "title", "clips", "names", "scale", "widget"}
+        assert set(trial) == {"done", "trial", "position", "total", "title", "clips", "names", "scale", "widget",
+                              "plays"}
         shown = json.dumps({k: v for k, v in trial.items() if k not in ("trial", "clips")})
         for secret in ("v1", "v2", "piper", "espeak", "joe", "results", "out/", "en_0", ".wav"):
             assert secret not in shown

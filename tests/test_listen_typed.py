@@ -2,13 +2,15 @@
 real browser), each recording played once, and `listen results` sets their WER beside the runs' engine on the very
 same clips. The scorer and the analysis alone: test_typed.py."""
 import sqlite3
+import subprocess
+import sys
 
 import httpx
 import pytest
 
 from pipeline.core import store
 from pipeline.listen import typed
-from tests.helpers import browser
+from tests.helpers import ROOT, browser
 from tests.listening import HOSTILE, Listener, create, invite, listen, oracle, served, shared_team, together
 from tests.test_listen import CHROMEDRIVER, CHROMIUM, progress
 
@@ -100,6 +102,27 @@ def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(run
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page and "<script>alert" not in page
     summary = listen(cwd, "results", "typed.db", "--out", "typed-out").stdout
     assert "faster-whisper:tiny.en" in summary and "listeners" in summary
+    (ranking,) = store.read_csv(out / "rankings.csv")
+    assert ranking["listeners"] == "v2 < v1"  # bo's script made v1's answers the worse
+    missed = {(m["system"], m["engine"]): m for m in store.read_csv(out / "misses.csv")}
+    words_v2 = [w for w in store.read_csv(out / "words.csv") if w["system"] == "v2"]
+    assert int(missed["v2", "faster-whisper:tiny.en"]["words"]) == len(words_v2) == sum(words.values())
+    # each v2 sentence's first word: missed by both listeners kept, so by the listeners
+    assert {w["missed_by"] for w in words_v2 if w["position"] == "1"} <= {"both", "listeners"}
+
+    # the gate: each sentence's listeners' WER, paired by sentence, lower is better
+    gate = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "compare-runs", "v1", "v2", "--listening",
+                           "typed.db", "--out", "typed-gate"], cwd=cwd, capture_output=True, text=True)
+    assert gate.returncode == 0, gate.stderr
+    (row,) = [r for r in store.read_csv(cwd / "typed-gate" / "run_comparison.csv") if r["metric"] == "listeners_wer"]
+    per = {}
+    for a in answers:
+        per.setdefault((a["system"], a["sentence"]), []).append(int(a["errors"]) / int(a["words"]))
+    mean = {k: sum(v) / len(v) for k, v in per.items()}
+    shared = sorted({s for _, s in per})
+    expected = sum(mean["v2", s] - mean["v1", s] for s in shared) / len(shared)
+    assert int(row["sentences"]) == 3 and float(row["delta"]) == pytest.approx(expected, abs=1e-4)
+    assert row["worse"] in ("False", "false", "0")  # v2's listeners missed fewer words than v1's
 
 
 @pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,

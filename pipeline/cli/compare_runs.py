@@ -48,8 +48,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--listening", metavar="TEST.db",
                    help="a listening test that rated both runs (`listen create A B`): one more paired metric in the "
-                        "gate: listeners_mos or listeners_smos (each sentence's mean vote), listeners_cmos or "
-                        "listeners_ab (each vote's preference for B)")
+                        "gate: listeners_mos or listeners_smos (each sentence's mean vote), listeners_wer (each "
+                        "sentence's listeners' WER, from a transcription test), listeners_cmos or listeners_ab (each "
+                        "vote's preference for B)")
     p.add_argument("--wait", type=float, default=0, metavar="SECONDS",
                    help="wait this long for a run that is being written (default 0: refuse at once)")
     return p

@@ -31,7 +31,9 @@ from pipeline.statistics.comparisons import rounded, significant_digits, undetec
 
 
 MARGINS = {"wer": 0.01, "macro_wer": 0.01, "cer": 0.01,  # absolute; any measure column: MEASURE_MARGIN
-           "listeners_cmos": 0.1, "listeners_ab": 0.1}  # CMOS points; preference for B, −1 … +1
+           "listeners_cmos": 0.1, "listeners_ab": 0.1,  # CMOS points; preference for B, −1 … +1
+           "listeners_wer": 0.01}  # the listeners' WER of a sentence, as the engines' WER
+LOWER_IS_BETTER = {"wer", "macro_wer", "cer", "listeners_wer"}  # and each measure that says so
 MEASURE_MARGIN = 0.05
 # the asr section's fields that do not change a transcript: the engines (compared one by one) and the speed-only ones
 NOT_DECODING = {"engines"} | {f.name for f in fields(ASRConfig) if f.metadata.get("speed_only")}
@@ -90,10 +92,10 @@ Heard = tuple[str, str, str]  # (run folder, voice, condition): where a rated cl
 
 @dataclass(frozen=True)
 class Human:
-    """A listening test's ratings of both runs' audio: for a test of each clip alone (MOS, SMOS), each sentence's
-    mean vote by run, voice and condition; for a test of pairs (CMOS, A/B), each vote's preference for the second
-    of the pair it rated (CMOS: −3 … +3; A/B: −1, 0, +1)."""
-    metric: str  # listeners_mos, listeners_smos, listeners_cmos, listeners_ab
+    """A listening test's ratings of both runs' audio: for a test of each clip alone (MOS, SMOS; a transcription
+    test's WER), each sentence's mean vote by run, voice and condition; for a test of pairs (CMOS, A/B), each vote's
+    preference for the second of the pair it rated (CMOS: −3 … +3; A/B: −1, 0, +1)."""
+    metric: str  # listeners_mos, listeners_smos, listeners_wer, listeners_cmos, listeners_ab
     test: str
     means: dict[Heard, dict[str, float]] = field(default_factory=dict)  # → sentence → mean vote
     votes: dict[tuple[Heard, Heard], list[tuple[str, str, float]]] = field(default_factory=dict)
@@ -277,7 +279,7 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
             source[m.matched, m.derived_from]
         p_holm = significant_digits(p_holm)
         delta, low, high = (rounded(x) for x in m.delta)
-        higher_is_worse = m.metric in ("wer", "macro_wer", "cer") or better.get(m.metric) == "lower"
+        higher_is_worse = m.metric in LOWER_IS_BETTER or better.get(m.metric) == "lower"
         margin = margins.get(m.metric, MEASURE_MARGIN)
         worse_by = delta if higher_is_worse else -delta
         significant = p_holm < ALPHA and low is not None and (low > 0 or high < 0)

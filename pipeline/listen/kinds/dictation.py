@@ -17,7 +17,6 @@ from typing import ClassVar
 import numpy as np
 
 from pipeline.core.records import joined
-from pipeline.errors import InputError
 from pipeline.listen import analysis, typed
 from pipeline.listen.create import HEAVY, Maker, made, user_gold
 from pipeline.listen.kinds import KINDS
@@ -68,6 +67,94 @@ class Heard:
     tolerant_macro_wer: float | None
     tolerant_macro_ci95_low: float | None
     tolerant_macro_ci95_high: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WordHeard:
+    """One word of a rated sentence, as its listeners and one engine heard the same clip (words.csv): missed by
+    the listeners when more than half of them missed it (deleted or substituted, strictly)."""
+    system: str
+    sentence: str
+    position: int  # in the normalized sentence, from 1
+    word: str
+    engine: str
+    listeners: int
+    missed_by_listeners: int
+    missed_by_engine: bool
+    missed_by: str  # both, listeners, engine or neither
+
+
+@dataclass(frozen=True, kw_only=True)
+class Misses:
+    """Per system and engine, the rated words by who missed them (misses.csv), each share of the words with a 95%
+    CI from a bootstrap over sentences: the voice or the text (both), the listeners alone, the engine alone."""
+    system: str
+    engine: str
+    words: int
+    both: int
+    listeners_only: int
+    engine_only: int
+    both_share: float | None
+    both_ci95_low: float | None
+    both_ci95_high: float | None
+    listeners_only_share: float | None
+    listeners_only_ci95_low: float | None
+    listeners_only_ci95_high: float | None
+    engine_only_share: float | None
+    engine_only_ci95_low: float | None
+    engine_only_ci95_high: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ranking:
+    """Whether an engine orders the systems by WER as their listeners do (rankings.csv)."""
+    engine: str
+    listeners: list[str] = joined(sep=" < ")  # the systems, fewest listeners' errors first (micro, strict)
+    by_engine: list[str] = joined(sep=" < ")  # the same systems, fewest engine errors first
+    same: bool
+
+
+def missed(s: typed.Scored) -> list[bool]:
+    """Each word of the sentence: not heard as it is (deleted or substituted), by the strict alignment."""
+    return [op is not Op.HIT for op, r, _ in s.strict.ops if r is not None]
+
+
+def _share(counts: np.ndarray, words: np.ndarray, n_boot: int, seed: int) -> tuple:
+    """counts / words over the sentences (arrays by sentence), with a bootstrap over sentences."""
+    if not words.sum():
+        return None, None, None
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(words), (n_boot, len(words)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shares = counts[draws].sum(axis=1) / words[draws].sum(axis=1)
+    return (_rounded(counts.sum() / words.sum()), *analysis.interval(shares))
+
+
+def misses(system: str, engine: str, rated: list[str], clips: dict, answers: dict[str, list[typed.Scored]],
+           n_boot: int, seed: int) -> tuple[list[WordHeard], Misses]:
+    """Each rated word of a system's clips, heard by the listeners and by one engine."""
+    words, per_sentence = [], []
+    for cid in rated:
+        clip = clips[cid]
+        machine = missed(typed.score(clip["reference"], clip["heard"][engine]))
+        people = np.sum([missed(s) for s in answers[cid]], axis=0)
+        counts = [0, 0, 0]
+        for k, (word, by_engine) in enumerate(zip(typed.words(clip["reference"]), machine)):
+            by_people = people[k] > len(answers[cid]) / 2
+            who = ("both" if by_engine else "listeners") if by_people else "engine" if by_engine else "neither"
+            if who != "neither":
+                counts[("both", "listeners", "engine").index(who)] += 1
+            words.append(WordHeard(system=system, sentence=clip["sentence"], position=k + 1, word=word,
+                                   engine=engine, listeners=len(answers[cid]), missed_by_listeners=int(people[k]),
+                                   missed_by_engine=by_engine, missed_by=who))
+        per_sentence.append((*counts, len(machine)))
+    table = np.array(per_sentence, dtype=float).reshape(-1, 4)
+    figures = {}
+    for k, name in enumerate(("both", "listeners_only", "engine_only")):
+        figures[f"{name}_share"], figures[f"{name}_ci95_low"], figures[f"{name}_ci95_high"] = \
+            _share(table[:, k], table[:, 3], n_boot, seed)
+    return words, Misses(system=system, engine=engine, words=int(table[:, 3].sum()), both=int(table[:, 0].sum()),
+                         listeners_only=int(table[:, 1].sum()), engine_only=int(table[:, 2].sum()), **figures)
 
 
 def _rounded(x) -> float | None:
@@ -202,21 +289,58 @@ class Transcription(Kind):
                                   reference=clip["reference"], typed=str(v.value), words=s.strict.ref_words,
                                   errors=s.strict.errors, tolerant_errors=s.tolerant_errors, alignment=shown(s),
                                   forgiven=[f"{r}→{h} ({rule})" for r, h, rule in s.rules]))
-        rows = []
+        per_clip: dict[str, list[typed.Scored]] = defaultdict(list)
+        for v in kept:
+            per_clip[v.first].append(typed.score(clips[v.first]["reference"], str(v.value)))
+        rows, words, missing = [], [], []
         for system, scored in sorted(by_system.items()):
             rows.append(heard(system, LISTENERS, scored, n_boot, seed))
-            rated = {v.first for v in kept if clips[v.first]["system"] == system}
-            engines = sorted({e for c in rated for e in clips[c]["heard"]})
-            for engine in engines:
+            rated = sorted(c for c in per_clip if clips[c]["system"] == system)
+            for engine in sorted({e for c in rated for e in clips[c]["heard"]}):
+                on = [c for c in rated if engine in clips[c]["heard"]]
                 machine = [(engine, clips[c]["sentence"], typed.score(clips[c]["reference"], clips[c]["heard"][engine]))
-                           for c in sorted(rated) if engine in clips[c]["heard"]]
+                           for c in on]
                 rows.append(heard(system, engine, machine, n_boot, seed))
-        result.tables = {"heard": rows, "answers": sorted(answers, key=lambda a: (a.system, a.sentence,
-                                                                                   a.listener))}
+                listed, counted = misses(system, engine, on, clips, per_clip, n_boot, seed)
+                words += listed
+                missing.append(counted)
+        # each clip's listeners' mean WER beside each engine's: the agreement and the plot every kind has
+        result.clips = [analysis.ClipScore(
+            clip=c, system=clips[c]["system"], run=clips[c]["run"], voice=clips[c]["voice"],
+            sentence=clips[c]["sentence"], utterance_id=clips[c]["utterance_id"], votes=len(found),
+            mean=round(float(np.mean([s.strict.wer or 0.0 for s in found])), 4),
+            measures={e: typed.score(clips[c]["reference"], text).strict.wer for e, text in
+                      sorted(clips[c]["heard"].items())},
+            run_folder=clips[c]["run_folder"], source_sha256=clips[c]["source_sha256"])
+            for c, found in sorted(per_clip.items())]
+        engines = sorted({e for c in result.clips for e in c.measures})
+        for engine in engines:
+            result.agreements += analysis.agreements(result.clips, engine, n_boot, seed)
+        people = {h.system: h.micro_wer for h in rows if h.by == LISTENERS and h.micro_wer is not None}
+        rankings = []
+        for engine in engines:
+            machine = {h.system: h.micro_wer for h in rows if h.by == engine and h.micro_wer is not None}
+            if len(people) >= 2 and set(machine) == set(people):
+                order, theirs = sorted(people, key=people.get), sorted(machine, key=machine.get)
+                rankings.append(Ranking(engine=engine, listeners=order, by_engine=theirs, same=order == theirs))
+        result.tables = {"heard": rows, "rankings": rankings, "misses": missing, "words": words,
+                         "answers": sorted(answers, key=lambda a: (a.system, a.sentence, a.listener))}
 
     def human(self, test: str, kept: list[analysis.Vote], origin, clips: dict):
-        raise InputError(f"listening test {test!r} is a transcription test: compare-runs does not gate on "
-                         "listeners' WER yet; read it with `listen results`")
+        """Each rated sentence's listeners' WER (strict: the mean of its answers'), by where its clip came from."""
+        from pipeline.gate.release import Human
+
+        per_clip: dict[str, list[float]] = defaultdict(list)
+        for v in kept:
+            found = typed.score(clips[v.first]["reference"], str(v.value)).strict
+            if found.wer is not None:
+                per_clip[v.first].append(found.wer)
+        means: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
+        for cid, rates in per_clip.items():
+            where = origin(cid)
+            if where:
+                means[where][clips[cid]["sentence"]] = float(np.mean(rates))
+        return Human(metric=self.metric, test=test, means=dict(means), scale=(0.0, 1.0)) if means else None
 
     def lines(self, found: analysis.Analysis) -> list[str]:
         rows = found.tables.get("heard", [])
@@ -225,6 +349,12 @@ class Transcription(Kind):
             out.append(f"{h.system:<24} {h.by:<28} {h.answers:>7}  "
                        f"{_ci(h.micro_wer, h.micro_ci95_low, h.micro_ci95_high):<24}  "
                        f"{_ci(h.tolerant_micro_wer, h.tolerant_micro_ci95_low, h.tolerant_micro_ci95_high)}")
+        for r in found.tables.get("rankings", []):
+            out.append(f"{r.engine} {'ranks the systems as the listeners do' if r.same else 'ranks them otherwise'}:"
+                       f" {' < '.join(r.by_engine)} (listeners: {' < '.join(r.listeners)}; fewest errors first)")
+        for m in found.tables.get("misses", []):
+            out.append(f"{m.system}, {m.engine}: of {m.words} words, missed by both {m.both}, by the listeners alone "
+                       f"{m.listeners_only}, by the engine alone {m.engine_only} (words.csv lists them)")
         return out if rows else []
 
 

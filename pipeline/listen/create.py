@@ -52,6 +52,7 @@ class Options:
     gold: str = ""  # the user's gold clips: a CSV of audio,expected (single-clip kinds)
     level_dbov: float | None = level.TARGET_DBOV  # every clip's active speech level (P.56); None: as the runs made it
     plays: int | None = None  # times each recording of a trial may be played (0: any); None: the kind's own
+    sets: str = ""  # a TSV of set,text: each sentence's set (unpredictable, predictable, shuffled), by its text
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class Clip:
     sr: int
     source_sha256: str = ""  # of the run's own file: a later comparison rates only audio that is still the same
     heard: dict = field(default_factory=dict)  # each of the run's engines' transcript of this audio
+    perplexity: float | None = None  # the run's LM's perplexity of the sentence, where it had one
 
 
 def made(role: str, like: Clip, samples: np.ndarray, sr: int | None = None) -> Clip:
@@ -106,7 +108,7 @@ def clips_of(runs: list, condition: str) -> dict[str, dict[str, Clip]]:
                 raise InputError(f"{run.name}: {e}; the run's audio must be where its utterances.csv says") from None
             clip = Clip("test", system, run.name, run.where, u.voice, u.sentence_id, u.id,
                         u.reference, dict(u.measures), samples, sr, store.sha256_or_none(run.audio(u.audio_path)),
-                        heard[u.voice, u.sentence_id])
+                        heard[u.voice, u.sentence_id], u.perplexity)
             out.setdefault(system, {})[u.sentence_id] = clip
             if u.speaker_reference:
                 out.setdefault("\0references", {})[u.id] = made("reference", clip,
@@ -186,12 +188,12 @@ class Maker:
             raise InputError(f"a {clip.role} clip would be a test clip's very audio (sentence {clip.sentence_id}); "
                              "give --gold clips of your own")
         self.conn.execute("INSERT INTO clips (id, role, system, run, run_folder, voice, sentence_id, utterance_id, "
-                          "reference_text, source_sha256, audio_sha256, seconds, measures, audio, heard) "
-                          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                          "reference_text, source_sha256, audio_sha256, seconds, measures, audio, heard, perplexity) "
+                          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                           (cid, clip.role, clip.system, clip.run, clip.run_folder, clip.voice, clip.sentence_id,
                            clip.utterance_id, clip.reference_text, clip.source_sha256, sha,
                            round(len(samples) / self.rate, 3), json.dumps(clip.measures), data,
-                           json.dumps(clip.heard)))
+                           json.dumps(clip.heard), clip.perplexity))
         return cid
 
     def trial(self, role: str, first: str, second: str | None, sentence: str, expected: int | str | None = None,
@@ -230,12 +232,35 @@ def write(maker: Maker, admin: str, run_names: list[str]) -> None:
     for snr in (None, NOISY, HEAVY):  # the training set: the quality range, rated first, never analysed
         kind.training_trial(maker, next(maker.pick), snr)
     settings = {**asdict(options), "runs": run_names, "systems": systems, "sentences": shared,
-                "sample_rate": maker.rate, "notes": notes}
+                "sample_rate": maker.rate, "notes": notes, "sets": sets_of(options.sets, by, shared)}
     maker.conn.execute("INSERT INTO test (id, name, kind, created, votes_per_clip, trials_per_session, admin_sha256, "
                        "settings) VALUES (1,?,?,?,?,?,?,?)",
                        (options.name, kind.name, database.now(), options.votes_per_clip, options.trials_per_session,
                         database.hashed(admin), json.dumps(settings)))
     maker.conn.execute("COMMIT")
+
+
+def sets_of(path: str, by: dict[str, dict[str, Clip]], shared: list[str]) -> dict[str, str]:
+    """Each tested sentence's set, from a TSV of set and text (`listen sentences` writes one), matched by its text;
+    {} without one. A sentence the file does not name, or a line that names no tested sentence, is an error."""
+    if not path:
+        return {}
+    import csv
+
+    try:
+        reader = csv.DictReader(Path(path).read_text(encoding="utf-8").splitlines(), delimiter="\t")
+        if not {"set", "text"} <= set(reader.fieldnames or ()):
+            raise ValueError(f"its columns are {reader.fieldnames}")
+        named = {row["text"].strip(): row["set"].strip() for row in reader}
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError) as e:
+        raise InputError(f"--sets {path}: not a TSV of set and text ({e}); give the .sets.tsv `listen sentences` "
+                         "wrote") from None
+    texts = {s: next(c.reference_text for clips in by.values() for k, c in clips.items() if k == s) for s in shared}
+    missing = [s for s, text in texts.items() if text.strip() not in named]
+    if missing:
+        raise InputError(f"--sets {path}: names no set for {len(missing)} tested sentence(s) ({', '.join(missing[:3])}"
+                         f"…); give the sets of the sentences these runs spoke")
+    return {s: named[text.strip()] for s, text in texts.items()}
 
 
 def user_gold(maker: Maker) -> None:

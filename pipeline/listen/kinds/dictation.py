@@ -1,7 +1,8 @@
 """The `transcribe` kind: typed transcription (dictation, as the Blizzard Challenge's intelligibility tests). Each
 clip is played once (by default; `--plays N`), the listener types what they heard, and their answers are scored as
-an engine's transcript is (listen/typed.py): each system's listeners' WER, strict and tolerant, micro and macro, with the listeners ×
-sentences bootstrap, beside every engine of the runs on the very same clips.
+an engine's transcript is (listen/typed.py): each system's listeners' WER, strict and tolerant, micro and macro,
+with the listeners × sentences bootstrap, beside every engine of the runs on the very same clips; and, with the
+sentences' sets (`listen sentences`, `listen create --sets`), how much context helps people and each engine.
 
 Acceptance: a trapping trial breaks off into the tool's voice asking for one word ("Please type the word orange"),
 which the answer must hold; a gold trial is a recording whose words a careful listener gets (a natural recording,
@@ -157,6 +158,84 @@ def misses(system: str, engine: str, rated: list[str], clips: dict, answers: dic
                          listeners_only=int(table[:, 1].sum()), engine_only=int(table[:, 2].sum()), **figures)
 
 
+PREDICTABLE = "predictable"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Context:
+    """How much context helps (context.csv): a system's strict micro WER on a set of sentences (unpredictable, or
+    the shuffled control) minus on the predictable set, by its listeners or an engine, with a 95% CI from the
+    listeners × sentences bootstrap (the same draws for every row of a system); for an engine, also its effect
+    minus the listeners' (`beyond_listeners`: above 0, the engine leans on context more than people do)."""
+    system: str
+    by: str  # listeners, or the engine
+    set: str
+    perplexity: float | None  # the runs' LM's mean perplexity of the set's sentences
+    perplexity_predictable: float | None
+    wer: float | None  # on the set
+    wer_predictable: float | None
+    effect: float | None  # wer − wer_predictable
+    effect_ci95_low: float | None
+    effect_ci95_high: float | None
+    beyond_listeners: float | None = None
+    beyond_ci95_low: float | None = None
+    beyond_ci95_high: float | None = None
+
+
+def context(system: str, scored: list[tuple[str, str, typed.Scored]], machines: dict[str, list[tuple[str, str,
+            typed.Scored]]], sets: dict[str, str], perplexity: dict[str, float | None], n_boot: int,
+            seed: int) -> list[Context]:
+    """The context rows of one system: `scored` its listeners' answers and `machines` each engine's transcripts,
+    each (who, sentence, its scoring); `sets` each sentence's set."""
+    named = sorted({sets.get(sentence, "") for _, sentence, _ in scored} - {"", PREDICTABLE})
+    if PREDICTABLE not in sets.values() or not named:
+        return []
+    listeners, _ = analysis.index([who for who, _, _ in scored])
+    items, sentences = analysis.index([sentence for _, sentence, _ in scored])
+    rng = np.random.default_rng(seed)
+    wl = np.stack([np.bincount(rng.integers(0, listeners.max() + 1, listeners.max() + 1),
+                               minlength=listeners.max() + 1) for _ in range(n_boot)])
+    wi = np.stack([np.bincount(rng.integers(0, len(sentences), len(sentences)), minlength=len(sentences))
+                   for _ in range(n_boot)])
+    at = {sentence: k for k, sentence in enumerate(sentences)}
+
+    def rates(rows: list[tuple[str, str, typed.Scored]], weights: np.ndarray, which: str) -> tuple:
+        mine = [(k, s) for k, (_, sentence, s) in enumerate(rows) if sets.get(sentence) == which]
+        errors = np.array([s.strict.errors for _, s in mine], dtype=float)
+        words = np.array([s.strict.ref_words for _, s in mine], dtype=float)
+        w = weights[:, [k for k, _ in mine]]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (errors.sum() / words.sum() if words.sum() else np.nan), (w * errors).sum(1) / (w * words).sum(1)
+
+    people_w = wl[:, listeners] * wi[:, items]
+    mean_ppl = {name: _rounded(np.mean(v)) if (v := [perplexity[s] for s in sentences if sets.get(s) == name
+                                                     and perplexity.get(s) is not None]) else None
+                for name in (PREDICTABLE, *named)}
+    out = []
+    for name in named:
+        base, base_draws = rates(scored, people_w, PREDICTABLE)
+        value, draws = rates(scored, people_w, name)
+        people_effect = draws - base_draws
+        out.append(Context(system=system, by=LISTENERS, set=name, perplexity=mean_ppl[name],
+                           perplexity_predictable=mean_ppl[PREDICTABLE], wer=_rounded(value),
+                           wer_predictable=_rounded(base), effect=_rounded(value - base),
+                           **dict(zip(("effect_ci95_low", "effect_ci95_high"), analysis.interval(people_effect)))))
+        for engine, rows in sorted(machines.items()):
+            engine_w = wi[:, [at[sentence] for _, sentence, _ in rows]]
+            e_base, e_base_draws = rates(rows, engine_w, PREDICTABLE)
+            e_value, e_draws = rates(rows, engine_w, name)
+            effect = e_draws - e_base_draws
+            beyond = _rounded((e_value - e_base) - (value - base))
+            out.append(Context(system=system, by=engine, set=name, perplexity=mean_ppl[name],
+                               perplexity_predictable=mean_ppl[PREDICTABLE], wer=_rounded(e_value),
+                               wer_predictable=_rounded(e_base), effect=_rounded(e_value - e_base),
+                               **dict(zip(("effect_ci95_low", "effect_ci95_high"), analysis.interval(effect))),
+                               beyond_listeners=beyond,
+                               **dict(zip(("beyond_ci95_low", "beyond_ci95_high"),
+                                          analysis.interval(effect - people_effect)))))
+    return out
+
+
 def _rounded(x) -> float | None:
     return None if x is None or not np.isfinite(x) else round(float(x), 4)
 
@@ -292,18 +371,22 @@ class Transcription(Kind):
         per_clip: dict[str, list[typed.Scored]] = defaultdict(list)
         for v in kept:
             per_clip[v.first].append(typed.score(clips[v.first]["reference"], str(v.value)))
-        rows, words, missing = [], [], []
+        rows, words, missing, effects = [], [], [], []
+        sets = {c["sentence"]: c["set"] for c in clips.values()}
+        perplexity = {c["sentence"]: c["perplexity"] for c in clips.values()}
         for system, scored in sorted(by_system.items()):
             rows.append(heard(system, LISTENERS, scored, n_boot, seed))
             rated = sorted(c for c in per_clip if clips[c]["system"] == system)
+            machines = {}
             for engine in sorted({e for c in rated for e in clips[c]["heard"]}):
                 on = [c for c in rated if engine in clips[c]["heard"]]
-                machine = [(engine, clips[c]["sentence"], typed.score(clips[c]["reference"], clips[c]["heard"][engine]))
-                           for c in on]
-                rows.append(heard(system, engine, machine, n_boot, seed))
+                machines[engine] = [(engine, clips[c]["sentence"],
+                                     typed.score(clips[c]["reference"], clips[c]["heard"][engine])) for c in on]
+                rows.append(heard(system, engine, machines[engine], n_boot, seed))
                 listed, counted = misses(system, engine, on, clips, per_clip, n_boot, seed)
                 words += listed
                 missing.append(counted)
+            effects += context(system, scored, machines, sets, perplexity, n_boot, seed)
         # each clip's listeners' mean WER beside each engine's: the agreement and the plot every kind has
         result.clips = [analysis.ClipScore(
             clip=c, system=clips[c]["system"], run=clips[c]["run"], voice=clips[c]["voice"],
@@ -323,7 +406,7 @@ class Transcription(Kind):
             if len(people) >= 2 and set(machine) == set(people):
                 order, theirs = sorted(people, key=people.get), sorted(machine, key=machine.get)
                 rankings.append(Ranking(engine=engine, listeners=order, by_engine=theirs, same=order == theirs))
-        result.tables = {"heard": rows, "rankings": rankings, "misses": missing, "words": words,
+        result.tables = {"heard": rows, "rankings": rankings, "context": effects, "misses": missing, "words": words,
                          "answers": sorted(answers, key=lambda a: (a.system, a.sentence, a.listener))}
 
     def human(self, test: str, kept: list[analysis.Vote], origin, clips: dict):
@@ -352,6 +435,11 @@ class Transcription(Kind):
         for r in found.tables.get("rankings", []):
             out.append(f"{r.engine} {'ranks the systems as the listeners do' if r.same else 'ranks them otherwise'}:"
                        f" {' < '.join(r.by_engine)} (listeners: {' < '.join(r.listeners)}; fewest errors first)")
+        for c in found.tables.get("context", []):
+            beyond = "" if c.beyond_listeners is None else (
+                f"; {_ci(c.beyond_listeners, c.beyond_ci95_low, c.beyond_ci95_high)} beyond the listeners'")
+            out.append(f"{c.system}, {c.by}: WER {c.set} minus predictable "
+                       f"{_ci(c.effect, c.effect_ci95_low, c.effect_ci95_high)}{beyond}")
         for m in found.tables.get("misses", []):
             out.append(f"{m.system}, {m.engine}: of {m.words} words, missed by both {m.both}, by the listeners alone "
                        f"{m.listeners_only}, by the engine alone {m.engine_only} (words.csv lists them)")

@@ -234,16 +234,18 @@ CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 
 
 def progress(driver, text: str) -> None:
+    """Wait for the page to show trial `text` ("Trial 2 of 9"), a practice trial's label aside."""
     from selenium.webdriver.support.ui import WebDriverWait
 
-    WebDriverWait(driver, 30).until(lambda d: d.find_element("id", "progress").text == text)
+    WebDriverWait(driver, 30).until(
+        lambda d: d.find_element("id", "progress").text.removesuffix(" (practice)") == text)
 
 
 def answers(driver) -> list:
     return driver.find_elements("css selector", "#answers button")
 
 
-def listen_and_rate(driver, value: int) -> None:
+def listen_and_rate(driver, value: int, by_key: bool = False) -> None:
     """Play every recording of the trial to its end, as long as it lasts (the server counts no sooner end), then
     answer. A listener the page asks to play a recording to its end (the server saw its play event late, on a
     machine this busy) plays it again, as a person would."""
@@ -262,7 +264,10 @@ def listen_and_rate(driver, value: int) -> None:
         WebDriverWait(driver, 30).until(lambda d: ready(d) or replayed(d))
         if ready(driver):
             break
-    next(b for b in answers(driver) if b.get_attribute("data-value") == str(value)).click()
+    if by_key:  # a MOS's number keys are its values: 3 is Fair
+        driver.find_element("tag name", "body").send_keys(str(value))
+    else:
+        next(b for b in answers(driver) if b.get_attribute("data-value") == str(value)).click()
 
 
 @pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
@@ -280,6 +285,7 @@ def test_a_listener_in_a_real_browser_rates_half_a_session_closes_it_and_carries
         try:
             driver.get(link)
             progress(driver, f"Trial 1 of {total}")
+            assert driver.find_element("id", "progress").text.endswith("(practice)")  # training comes first
             assert driver.title == f"v1 or v2 {HOSTILE}"  # the test's name, as text: no script ran
             assert driver.find_element("tag name", "h1").text == f"v1 or v2 {HOSTILE}"
             buttons = answers(driver)
@@ -311,12 +317,14 @@ def test_a_listener_in_a_real_browser_rates_half_a_session_closes_it_and_carries
         try:
             driver.get(link)
             progress(driver, f"Trial {half + 1} of {total}")  # where they stopped
-            listen_and_rate(driver, 3)
+            listen_and_rate(driver, 3, by_key=True)
             progress(driver, f"Trial {half + 2} of {total}")
+            assert float(driver.find_element("id", "bar").get_attribute("value")) == half + 1
         finally:
             driver.quit()
     conn = sqlite3.connect(cwd / "web.db")
     assert conn.execute("SELECT count(*) FROM votes").fetchone()[0] == half + 1
+    assert conn.execute("SELECT value FROM votes ORDER BY at DESC LIMIT 1").fetchone()[0] == 3  # the key pressed
     unheard = conn.execute("SELECT count(*) FROM votes v JOIN trials t ON t.id = v.trial WHERE NOT EXISTS (SELECT 1 "
                            "FROM plays p WHERE p.trial = v.trial AND p.clip = t.first AND p.event = 'ended')")
     assert unheard.fetchone()[0] == 0

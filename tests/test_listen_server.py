@@ -52,7 +52,7 @@ def test_the_server_refuses_whoever_has_no_link_and_anything_off_the_scale(runs)
 
         trial = ann.trial()
         assert set(trial) == {"done", "trial", "position", "total", "title", "clips", "names", "scale", "widget",
-                              "plays"}
+                              "plays", "practice"}
         shown = json.dumps({k: v for k, v in trial.items() if k not in ("trial", "clips")})
         for secret in ("v1", "v2", "piper", "espeak", "joe", "results", "out/", "en_0", ".wav"):
             assert secret not in shown

@@ -1,6 +1,7 @@
 """A transcription test as a team runs it: listeners type what they hear (over HTTP as the page does, and one in a
 real browser), each recording played once, and `listen results` sets their WER beside the runs' engine on the very
 same clips. The scorer and the analysis alone: test_typed.py."""
+import re
 import sqlite3
 import subprocess
 import sys
@@ -71,8 +72,11 @@ def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(run
                 assert response.status_code == 200, response.text
 
         together(["ann", "bo", "cy"], session)
+        done = first.trial()
+        assert done["done"] and re.fullmatch(r"[0-9A-F]{10}", done["code"])
         progress_page = httpx.get(f"{url}/admin", params={"token": admin}).text
         assert "&lt;script&gt;alert" in progress_page and HOSTILE not in progress_page
+        assert done["code"] in progress_page  # the admin sees who finished, by the code each was shown
     listen(cwd, "results", "typed.db", "--out", "typed-out")
     out = cwd / "typed-out"
     found = store.read_json(out / "results.json")
@@ -139,7 +143,8 @@ def test_a_listener_types_in_a_real_browser_and_enter_submits(runs, tmp_path):
         try:
             driver.get(url + "/l/" + links["ann"].rsplit("/l/", 1)[1])
             WebDriverWait(driver, 30).until(lambda d: d.find_element("id", "progress").text.startswith("Trial 1 "))
-            total = driver.find_element("id", "progress").text.rsplit(" ", 1)[1]
+            total = re.match(r"Trial 1 of (\d+)", driver.find_element("id", "progress").text).group(1)
+            assert "type the words you heard" in driver.find_element("css selector", ".how").text
             field = driver.find_element("id", "typed")
             assert not field.is_enabled()  # nothing to type before the recording is heard
             driver.execute_script("document.querySelector('audio').play()")

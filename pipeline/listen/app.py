@@ -20,6 +20,7 @@ What it lets in, and what it keeps:
 from __future__ import annotations
 
 import functools
+import hashlib
 import html
 import json
 import re
@@ -201,11 +202,13 @@ def page(request: Request):
     """The page alone: a GET makes nothing (a link previewer, a reload); the page's script starts a session."""
     if invited(served(request).db.get(), request.path_params["invite"]) is None:
         return shell("Not found", "<p>No such invitation.</p>", status=404)
-    name = html.escape(served(request).test.name)
+    name, kind = html.escape(served(request).test.name), served(request).kind
+    once = f" You can play each recording {served(request).plays} time(s)." if served(request).plays else ""
     return shell(name, f"""<h1>{name}</h1>
-<p class="how">Listen to each recording to its end; then you can answer. Use headphones in a quiet place.</p>
-<p id="progress"></p><p id="title"></p><div id="clips"></div><div id="answers"></div><p id="status"></p>""",
-                 script=True)
+<p class="how">{html.escape(kind.instructions)}{once} Use headphones in a quiet place. The first trials are
+practice, to hear the range of what is coming.</p>
+<progress id="bar" value="0" max="1"></progress><p id="progress"></p><p id="title"></p><div id="clips"></div>
+<div id="answers"></div><p id="status"></p>""", script=True)
 
 
 @busy
@@ -239,11 +242,18 @@ def trial(request: Request):
                        "WHERE a.listener = ? AND v.trial IS NULL ORDER BY a.position LIMIT 1",
                        (listener["id"],)).fetchone()
     if row is None:
-        return JSONResponse({"done": True, "total": total})
+        return JSONResponse({"done": True, "total": total, "code": completion(listener)})
     clips = [row["first"]] if row["second"] is None else \
         [row["second"], row["first"]] if row["swapped"] else [row["first"], row["second"]]
     return JSONResponse({"done": False, "trial": row["id"], "position": row["position"] + 1, "total": total,
-                         "clips": clips, "plays": served(request).plays, **kind.page(clips)})
+                         "clips": clips, "plays": served(request).plays, "practice": row["role"] == "training",
+                         **kind.page(clips)})
+
+
+def completion(listener) -> str:
+    """The code a listener who answered every trial is shown, for a crowd platform to check: made from their
+    invitation's hash, which only the test's file holds."""
+    return hashlib.sha256(f"done:{listener['invite_sha256']}".encode()).hexdigest()[:10].upper()
 
 
 async def listener_post(request: Request, work):
@@ -348,12 +358,14 @@ def admin(request: Request):
     if not admitted(request):
         return error(403, "the admin token is needed")
     test, conn = served(request).test, served(request).db.get()
-    listeners = conn.execute("SELECT l.name, count(v.trial) AS votes, (SELECT count(*) FROM assignments a WHERE "
+    listeners = conn.execute("SELECT l.name, l.invite_sha256, count(v.trial) AS votes, (SELECT count(*) FROM "
+                             "assignments a WHERE "
                              "a.listener = l.id) AS trials FROM listeners l LEFT JOIN votes v ON v.listener = "
                              "l.id GROUP BY l.id ORDER BY l.id").fetchall()
     counts = conn.execute("SELECT t.role, count(v.trial) AS votes, count(DISTINCT t.id) AS trials FROM trials t "
                           "LEFT JOIN votes v ON v.trial = t.id GROUP BY t.role").fetchall()
-    rows = "".join(f"<tr><td>{html.escape(r['name'])}</td><td>{r['votes']} of {r['trials']}</td></tr>"
+    rows = "".join(f"<tr><td>{html.escape(r['name'])}</td><td>{r['votes']} of {r['trials']}</td>"
+                   f"<td>{completion(r) if r['trials'] and r['votes'] >= r['trials'] else ''}</td></tr>"
                    for r in listeners)
     roles = "".join(f"<tr><td>{r['role']}</td><td>{r['trials']}</td><td>{r['votes']}</td></tr>" for r in counts)
     typed = conn.execute("SELECT l.name, v.text FROM votes v JOIN listeners l ON l.id = v.listener WHERE v.text IS "
@@ -363,7 +375,7 @@ def admin(request: Request):
               + "</table>") if typed else ""
     name = html.escape(test.name)
     return shell(f"{name}: progress", f"""<h1>{name}: progress</h1><p>{html.escape(test.kind)} test,
-{test.votes_per_clip} votes asked for each clip.</p><table><tr><th>listener</th><th>votes</th></tr>{rows}</table>
+{test.votes_per_clip} votes asked for each clip.</p><table><tr><th>listener</th><th>votes</th><th>completion code</th></tr>{rows}</table>
 <table><tr><th>trials</th><th>how many</th><th>votes</th></tr>{roles}</table>{latest}
 <p>The analysis: <code>listen results</code>, or results.json with the same token.</p>""")
 

@@ -61,7 +61,7 @@ def text(found: Analysis) -> str:
         lines.append("Bradley-Terry: " + ", ".join(f"{s.system} {_ci(s.score, s.ci95_low, s.ci95_high)}"
                                                    for s in found.strengths))
     if found.alpha is not None:
-        lines.append(f"listeners' agreement: Krippendorff's alpha (interval) {found.alpha:.3f}")
+        lines.append(f"listeners' agreement: Krippendorff's alpha ({kind.agreement}) {found.alpha:.3f}")
     for a in found.agreements:
         if a.level == "system":
             lines.append(f"{a.measure} against the listeners, systems: SRCC {a.srcc}, KTAU {a.ktau} ({a.n} systems)")

@@ -38,6 +38,14 @@ class Kind:
     gold_tolerance: ClassVar[int] = 1  # how far from a gold trial's answer a careful listener may be
     varies: ClassVar[bool] = True  # P.808's rule: a listener whose test answers hardly vary did not listen
     plays: ClassVar[int] = 0  # times a listener may play each recording of a trial (0: any), unless the test says
+    agreement: ClassVar[str] = "interval"  # what the listeners' Krippendorff's alpha is computed on
+
+    @property
+    def instructions(self) -> str:
+        """What the listener's page says first: what to do, and what the answers mean."""
+        labels = ", ".join(label for _, label in self.page(["", ""] if self.two_clips else [""])["scale"])
+        return (f"Listen to each recording to its end; then answer the question shown, from {labels}. The number "
+                "keys choose an answer too.")
 
     @property
     def values(self) -> tuple[int, ...]:

@@ -272,6 +272,12 @@ class Transcription(Kind):
     widget: ClassVar[str] = "text"
     plays: ClassVar[int] = 1  # as Blizzard plays a sentence: once
     varies: ClassVar[bool] = False  # a listener who gets every word right has listened
+    agreement: ClassVar[str] = "nominal, each word heard or missed"
+
+    @property
+    def instructions(self) -> str:
+        return ("Listen to the recording to its end, then type the words you heard, as you heard them, and press "
+                "Enter. Guess a word you are unsure of; if you heard none, type -.")
 
     @property
     def expects(self) -> str:
@@ -387,6 +393,11 @@ class Transcription(Kind):
                 words += listed
                 missing.append(counted)
             effects += context(system, scored, machines, sets, perplexity, n_boot, seed)
+        # the listeners' agreement on which words they got: each word of each clip a unit, each listener's hit
+        # (1) or miss (0) its value; interval alpha on 0 and 1 is nominal alpha
+        result.alpha = analysis.krippendorff_interval(
+            [[0.0 if m else 1.0 for m in column] for found in per_clip.values()
+             for column in zip(*(missed(s) for s in found))])
         # each clip's listeners' mean WER beside each engine's: the agreement and the plot every kind has
         result.clips = [analysis.ClipScore(
             clip=c, system=clips[c]["system"], run=clips[c]["run"], voice=clips[c]["voice"],

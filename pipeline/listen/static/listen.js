@@ -36,6 +36,10 @@ const WIDGETS = {
       answers.append(b);
       return b;
     });
+    keys = (key) => {  // a scale's own value where it is a digit (MOS: 5 is Excellent), else the n-th answer
+      const chosen = buttons.find((b) => b.dataset.value === key) || buttons[Number(key) - 1];
+      if (chosen && !chosen.disabled) chosen.click();
+    };
     return (on) => buttons.forEach((b) => { b.disabled = !on; });
   },
   text(t, answers, submit) {  // what the listener heard, typed: Enter submits, and the field keeps the focus
@@ -59,6 +63,11 @@ const WIDGETS = {
   },
 };
 
+let keys = () => {};  // what a number key does on this trial
+document.addEventListener("keydown", (e) => {
+  if (/^[0-9]$/.test(e.key) && !(e.target instanceof HTMLInputElement)) keys(e.key);
+});
+
 async function next() {
   const r = await fetch("/api/trial", {credentials: "same-origin"});
   const t = await r.json();
@@ -66,13 +75,17 @@ async function next() {
   clips.replaceChildren();
   answers.replaceChildren();
   if (t.error) { $("status").textContent = t.error; return; }
+  keys = () => {};
   if (t.done) {
     $("progress").textContent = "";
-    $("title").textContent = "Thank you: every trial is rated.";
+    $("bar").value = $("bar").max = 1;
+    $("title").textContent = `Thank you: every trial is answered. Your completion code: ${t.code}`;
     document.body.dataset.done = "1";
     return;
   }
-  $("progress").textContent = `Trial ${t.position} of ${t.total}`;
+  $("bar").max = t.total;
+  $("bar").value = t.position - 1;
+  $("progress").textContent = `Trial ${t.position} of ${t.total}` + (t.practice ? " (practice)" : "");
   $("title").textContent = t.title;
   const played = new Set(), ended = Object.fromEntries(t.clips.map((id) => [id, 0]));
   const widget = WIDGETS[t.widget];

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import html
 
+from pipeline.listen.kinds import KINDS
 from pipeline.render.html import SECTIONS, Page, Section, document, image, readable, table, with_ci
 
 
@@ -36,8 +37,6 @@ def fragment(found) -> str:
             found.differences, ["a", "b", "sentences", "delta", "test", "p"],
             {"delta": lambda d: _ci(d.delta, d.ci95_low, d.ci95_high)}, {"delta": f"Δ {scale} [95% CI]"}))
     if found.pairs:
-        from pipeline.listen.kinds import KINDS
-
         kind = KINDS.get(found.kind)
         share = ["mean"] if kind.shares else []
         parts.append(table(found.pairs, ["a", "b", "votes", "preference", *share, "prefer_a", "prefer_b",
@@ -56,7 +55,8 @@ def fragment(found) -> str:
         parts.append("<p>Bradley–Terry log-strengths (mean 0):</p>" + table(
             found.strengths, ["system", "score"], {"score": lambda s: _ci(s.score, s.ci95_low, s.ci95_high)}))
     if found.alpha is not None:
-        parts.append(f"<p>The listeners' agreement: Krippendorff's α (interval) = {readable(found.alpha)}.</p>")
+        parts.append(f"<p>The listeners' agreement: Krippendorff's α ({html.escape(KINDS.get(found.kind).agreement)})"
+                     f" = {readable(found.alpha)}.</p>")
     if found.agreements:
         parts.append("<p>Each measure against the listeners, as the VoiceMOS Challenge scores a predictor "
                      "(utterance level: each clip's mean vote; system level: each system's mean):</p>" + table(

@@ -1,16 +1,17 @@
 """The listening-test server under load: N simulated listeners at once, on loopback, bounded in count and time.
 
-    python bench/listen_load.py [--listeners 50] [--sentences 20] [--seconds 120]
+    python bench/listen_load.py [--listeners 50] [--sentences 20] [--seconds 120] [--kind mos|transcribe]
 
-Makes a MOS test of two voices (Piper joe and espeak, `sentences` Shakespeare lines each) with the code
-`listen create` runs, starts `listen serve` in its own process, and lets each listener do what the page does:
-start their session, fetch a trial, fetch its audio, post its play event, wait the clip's length (the server takes
-no vote for a clip ended sooner), post its end, vote; until every session is rated or `seconds` pass. A third load
-does not wait: each of its votes is refused (409), and it measures the server under a crowd as fast as it answers.
-The baseline, in the same run: one listener alone, and the server's static file under the same load (no
-database). Reports votes a second, the p50/p99 latency of the vote POST and of an audio fetch, and
-votes lost (acknowledged to a listener but not in the database afterwards: must be 0). Writes
-bench/out/listen_load.md. The goal on 2 cores: 50 listeners at a p99 vote latency under 50 ms."""
+Makes a MOS test (or, `--kind transcribe`, a transcription test whose listeners type their answers) of two voices
+(Piper joe and espeak, `sentences` Shakespeare lines each) with the code `listen create` runs, starts `listen
+serve` in its own process, and lets each listener do what the page does: start their session, fetch a trial,
+fetch its audio, post its play event, wait the clip's length (the server takes no vote for a clip ended sooner),
+post its end, vote; until every session is rated or `seconds` pass. A third load does not wait: each of its votes
+is refused (409), and it measures the server under a crowd as fast as it answers. The baseline, in the same run:
+one listener alone, and the server's static file under the same load (no database). Reports votes a second, the
+p50/p99 latency of the vote POST and of an audio fetch, and votes lost (acknowledged to a listener but not in the
+database afterwards: must be 0). Writes bench/out/listen_load.md (listen_load_transcribe.md). The goal on 2 cores:
+50 listeners at a p99 vote latency under 50 ms."""
 from __future__ import annotations
 
 import argparse
@@ -29,10 +30,9 @@ from common import ROOT, cpu_name, shakespeare_lines, write_report
 sys.path.insert(0, str(ROOT))
 
 
-def make_test(path: Path, sentences: int) -> None:
-    from pipeline.listen import create
+def make_test(path: Path, sentences: int, kind: str) -> None:
+    from pipeline.listen import create, database
     from pipeline.listen.kinds import KINDS
-    from pipeline.listen import database
     from pipeline.tts import base
 
     lines = shakespeare_lines(sentences, 4, 14)
@@ -42,11 +42,13 @@ def make_test(path: Path, sentences: int) -> None:
             samples, sr = voice.synthesize(text)
             by.setdefault(system, {})[f"s{i:03d}"] = create.Clip("test", system, system, "", system, f"s{i:03d}",
                                                                  f"{system}_{i}", text, {}, samples, sr)
-    options = create.Options(name="load", votes_per_clip=10, trials_per_session=20)
+    options = create.Options(name="load", kind=kind, votes_per_clip=10, trials_per_session=20)
     conn = database.connect(path, create=True)
     try:
-        create.write(conn, KINDS.get("mos"), options, by, {}, sorted(by), sorted(by["joe"]), random.Random(1), "x" * 32,
-                     [], max(c.sr for clips in by.values() for c in clips.values()))
+        maker = create.Maker(conn=conn, kind=KINDS.get(kind), options=options, rng=random.Random(1),
+                             rate=max(c.sr for clips in by.values() for c in clips.values()), by=by, references={},
+                             systems=sorted(by), shared=sorted(by["joe"]))
+        create.write(maker, "x" * 32, [])
     finally:
         conn.close()
 
@@ -62,6 +64,9 @@ def invite(path: Path, n: int, prefix: str) -> list[str]:
     finally:
         conn.close()
     return secrets
+
+
+TYPED = "the quality of mercy is not strained it droppeth as gentle rain from heaven".split()  # a typed answer
 
 
 def seconds_of(wav: bytes) -> float:
@@ -91,7 +96,8 @@ async def listener(url: str, secret: str, deadline: float, took: dict, acked: li
                     if event == "play" and hear:
                         await asyncio.sleep(seconds_of(wav.content))
             start = time.perf_counter()
-            r = await client.post("/api/vote", json={"trial": trial["trial"], "value": random.randint(1, 5),
+            answer = " ".join(random.sample(TYPED, 6)) if trial["widget"] == "text" else random.randint(1, 5)
+            r = await client.post("/api/vote", json={"trial": trial["trial"], "value": answer,
                                                      "submission": f"sub-{trial['trial']}"}, headers=headers)
             took["vote"].append(time.perf_counter() - start)
             if r.status_code == 200:
@@ -138,12 +144,14 @@ def main() -> None:
     p.add_argument("--listeners", type=int, default=50)
     p.add_argument("--sentences", type=int, default=20)
     p.add_argument("--seconds", type=float, default=120, help="the most each load runs")
+    p.add_argument("--kind", default="mos", choices=("mos", "transcribe"),
+                   help="the test: ratings, or typed answers (each clip played once)")
     args = p.parse_args()
     if not 1 <= args.listeners <= 200:
         raise SystemExit("--listeners: 1 to 200 (a load test stays bounded)")
     work = Path(tempfile.mkdtemp(prefix="listen_load-"))
     db = work / "load.db"
-    make_test(db, args.sentences)
+    make_test(db, args.sentences, args.kind)
     loads = [("1 listener, hearing each clip (baseline)", invite(db, 1, "alone"), True),
              (f"{args.listeners} listeners, hearing each clip", invite(db, args.listeners, "heard"), True),
              (f"{args.listeners} listeners who do not listen (every vote refused)", invite(db, args.listeners,
@@ -172,8 +180,8 @@ def main() -> None:
     acked = [(names[secret], trial) for _, _, a, _, _ in measured for secret, trial in a]
     lost = sum(f"{name} {trial}" not in stored for name, trial in acked)
     lines = [f"# listen_load: {cpu_name()}; load average {before} before the run", "",
-             f"A MOS test of 2 voices × {args.sentences} sentences; a session is 20 test trials with the gold "
-             "and trapping ones among them, after 3 training trials; a listener who hears waits each clip's length "
+             f"A {args.kind} test of 2 voices × {args.sentences} sentences; a session is 20 test trials with the gold "
+             "and trapping ones among them, after the training trials; a listener who hears waits each clip's length "
              "between its play and its end, as the server asks. The listeners run in this process (httpx), the "
              "server in its own (uvicorn, one "
              f"process; SQLite WAL, synchronous=FULL), on the same cores; each load is bounded at {args.seconds:.0f} "
@@ -191,11 +199,11 @@ def main() -> None:
               f"votes lost: {lost} of {len(acked)} acknowledged",
               f"goal ({args.listeners} listeners, p99 vote < 50 ms): {'met' if goal < 50 else 'not met'} "
               f"({goal:.1f} ms); load average after {load_average()}"]
-    write_report("listen_load", lines, {"rows": [{"load": name, "votes": len(a), "wall_s": wall,
-                                                  "vote_p50_ms": pct(t["vote"], .5), "vote_p99_ms": pct(t["vote"], .99),
-                                                  "audio_p50_ms": pct(t["audio"], .5),
-                                                  "audio_p99_ms": pct(t["audio"], .99)}
-                                                 for name, t, a, wall, _ in measured], "lost": lost})
+    rows = [{"load": name, "votes": len(a), "wall_s": wall, "vote_p50_ms": pct(t["vote"], .5),
+             "vote_p99_ms": pct(t["vote"], .99), "audio_p50_ms": pct(t["audio"], .5),
+             "audio_p99_ms": pct(t["audio"], .99)} for name, t, a, wall, _ in measured]
+    write_report("listen_load" if args.kind == "mos" else f"listen_load_{args.kind}", lines,
+                 {"rows": rows, "lost": lost})
     if lost:
         raise SystemExit(f"{lost} acknowledged votes lost")
 

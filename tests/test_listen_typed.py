@@ -58,6 +58,9 @@ def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(run
         again = first.post("/api/play", {"trial": trial["trial"], "clip": trial["clips"][0], "event": "play"},
                            retry=False)
         assert again.status_code == 409 and "1 time(s)" in again.json()["error"]  # played once: no second time
+        ended = first.post("/api/play", {"trial": trial["trial"], "clip": trial["clips"][0], "event": "ended"},
+                           retry=False)
+        assert ended.status_code == 409  # and no end without a play: a second end cannot stand for a second hearing
         for n, (bad, why) in enumerate(((5, "as text"), ("  ", "empty answer"), ("a" * 501, "at most 500"),
                                         ("a\x07b", "control characters (U+0007)"))):
             refused = first.vote(trial, bad, submission=f"refused-{n}-{trial['trial']}")

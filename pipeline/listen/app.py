@@ -285,11 +285,13 @@ def play(state: Served, session, data):
                         (session["listener"], data["trial"])).fetchone()[0]
     if sent >= plays.EVENTS_PER_TRIAL:
         return error(429, f"at most {plays.EVENTS_PER_TRIAL} play events a trial")
-    if data["event"] == "play" and state.plays:
-        ended = conn.execute("SELECT count(*) FROM plays WHERE listener = ? AND trial = ? AND clip = ? AND "
-                             "event = 'ended'", (session["listener"], data["trial"], data["clip"])).fetchone()[0]
-        if ended >= state.plays:
+    if state.plays:  # each end closes one play, and no more plays end than the test allows
+        counts = dict(conn.execute("SELECT event, count(*) FROM plays WHERE listener = ? AND trial = ? AND clip = ? "
+                                   "GROUP BY event", (session["listener"], data["trial"], data["clip"])).fetchall())
+        if data["event"] == "play" and counts.get("ended", 0) >= state.plays:
             return error(409, f"this recording may be played {state.plays} time(s) only")
+        if data["event"] == "ended" and counts.get("ended", 0) >= counts.get("play", 0):
+            return error(409, "no play of this recording to end")
     conn.execute("INSERT INTO plays (listener, trial, clip, event, at) VALUES (?,?,?,?,?)",
                  (session["listener"], data["trial"], data["clip"], data["event"], now()))
     if data["event"] == "ended":  # the page enables the answers from the server's own record, not its own

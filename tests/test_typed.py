@@ -117,7 +117,7 @@ def test_a_simulated_panel_recovers_its_word_error_rate_within_its_intervals():
     for panel in range(20):
         clips = {f"{system}-{i}": {"system": system, "sentence": f"s{i}", "reference": s, "run": system,
                                    "voice": "", "utterance_id": f"{system}-{i}", "run_folder": "", "source_sha256": "",
-                                   "set": "", "perplexity": None, "heard": {"asr": typing(s, system)}}
+                                   "set": "", "perplexity": None, "surprisal": [], "heard": {"asr": typing(s, system)}}
                  for system in rate for i, s in enumerate(sentences)}
         votes = [analysis.Vote(listener, f"l{listener}", cid, "test", answer, answer, None, clip["sentence"], cid,
                                None, True, 1)
@@ -208,7 +208,7 @@ def test_the_context_effect_is_recovered_for_people_and_for_an_engine():
 
         clips = {s: {"system": "v1", "sentence": s, "reference": text, "run": "v1", "voice": "", "utterance_id": s,
                      "run_folder": "", "source_sha256": "", "set": sets[s], "perplexity": 10.0 if
-                     sets[s] == "predictable" else 90.0, "heard": {"asr": typing(s, 0.15)}}
+                     sets[s] == "predictable" else 90.0, "surprisal": [], "heard": {"asr": typing(s, 0.15)}}
                  for s, text in sentences.items()}
         votes = [analysis.Vote(listener, f"l{listener}", s, "test", answer, answer, None, s, s, None, True, 1)
                  for listener in range(6) for s in sentences
@@ -242,3 +242,42 @@ def test_a_tests_sets_are_matched_to_its_sentences_by_their_text(tmp_path):
     (tmp_path / "bad.tsv").write_text("no tabs here\n")
     with pytest.raises(InputError, match="not a TSV of set and text"):
         sets_of(str(tmp_path / "bad.tsv"), by, ["l0001"])
+
+
+def test_the_slope_of_word_errors_on_surprisal_is_recovered_for_people_and_for_an_engine():
+    """Listeners who miss a word with probability 0.03 a bit of its surprisal (1 to 15 bits), and an engine that
+    misses 0.15 of words whatever their surprisal: the listeners' slope's interval holds 0.03 in most panels, and
+    the engine is found to follow the LM's surprise less than people do."""
+    kind = KINDS.get("transcribe")
+    vocab = "the king lord my sister phone garden window mercy quality strained heaven".split()
+    rng = np.random.default_rng(13)
+    sentences = {f"s{i}": list(rng.choice(vocab, 8)) for i in range(30)}
+    bits = {s: list(rng.uniform(1, 15, 8).round(2)) for s in sentences}
+    held = below = 0
+    for panel in range(10):
+        def typing(s, chance):
+            return " ".join(w for w, b in zip(sentences[s], bits[s]) if rng.random() > chance(b)) or "-"
+
+        clips = {s: {"system": "v1", "sentence": s, "reference": " ".join(words), "run": "v1", "voice": "",
+                     "utterance_id": s, "run_folder": "", "source_sha256": "", "set": "", "perplexity": None,
+                     "surprisal": bits[s], "heard": {"asr": typing(s, lambda b: 0.15)}}
+                 for s, words in sentences.items()}
+        votes = [analysis.Vote(listener, f"l{listener}", s, "test", answer, answer, None, s, s, None, True, 1)
+                 for listener in range(6) for s in sentences for answer in [typing(s, lambda b: 0.03 * b)]]
+        found = analysis.Analysis(test="t", kind="transcribe", listeners=6, accepted=6, votes=len(votes))
+        kind.analyse(found, votes, clips, 300, panel)
+        rows = {r.by: r for r in found.tables["slopes"]}
+        assert rows["listeners"].words == 6 * 30 * 8 and rows["asr"].words == 30 * 8
+        held += rows["listeners"].ci95_low <= 0.03 <= rows["listeners"].ci95_high
+        below += rows["asr"].beyond_ci95_high < 0
+    assert held >= 8 and below >= 8, (held, below)
+
+
+def test_a_words_surprisal_follows_it_through_the_listener_normalizer():
+    # the run's basic normalizer keeps apostrophes and hyphens' halves; the listener's drops and splits them
+    assert typed.surprisal("The king's well-known crown.", "the king's well known crown", [1.0, 2.0, 3.0, 4.0, 5.0]) \
+        == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert typed.surprisal("a well-known face", "a well-known face", [1.0, 2.0, 3.0]) == [1.0, 2.0, 2.0, 3.0]
+    # twenty one is one number to the listener normalizer and two words to the run's: no surprisal, not a wrong one
+    assert typed.surprisal("twenty one men", "twenty one men", [1.0, 2.0, 3.0]) == []
+    assert typed.surprisal("the king", "the king", []) == []

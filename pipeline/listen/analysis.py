@@ -239,9 +239,9 @@ def clip_table(conn: sqlite3.Connection) -> dict[str, dict]:
                       "run_folder": r["run_folder"], "voice": r["voice"], "utterance_id": r["utterance_id"],
                       "source_sha256": r["source_sha256"], "measures": json.loads(r["measures"]),
                       "reference": r["reference_text"], "heard": json.loads(r["heard"]),
-                      "perplexity": r["perplexity"]}
+                      "perplexity": r["perplexity"], "surprisal": json.loads(r["surprisal"])}
             for r in conn.execute("SELECT id, system, sentence_id, run, run_folder, voice, utterance_id, "
-                                  "source_sha256, measures, reference_text, heard, perplexity FROM clips "
+                                  "source_sha256, measures, reference_text, heard, perplexity, surprisal FROM clips "
                                   "WHERE role = 'test'")}
 
 

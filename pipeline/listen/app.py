@@ -377,7 +377,8 @@ def admin(request: Request):
               + "</table>") if typed else ""
     name = html.escape(test.name)
     return shell(f"{name}: progress", f"""<h1>{name}: progress</h1><p>{html.escape(test.kind)} test,
-{test.votes_per_clip} votes asked for each clip.</p><table><tr><th>listener</th><th>votes</th><th>completion code</th></tr>{rows}</table>
+{test.votes_per_clip} votes asked for each clip.</p>
+<table><tr><th>listener</th><th>votes</th><th>completion code</th></tr>{rows}</table>
 <table><tr><th>trials</th><th>how many</th><th>votes</th></tr>{roles}</table>{latest}
 <p>The analysis: <code>listen results</code>, or results.json with the same token.</p>""")
 

@@ -29,7 +29,7 @@ from pipeline.core import store
 from pipeline.core.records import Status
 from pipeline.errors import InputError
 from pipeline.io import audio, conditions, level
-from pipeline.listen import database
+from pipeline.listen import database, typed
 from pipeline.listen.kinds import KINDS, Kind
 
 NOISY, HEAVY = 10.0, -5.0  # dB SNR: the training set's middle and low, the bad gold's
@@ -71,6 +71,7 @@ class Clip:
     source_sha256: str = ""  # of the run's own file: a later comparison rates only audio that is still the same
     heard: dict = field(default_factory=dict)  # each of the run's engines' transcript of this audio
     perplexity: float | None = None  # the run's LM's perplexity of the sentence, where it had one
+    surprisal: list = field(default_factory=list)  # each word's (listen/typed.py's words), where the run had them
 
 
 def made(role: str, like: Clip, samples: np.ndarray, sr: int | None = None) -> Clip:
@@ -108,7 +109,8 @@ def clips_of(runs: list, condition: str) -> dict[str, dict[str, Clip]]:
                 raise InputError(f"{run.name}: {e}; the run's audio must be where its utterances.csv says") from None
             clip = Clip("test", system, run.name, run.where, u.voice, u.sentence_id, u.id,
                         u.reference, dict(u.measures), samples, sr, store.sha256_or_none(run.audio(u.audio_path)),
-                        heard[u.voice, u.sentence_id], u.perplexity)
+                        heard[u.voice, u.sentence_id], u.perplexity,
+                        typed.surprisal(u.reference, u.reference_normalized, list(u.word_surprisal)))
             out.setdefault(system, {})[u.sentence_id] = clip
             if u.speaker_reference:
                 out.setdefault("\0references", {})[u.id] = made("reference", clip,
@@ -188,12 +190,12 @@ class Maker:
             raise InputError(f"a {clip.role} clip would be a test clip's very audio (sentence {clip.sentence_id}); "
                              "give --gold clips of your own")
         self.conn.execute("INSERT INTO clips (id, role, system, run, run_folder, voice, sentence_id, utterance_id, "
-                          "reference_text, source_sha256, audio_sha256, seconds, measures, audio, heard, perplexity) "
-                          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                          "reference_text, source_sha256, audio_sha256, seconds, measures, audio, heard, perplexity, "
+                          "surprisal) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                           (cid, clip.role, clip.system, clip.run, clip.run_folder, clip.voice, clip.sentence_id,
                            clip.utterance_id, clip.reference_text, clip.source_sha256, sha,
                            round(len(samples) / self.rate, 3), json.dumps(clip.measures), data,
-                           json.dumps(clip.heard), clip.perplexity))
+                           json.dumps(clip.heard), clip.perplexity, json.dumps(clip.surprisal)))
         return cid
 
     def trial(self, role: str, first: str, second: str | None, sentence: str, expected: int | str | None = None,

@@ -25,7 +25,7 @@ from pipeline.errors import InputError
 
 # PRAGMA user_version: 0 was the first, which kept its sessions in clear (they are dropped on opening); 2 added the
 # typed answer of a vote (votes.text), and what the runs' engines heard of a clip and their LM's perplexity of it
-# (clips.heard, clips.perplexity)
+# (clips.heard, clips.perplexity, clips.surprisal)
 VERSION = 2
 SESSION_HOURS = 12  # a listener's session, from when they started it; their link starts a new one
 HEADER = b"SQLite format 3\x00"
@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS clips (
     measures TEXT NOT NULL,         -- the run's automatic measures of this audio, JSON
     audio BLOB NOT NULL,
     heard TEXT NOT NULL DEFAULT '{}',  -- each of the run's engines' transcript of this audio, JSON
-    perplexity REAL);               -- the run's LM's perplexity of the sentence
+    perplexity REAL,                -- the run's LM's perplexity of the sentence
+    surprisal TEXT NOT NULL DEFAULT '[]');  -- its LM surprisal of each word (listen/typed.py's words), JSON
 CREATE TABLE IF NOT EXISTS trials (
     id TEXT PRIMARY KEY, role TEXT NOT NULL,
     first TEXT NOT NULL REFERENCES clips(id), second TEXT REFERENCES clips(id),
@@ -150,7 +151,7 @@ def upgrade(conn: sqlite3.Connection, path: Path) -> None:
             conn.execute(SESSIONS)
         # a test of an earlier version rates on a scale: its votes keep their values, and have no text
         for table, column in (("votes", "text TEXT"), ("clips", "heard TEXT NOT NULL DEFAULT '{}'"),
-                              ("clips", "perplexity REAL")):
+                              ("clips", "perplexity REAL"), ("clips", "surprisal TEXT NOT NULL DEFAULT '[]'")):
             if column.split()[0] not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
                 conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
         conn.execute(f"PRAGMA user_version = {VERSION}")

@@ -153,3 +153,16 @@ def score(reference: str, typed: str) -> Scored:
     strict = align.align(ref, hyp)
     rules = [(r, h, rule) for op, r, h in strict.ops if op is Op.SUBSTITUTION and (rule := forgiven(r, h))]
     return Scored(ref, hyp, strict, rules)
+
+
+def surprisal(reference: str, normalized: str, bits: list[float]) -> list[float]:
+    """Each of the sentence's words (as `words` gives them) with its LM surprisal, from a run's scoring: `bits` one
+    per word of `normalized`, the reference under the run's normalizer. A run word this normalizer splits gives
+    each piece its surprisal; where the two normalizers do not give the same words (a number written across
+    words), none."""
+    out, parts = [], []
+    for word, b in zip(normalized.split(), bits):
+        pieces = words(word)
+        parts += pieces
+        out += [b] * len(pieces)
+    return out if bits and len(bits) == len(normalized.split()) and parts == words(reference) else []

@@ -192,11 +192,7 @@ def context(system: str, scored: list[tuple[str, str, typed.Scored]], machines: 
         return []
     listeners, _ = analysis.index([who for who, _, _ in scored])
     items, sentences = analysis.index([sentence for _, sentence, _ in scored])
-    rng = np.random.default_rng(seed)
-    wl = np.stack([np.bincount(rng.integers(0, listeners.max() + 1, listeners.max() + 1),
-                               minlength=listeners.max() + 1) for _ in range(n_boot)])
-    wi = np.stack([np.bincount(rng.integers(0, len(sentences), len(sentences)), minlength=len(sentences))
-                   for _ in range(n_boot)])
+    wl, wi = resampling(listeners.max() + 1, len(sentences), n_boot, seed)
     at = {sentence: k for k, sentence in enumerate(sentences)}
 
     def rates(rows: list[tuple[str, str, typed.Scored]], weights: np.ndarray, which: str) -> tuple:
@@ -233,6 +229,78 @@ def context(system: str, scored: list[tuple[str, str, typed.Scored]], machines: 
                                beyond_listeners=beyond,
                                **dict(zip(("beyond_ci95_low", "beyond_ci95_high"),
                                           analysis.interval(effect - people_effect)))))
+    return out
+
+
+def resampling(listeners: int, sentences: int, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The listeners × sentences bootstrap's draws, each a count of how often each listener (each sentence) is
+    drawn, kept apart so that an engine's rows take the sentences' alone."""
+    rng = np.random.default_rng(seed)
+    return (np.stack([np.bincount(rng.integers(0, listeners, listeners), minlength=listeners) for _ in range(n_boot)]),
+            np.stack([np.bincount(rng.integers(0, sentences, sentences), minlength=sentences) for _ in range(n_boot)]))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Slope:
+    """How word errors rise with the LM's surprisal (slopes.csv): the least-squares slope of a word missed (1) or
+    heard (0) on its surprisal in bits, over a system's listeners' words or one engine's, with a 95% CI from the
+    listeners × sentences bootstrap; for an engine, also its slope minus the listeners' on the same draws (above
+    0: its errors follow the LM's surprise more than people's do)."""
+    system: str
+    by: str
+    words: int  # words with a surprisal (each listener's each word, for the listeners)
+    slope: float | None  # errors a word per bit
+    ci95_low: float | None
+    ci95_high: float | None
+    beyond_listeners: float | None = None
+    beyond_ci95_low: float | None = None
+    beyond_ci95_high: float | None = None
+
+
+def _slopes(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The weighted least-squares slope of y on x under each row of weights."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = weights.sum(axis=1)
+        mx, my = weights @ x / total, weights @ y / total
+        return (weights @ (x * y) / total - mx * my) / (weights @ (x * x) / total - mx * mx)
+
+
+def slopes(system: str, rated: list[str], clips: dict, answers: dict[str, list[tuple[str, typed.Scored]]],
+           engines: list[str], n_boot: int, seed: int) -> list[Slope]:
+    """The slope rows of one system: `answers` each rated clip's (listener, scoring)."""
+    with_bits = [c for c in rated if clips[c]["surprisal"]]
+    if not with_bits:
+        return []
+    listeners, names = analysis.index([who for c in with_bits for who, _ in answers[c]])
+    at = {who: k for k, who in enumerate(names)}
+    wl, wi = resampling(len(names), len(with_bits), n_boot, seed)
+    x, y, who, item = [], [], [], []
+    for k, c in enumerate(with_bits):
+        for name, s in answers[c]:
+            for bits, miss in zip(clips[c]["surprisal"], missed(s)):
+                x.append(bits), y.append(float(miss)), who.append(at[name]), item.append(k)
+    x, y = np.array(x), np.array(y)
+    people = _slopes(x, y, wl[:, who] * wi[:, item])
+    point = _slopes(x, y, np.ones((1, len(x))))[0]
+    out = [Slope(system=system, by=LISTENERS, words=len(x), slope=_rounded(point),
+                 **dict(zip(("ci95_low", "ci95_high"), analysis.interval(people))))]
+    for engine in engines:
+        ex, ey, eitem = [], [], []
+        for k, c in enumerate(with_bits):
+            if engine in clips[c]["heard"]:
+                found = missed(typed.score(clips[c]["reference"], clips[c]["heard"][engine]))
+                ex += clips[c]["surprisal"]
+                ey += [float(m) for m in found]
+                eitem += [k] * len(found)
+        if not ex:
+            continue
+        ex, ey = np.array(ex), np.array(ey)
+        machine = _slopes(ex, ey, wi[:, eitem])
+        value = _slopes(ex, ey, np.ones((1, len(ex))))[0]
+        out.append(Slope(system=system, by=engine, words=len(ex), slope=_rounded(value),
+                         **dict(zip(("ci95_low", "ci95_high"), analysis.interval(machine))),
+                         beyond_listeners=_rounded(value - point),
+                         **dict(zip(("beyond_ci95_low", "beyond_ci95_high"), analysis.interval(machine - people)))))
     return out
 
 
@@ -375,9 +443,11 @@ class Transcription(Kind):
                                   errors=s.strict.errors, tolerant_errors=s.tolerant_errors, alignment=shown(s),
                                   forgiven=[f"{r}→{h} ({rule})" for r, h, rule in s.rules]))
         per_clip: dict[str, list[typed.Scored]] = defaultdict(list)
+        named: dict[str, list[tuple[str, typed.Scored]]] = defaultdict(list)
         for v in kept:
             per_clip[v.first].append(typed.score(clips[v.first]["reference"], str(v.value)))
-        rows, words, missing, effects = [], [], [], []
+            named[v.first].append((v.name, per_clip[v.first][-1]))
+        rows, words, missing, effects, rises = [], [], [], [], []
         sets = {c["sentence"]: c["set"] for c in clips.values()}
         perplexity = {c["sentence"]: c["perplexity"] for c in clips.values()}
         for system, scored in sorted(by_system.items()):
@@ -393,6 +463,7 @@ class Transcription(Kind):
                 words += listed
                 missing.append(counted)
             effects += context(system, scored, machines, sets, perplexity, n_boot, seed)
+            rises += slopes(system, rated, clips, named, sorted(machines), n_boot, seed)
         # the listeners' agreement on which words they got: each word of each clip a unit, each listener's hit
         # (1) or miss (0) its value; interval alpha on 0 and 1 is nominal alpha
         result.alpha = analysis.krippendorff_interval(
@@ -417,7 +488,8 @@ class Transcription(Kind):
             if len(people) >= 2 and set(machine) == set(people):
                 order, theirs = sorted(people, key=people.get), sorted(machine, key=machine.get)
                 rankings.append(Ranking(engine=engine, listeners=order, by_engine=theirs, same=order == theirs))
-        result.tables = {"heard": rows, "rankings": rankings, "context": effects, "misses": missing, "words": words,
+        result.tables = {"heard": rows, "rankings": rankings, "context": effects, "slopes": rises, "misses": missing,
+                         "words": words,
                          "answers": sorted(answers, key=lambda a: (a.system, a.sentence, a.listener))}
 
     def human(self, test: str, kept: list[analysis.Vote], origin, clips: dict):
@@ -451,6 +523,11 @@ class Transcription(Kind):
                 f"; {_ci(c.beyond_listeners, c.beyond_ci95_low, c.beyond_ci95_high)} beyond the listeners'")
             out.append(f"{c.system}, {c.by}: WER {c.set} minus predictable "
                        f"{_ci(c.effect, c.effect_ci95_low, c.effect_ci95_high)}{beyond}")
+        for r in found.tables.get("slopes", []):
+            beyond = "" if r.beyond_listeners is None else (
+                f"; {_ci(r.beyond_listeners, r.beyond_ci95_low, r.beyond_ci95_high)} beyond the listeners'")
+            out.append(f"{r.system}, {r.by}: word errors per bit of LM surprisal "
+                       f"{_ci(r.slope, r.ci95_low, r.ci95_high)}{beyond}")
         for m in found.tables.get("misses", []):
             out.append(f"{m.system}, {m.engine}: of {m.words} words, missed by both {m.both}, by the listeners alone "
                        f"{m.listeners_only}, by the engine alone {m.engine_only} (words.csv lists them)")

@@ -5,8 +5,8 @@ with the listeners × sentences bootstrap, beside every engine of the runs on th
 sentences' sets (`listen sentences`, `listen create --sets`), how much context helps people and each engine.
 
 Acceptance: a trapping trial breaks off into the tool's voice asking for one word ("Please type the word orange"),
-which the answer must hold; a gold trial is a recording whose words a careful listener gets (a natural recording,
-the runs' speaker references, or the tool's own clean voice reading a plain sentence), and an answer that misses
+which the answer must hold; a gold trial is a recording whose words a careful listener gets (the user's, a natural
+recording whose words are known, or the tool's own clean voice reading a plain sentence), and an answer that misses
 more than half of its words (strict WER above GOLD_WER) leaves the listener out."""
 from __future__ import annotations
 

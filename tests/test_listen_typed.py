@@ -161,3 +161,39 @@ def test_a_listener_types_in_a_real_browser_and_enter_submits(runs, tmp_path):
             driver.quit()
     conn = sqlite3.connect(cwd / "web-typed.db")
     assert conn.execute("SELECT text, value FROM votes").fetchall() == [(HOSTILE + " and more", None)]
+
+
+def test_a_hearing_check_comes_first_and_leaves_out_who_misses_its_digits(runs):
+    cwd = runs
+    made = listen(cwd, "create", "hearing.db", "v1", "v2", "--qualify", "--sentences", "2", "--trials", "4").stdout
+    assert "3 hearing check" in made
+    links = invite(cwd, "hearing.db", "ann", "bo")
+    known = oracle(cwd / "hearing.db")
+    conn = sqlite3.connect(cwd / "hearing.db")
+    check = dict(conn.execute("SELECT id, sentence_id FROM trials WHERE role = 'qualification'"))
+    conn.close()
+
+    def session(name):
+        listener = Listener(url, links[name])
+        first = []
+        while not (t := listener.trial())["done"]:
+            listener.hear(t)
+            role, expected, system = known[t["trial"]]
+            first.append((role, t["widget"]))
+            if role == "qualification":
+                easiest = check[t["trial"]] == "digits-+6"
+                answer = "0 0 0" if name == "bo" and easiest else " ".join(
+                    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"][int(d)]
+                    for d in expected)  # typed as words: the digits all the same
+            else:
+                answer = expected if role in ("trap", "gold") else 4 if system == "v1" else 2  # ratings that vary
+            assert listener.vote(t, answer).status_code == 200
+        return first
+
+    with served(cwd, "hearing.db") as (url, _):
+        ann, _ = together(["ann", "bo"], session)
+    assert ann[:3] == [("qualification", "text")] * 3 and ann[3][0] == "training"
+    listen(cwd, "results", "hearing.db", "--out", "hearing-out")
+    found = store.read_json(cwd / "hearing-out" / "results.json")
+    (left,) = found["excluded"]
+    assert left["listener"] == "bo" and "hearing check at +6 dB SNR answered '0 0 0'" in left["reasons"][0]

@@ -48,6 +48,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--sets", metavar="SETS.tsv",
                    help="each sentence's set (unpredictable, predictable, shuffled: what `listen sentences` writes "
                         "beside its sentences): a transcription test compares them, the context effect")
+    c.add_argument("--qualify", action="store_true",
+                   help="P.808's hearing check first: three triplets of digits in noise, typed; a listener who "
+                        "misses the easiest is left out")
     c.add_argument("--gold", help="your own gold clips: a CSV with columns audio,expected (paths relative to it)")
     c.add_argument("--seed", type=int, default=1337, help="the seed of everything the test draws")
     c.add_argument("--level", type=float, default=-26.0, metavar="DBOV",
@@ -114,7 +117,7 @@ def create(args) -> int:
                              votes_per_clip=args.votes_per_clip, trials_per_session=args.trials,
                              sentences=args.sentences, condition=args.condition, seed=args.seed,
                              gold=args.gold or "", level_dbov=None if args.no_level else args.level,
-                             plays=args.plays, sets=args.sets or "")
+                             plays=args.plays, sets=args.sets or "", qualify=args.qualify)
     admin = making.create(args.db, args.runs, options, args.results_dir)
     summary = making.summary(args.db)
     print(f"made {args.db}: {summary}")

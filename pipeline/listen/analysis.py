@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pipeline.core.records import columns_of, joined
-from pipeline.listen import plays
+from pipeline.listen import plays, qualify
 from pipeline.listen.kinds import KINDS, Kind
 from pipeline.listen.database import Test
 from pipeline.measures.base import MEASURES
@@ -223,6 +223,7 @@ def acceptance(votes: list[Vote], kind: Kind) -> dict[int, list[str]]:
             reasons.append(f"{len(off)} of {len(golds)} gold trial(s) {kind.gold_rule}: " +
                            "; ".join(f"trial {v.position} answered {kind.said(v.value)}, expected "
                                      f"{kind.said(v.expected)}" for v in sorted(off, key=lambda v: v.position)))
+        reasons += qualify.failed([v for v in own if v.role == qualify.ROLE])
         rated = [v.value for v in own if v.role == "test"]
         if kind.varies and len(rated) >= 2 and np.var(rated) < MIN_VARIANCE:
             reasons.append(f"ratings that hardly vary (variance {np.var(rated):.2f} < {MIN_VARIANCE})")

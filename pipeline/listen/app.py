@@ -26,6 +26,7 @@ import json
 import re
 import secrets
 import sqlite3
+import unicodedata
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -36,7 +37,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from pipeline.listen import assign, database, plays
+from pipeline.listen import assign, database, plays, qualify
 from pipeline.listen.database import Connections, Test, hashed, now
 from pipeline.listen.kinds import KINDS, Kind
 
@@ -247,7 +248,7 @@ def trial(request: Request):
         [row["second"], row["first"]] if row["swapped"] else [row["first"], row["second"]]
     return JSONResponse({"done": False, "trial": row["id"], "position": row["position"] + 1, "total": total,
                          "clips": clips, "plays": served(request).plays, "practice": row["role"] == "training",
-                         **kind.page(clips)})
+                         **(qualify.page() if row["role"] == qualify.ROLE else kind.page(clips))})
 
 
 def completion(listener) -> str:
@@ -304,16 +305,17 @@ def vote(state: Served, session, data):
     if data is None or set(data) != {"trial", "value", "submission"} or not isinstance(data["trial"], str) \
             or not isinstance(data["submission"], str) or not ID.fullmatch(data["submission"]):
         return error(422, f"expected {{trial, value, submission}}, {kind.expects}")
-    refused = kind.refused(data["value"])
-    if refused:
-        return error(422, refused)
     listener, conn = session["listener"], state.db.get()
     row = assigned(conn, listener, data["trial"])
     if row is None:
         return error(404, "no such trial in your trials")
+    checking = row["role"] == qualify.ROLE  # the hearing check is typed, whatever the kind
+    refused = qualify.refused(data["value"]) if checking else kind.refused(data["value"])
+    if refused:
+        return error(422, refused)
     if not heard(conn, listener, row):
         return error(409, "play every recording of this trial to its end first")
-    value, text = kind.stored(data["value"])
+    value, text = (None, unicodedata.normalize("NFC", data["value"])) if checking else kind.stored(data["value"])
     # one statement, one transaction, fsynced before it returns: a vote acknowledged is a vote kept, and the
     # same vote sent twice (a double click, a retry after a lost answer) is stored once
     stored = conn.execute("INSERT INTO votes (listener, trial, value, text, submission, at) VALUES (?,?,?,?,?,?) "

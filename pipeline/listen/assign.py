@@ -11,9 +11,9 @@ from pipeline.listen.database import Test
 
 
 def session(conn: sqlite3.Connection, listener: int, test: Test, seed: int) -> None:
-    """The listener's trials: the training set first, then the test trials least assigned so far with the gold
-    and trapping trials among them, each sentence as few times as the balance allows and never twice in a row
-    where it can be helped, in an order of the listener's own."""
+    """The listener's trials: the hearing check (a test made with --qualify), the training set, then the test
+    trials least assigned so far with the gold and trapping trials among them, each sentence as few times as the
+    balance allows and never twice in a row where it can be helped, in an order of the listener's own."""
     if conn.execute("SELECT 1 FROM assignments WHERE listener = ?", (listener,)).fetchone():
         return  # drawn already: no write lock to take on every trial fetched
     conn.execute("BEGIN IMMEDIATE")  # one listener at a time draws, so the counts it balances are true
@@ -27,8 +27,9 @@ def session(conn: sqlite3.Connection, listener: int, test: Test, seed: int) -> N
         roles, sentence = {}, {}
         for trial, role, sentence_id in conn.execute("SELECT id, role, sentence_id FROM trials ORDER BY rowid"):
             roles[trial], sentence[trial] = role, sentence_id
-        training = [t for t, r in roles.items() if r == "training"]
-        used = Counter(sentence[t] for t in training)
+        first = [t for t, r in roles.items() if r == "qualification"] + [t for t, r in roles.items()
+                                                                        if r == "training"]
+        used = Counter(sentence[t] for t in first)
 
         def least(role: str, k: int) -> list[str]:
             """The k trials least assigned so far, and among those the ones whose sentences this listener has
@@ -47,7 +48,7 @@ def session(conn: sqlite3.Connection, listener: int, test: Test, seed: int) -> N
         rng.shuffle(rated)
         rated = apart(rated, sentence)
         conn.executemany("INSERT INTO assignments (listener, position, trial) VALUES (?,?,?)",
-                         [(listener, position, trial) for position, trial in enumerate(training + rated)])
+                         [(listener, position, trial) for position, trial in enumerate(first + rated)])
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

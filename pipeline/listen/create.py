@@ -29,7 +29,7 @@ from pipeline.core import store
 from pipeline.core.records import Status
 from pipeline.errors import InputError
 from pipeline.io import audio, conditions, level
-from pipeline.listen import database, typed
+from pipeline.listen import database, qualify, typed
 from pipeline.listen.kinds import KINDS, Kind
 
 NOISY, HEAVY = 10.0, -5.0  # dB SNR: the training set's middle and low, the bad gold's
@@ -53,6 +53,7 @@ class Options:
     level_dbov: float | None = level.TARGET_DBOV  # every clip's active speech level (P.56); None: as the runs made it
     plays: int | None = None  # times each recording of a trial may be played (0: any); None: the kind's own
     sets: str = ""  # a TSV of set,text: each sentence's set (unpredictable, predictable, shuffled), by its text
+    qualify: bool = False  # P.808's hearing check first (qualify.py)
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,8 @@ def write(maker: Maker, admin: str, run_names: list[str]) -> None:
     maker.pick = cycle(spread)
     notes = kind.gold_trials(maker)
     traps(maker)
+    if options.qualify:
+        qualify.make(maker)
     for snr in (None, NOISY, HEAVY):  # the training set: the quality range, rated first, never analysed
         kind.training_trial(maker, next(maker.pick), snr)
     settings = {**asdict(options), "runs": run_names, "systems": systems, "sentences": shared,
@@ -314,7 +317,8 @@ def summary(path: str | Path) -> str:
     notes = "".join(f"\n  note: {n}" for n in settings.get("notes", []))
     return (f"a {test.kind.upper()} test of {len(systems)} system(s) ({', '.join(systems)}) on "
             f"{len(settings['sentences'])} sentences: {trials} test trials, {roles.get('gold', 0)} "
-            f"gold, {roles.get('trap', 0)} trapping, {roles.get('training', 0)} training; every clip at "
+            f"gold, {roles.get('trap', 0)} trapping, {roles.get('training', 0)} training"
+            f"{f', {n} hearing check' if (n := roles.get(qualify.ROLE)) else ''}; every clip at "
             f"{settings.get('sample_rate', '?')} Hz and {level_said}; {test.votes_per_clip} votes asked for each "
             f"test trial, {test.trials_per_session} a session, so {sessions(trials, test.votes_per_clip, test.trials_per_session)} "
             f"listener sessions{notes}")

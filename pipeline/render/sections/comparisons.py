@@ -19,7 +19,8 @@ def stars(p: float) -> str:
 
 
 def comparison_matrix(comparisons: list[Comparison]) -> str:
-    """Rows A, columns B: ΔWER = WER(B) − WER(A), stars by the Holm-corrected MAPSSWE p; hover for the verdict."""
+    """Rows A, columns B: the rate of B minus that of A (ΔWER, or ΔCER by characters), stars by the Holm-corrected
+    MAPSSWE p; hover for the verdict."""
     groups = list(dict.fromkeys([c.a for c in comparisons] + [c.b for c in comparisons]))
     cell = {(c.a, c.b): c for c in comparisons}
     head = "".join(f"<th>{html.escape(label(g))}</th>" for g in groups)
@@ -42,9 +43,9 @@ def comparison_matrix(comparisons: list[Comparison]) -> str:
             f'<tbody>{"".join(rows)}</tbody></table></div>')
 
 
-def factor_tables(comparisons: list[Comparison]) -> str:
+def factor_tables(comparisons: list[Comparison], rate: str = "WER") -> str:
     """One compact table per factor: the pairs that differ in it alone (Holm's family), each within what the two
-    groups share."""
+    groups share; `rate`: CER where the unit is the character."""
     def within(c: Comparison) -> str:
         return html.escape(", ".join(x for x, y in zip(c.a, c.b) if x == y and x) or "-")
 
@@ -63,7 +64,7 @@ def factor_tables(comparisons: list[Comparison]) -> str:
             out.append(f"<h3>{title} ({len(pairs)} pairs)</h3>")
             out.append(table(pairs, ["within", "a", "b", "sentences", "delta", "mapsswe_p_holm"],
                              {"within": within, "a": lambda c: side(c, 0), "b": lambda c: side(c, 1), "delta": delta},
-                             {"within": "within", "a": "A", "b": "B", "delta": "ΔWER = B − A [95% CI]",
+                             {"within": "within", "a": "A", "b": "B", "delta": f"Δ{rate} = B − A [95% CI]",
                               "mapsswe_p_holm": "MAPSSWE p (Holm)"}))
     return "\n".join(out)
 
@@ -73,17 +74,18 @@ def render(page: Page) -> str:
     if not comparisons:
         return "<h2>Comparisons</h2><p>One group only: nothing to compare.</p>"
     one = sum(c.holm_family == "one-factor" for c in comparisons)
+    rate = page.scores.rate  # the headline's name: CER in a language scored by characters
     return "\n".join([
         "<h2>Comparisons</h2>",
         f"<p>Each question is a pair of groups that differ in one factor: {one} of the {len(comparisons)} pairs. "
-        "ΔWER on the sentences both scored, with a paired-bootstrap 95% CI; red: B has significantly more errors, "
+        f"Δ{rate} on the sentences both scored, with a paired-bootstrap 95% CI; red: B has significantly more errors, "
         f"green: fewer (MAPSSWE, Holm-corrected over the {one} one-factor pairs: * p &lt; 0.05, ** p &lt; 0.01, "
         "*** p &lt; 0.001); where a pair shows no difference, its verdict in comparisons.csv says the smallest one "
         'its sentences could detect. <a href="comparisons.csv">comparisons.csv</a> has every pair, the sign and '
         "Wilcoxon tests, ΔCER and the verdicts.</p>",
-        factor_tables(comparisons),
+        factor_tables(comparisons, rate),
         f"<details><summary>Every pair as a matrix ({len(comparisons)} pairs; cross-factor pairs are Holm-corrected "
-        "among themselves)</summary><p>Cell = WER(column) − WER(row); hover a cell for its verdict.</p>"
+        f"among themselves)</summary><p>Cell = {rate}(column) − {rate}(row); hover a cell for its verdict.</p>"
         f"{comparison_matrix(comparisons)}</details>"])
 
 

@@ -136,6 +136,9 @@ def test_a_simulated_panel_recovers_its_word_error_rate_within_its_intervals():
             assert (m.both, m.listeners_only, m.engine_only) == tuple(
                 sum(w.missed_by == who for w in words) for who in ("both", "listeners", "engine"))
         assert {a.measure for a in found.agreements} == {"asr"} and len(found.clips) == 40
+        (fit,) = found.tables["from_engines"]  # the listeners' WER of a clip from the engine's
+        assert (fit.measure, fit.clips, fit.floor, fit.ceiling) == ("asr", 40, 0.0, 1.0)
+        assert fit.slope_ci95_low <= fit.slope <= fit.slope_ci95_high
     assert held >= 34, held
 
 

@@ -469,9 +469,10 @@ def agreements(per_clip: list[dict], measure: str, n_boot: int, seed: int) -> li
     return out
 
 
-def calibration(per_clip: list[dict], measure: str, test: str, kind: Kind, n_boot: int,
-                seed: int) -> Calibration | None:
-    """The least-squares line from the measure to the clips' mean votes, with a bootstrap over clips."""
+def calibration(per_clip: list[dict], measure: str, test: str, kind: Kind, n_boot: int, seed: int,
+                scale: tuple[float, float] | None = None) -> Calibration | None:
+    """The least-squares line from the measure to the clips' mean votes, with a bootstrap over clips; `scale`: the
+    ends of what a clip's mean can be (the kind's scale unless said)."""
     rows = [c for c in per_clip if c.measures.get(measure) is not None]
     x = np.array([c.measures[measure] for c in rows], dtype=float)
     y = np.array([c.mean for c in rows])
@@ -491,8 +492,8 @@ def calibration(per_clip: list[dict], measure: str, test: str, kind: Kind, n_boo
                        slope=round(float(slope), 4), intercept_ci95_low=intercept_low,
                        intercept_ci95_high=intercept_high, slope_ci95_low=slope_low, slope_ci95_high=slope_high,
                        residual_sd=round(float(np.std(residual, ddof=2)), 4), low=float(x.min()),
-                       high=float(x.max()), clips=len(x), floor=float(min(kind.values)),
-                       ceiling=float(max(kind.values)))
+                       high=float(x.max()), clips=len(x),
+                       **dict(zip(("floor", "ceiling"), scale or (float(min(kind.values)), float(max(kind.values))))))
 
 
 def analyse(conn: sqlite3.Connection, n_boot: int = N_BOOT, seed: int = SEED) -> Analysis:

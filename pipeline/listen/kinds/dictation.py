@@ -479,8 +479,14 @@ class Transcription(Kind):
             run_folder=clips[c]["run_folder"], source_sha256=clips[c]["source_sha256"])
             for c, found in sorted(per_clip.items())]
         engines = sorted({e for c in result.clips for e in c.measures})
+        fits = []
         for engine in engines:
             result.agreements += analysis.agreements(result.clips, engine, n_boot, seed)
+            # the listeners' WER of a clip from the engine's: kept apart from calibration.json, which puts
+            # measures on a rating scale in a run, and which an engine's WER is not
+            fit = analysis.calibration(result.clips, engine, result.test, self, n_boot, seed, scale=(0.0, 1.0))
+            if fit is not None:
+                fits.append(fit)
         people = {h.system: h.micro_wer for h in rows if h.by == LISTENERS and h.micro_wer is not None}
         rankings = []
         for engine in engines:
@@ -488,8 +494,8 @@ class Transcription(Kind):
             if len(people) >= 2 and set(machine) == set(people):
                 order, theirs = sorted(people, key=people.get), sorted(machine, key=machine.get)
                 rankings.append(Ranking(engine=engine, listeners=order, by_engine=theirs, same=order == theirs))
-        result.tables = {"heard": rows, "rankings": rankings, "context": effects, "slopes": rises, "misses": missing,
-                         "words": words,
+        result.tables = {"heard": rows, "rankings": rankings, "from_engines": fits, "context": effects,
+                         "slopes": rises, "misses": missing, "words": words,
                          "answers": sorted(answers, key=lambda a: (a.system, a.sentence, a.listener))}
 
     def human(self, test: str, kept: list[analysis.Vote], origin, clips: dict):
@@ -518,6 +524,9 @@ class Transcription(Kind):
         for r in found.tables.get("rankings", []):
             out.append(f"{r.engine} {'ranks the systems as the listeners do' if r.same else 'ranks them otherwise'}:"
                        f" {' < '.join(r.by_engine)} (listeners: {' < '.join(r.listeners)}; fewest errors first)")
+        for f in found.tables.get("from_engines", []):
+            out.append(f"listeners' WER of a clip ≈ {f.intercept:+.3f} + {f.slope:.3f} × {f.measure}'s (residual SD "
+                       f"{f.residual_sd:.3f}, for its WER in [{f.low:g}, {f.high:g}], {f.clips} clips)")
         for c in found.tables.get("context", []):
             beyond = "" if c.beyond_listeners is None else (
                 f"; {_ci(c.beyond_listeners, c.beyond_ci95_low, c.beyond_ci95_high)} beyond the listeners'")

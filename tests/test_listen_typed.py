@@ -37,6 +37,11 @@ def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(run
     admin = create(cwd, "typed.db", "--kind", "transcribe", "--sentences", "3")
     links = invite(cwd, "typed.db", "ann", "bo", "cy")
     known, said = oracle(cwd / "typed.db"), sentences(cwd / "typed.db")
+    conn = sqlite3.connect(cwd / "typed.db")
+    roles = conn.execute("SELECT role, sentence_id FROM trials").fetchall()
+    conn.close()
+    tested = {s for role, s in roles if role == "test"}
+    assert len(tested) == 3 and not tested & {s for role, s in roles if role != "test"}  # no sentence heard twice
 
     def answer(name, trial) -> str:
         role, expected, system = known[trial]

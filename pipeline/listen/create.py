@@ -174,7 +174,7 @@ class Maker:
     rated: dict[tuple[str, str], str] = field(default_factory=dict)  # (system, sentence) → its test clip's id
     reference_ids: dict[str, str] = field(default_factory=dict)  # utterance id → its reference clip's id
     tested: set[str] = field(default_factory=set)  # the test clips' audio, which no gold or trapping clip may be
-    pick: Iterator[Clip] = iter(())  # the tool's own clips, each from another sentence where there are enough
+    pick: Iterator[Clip] = iter(())  # the clips the tool's own trials are cut from, in turn (Kind.own_clips)
 
     def put(self, clip: Clip) -> str:
         import hashlib
@@ -227,9 +227,7 @@ def write(maker: Maker, admin: str, run_names: list[str]) -> None:
             if sentence in by[system]:
                 maker.rated[system, sentence] = maker.put(by[system][sentence])
     kind.test_trials(maker)
-    spread = [by[systems[k % len(systems)]][s] for k, s in enumerate(maker.rng.sample(shared, len(shared)))
-              if s in by[systems[k % len(systems)]]] or [next(iter(by[systems[0]].values()))]
-    maker.pick = cycle(spread)
+    maker.pick = cycle(kind.own_clips(maker))
     notes = kind.gold_trials(maker)
     traps(maker)
     if options.qualify:

@@ -4,8 +4,8 @@ module named by the entry point group `speech_eval.listening`, registering one i
 branches on which kind it is, as openai/whisper's decoding strategies carry their own behaviour.
 
 The methods in three groups, each called by one module:
-- making the test (create.py, through its `Maker`): `sentences`, `test_trials`, `gold_trials`, `gold_answer`,
-  `trap`, `trap_trial`, `training_trial`;
+- making the test (create.py, through its `Maker`): `sentences`, `test_trials`, `own_clips`, `gold_trials`,
+  `gold_answer`, `trap`, `trap_trial`, `training_trial`;
 - the listener's page (app.py): `page`, `refused`, `stored`, `plays`;
 - reading the votes (analysis.py, compare-runs): `oriented`, `said`, `answered_as_asked`, `gold_missed`
   (`gold_tolerance`), `varies`, `analyse`, `human`, `metric`; and its own lines of `listen results`' summary
@@ -71,6 +71,14 @@ class Kind:
 
     def test_trials(self, maker: Maker) -> None:
         raise NotImplementedError
+
+    def own_clips(self, maker: Maker) -> list[Clip]:
+        """The clips the training, trapping and made gold trials are cut from: the systems' own, each from another
+        sentence where there are enough, so that they sound like the test and none fills a session."""
+        systems, by = maker.systems, maker.by
+        return [by[systems[k % len(systems)]][s] for k, s in enumerate(maker.rng.sample(maker.shared,
+                                                                                       len(maker.shared)))
+                if s in by[systems[k % len(systems)]]] or [next(iter(by[systems[0]].values()))]
 
     def gold_trials(self, maker: Maker) -> list[str]:
         """Gold trials with their expected answers; returns what could not be made, and what acceptance rests

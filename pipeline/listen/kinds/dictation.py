@@ -29,6 +29,8 @@ MAX_CHARS = 500  # an answer's length, in characters: a sentence typed, not a pa
 GOLD_WER = 0.5  # a gold trial answered with more than half its words missed
 TRAP_WORDS = ("orange", "window", "garden", "yellow", "pencil", "river", "basket", "candle")
 CLEAR = "The sun is warm and the sky is blue today."  # the tool's clean gold, where the runs have no natural one
+PRACTICE = ("A small boat sailed across the quiet lake.", "Please bring the red cup to the kitchen.",
+            "The children played in the park after school.", "My brother reads the news every morning.")
 LISTENERS = "listeners"
 
 
@@ -364,6 +366,16 @@ class Transcription(Kind):
         for (_, sentence), cid in maker.rated.items():
             maker.trial("test", cid, None, sentence)
 
+    def own_clips(self, maker: Maker) -> list:
+        """The tool's own voice reading sentences of its own: a training or trapping clip cut from a tested
+        sentence would let a listener hear that sentence before its trial, and type it from memory."""
+        from pipeline.listen.create import Clip
+        from pipeline.tts import base as tts
+
+        voice = tts.load("piper:joe")
+        return [Clip("own", "", "", "", "", f"practice-{n}", "", text, {}, *voice.synthesize(text))
+                for n, text in enumerate(PRACTICE, 1)]
+
     def gold_trials(self, maker: Maker) -> list[str]:
         """The user's gold recordings (`--gold`: audio and the text it says), else a natural recording whose words
         are known, else the tool's own clean voice reading a plain sentence. No gold in heavy noise: no careful
@@ -378,9 +390,8 @@ class Transcription(Kind):
             return []
         from pipeline.tts import base as tts
 
-        like = next(maker.pick)
         samples, sr = tts.load("piper:joe").synthesize(CLEAR)
-        maker.trial("gold", maker.put(made("gold", like, samples, sr)), None, like.sentence_id, CLEAR)
+        maker.trial("gold", maker.put(made("gold", next(maker.pick), samples, sr)), None, "clear", CLEAR)
         return ["the gold trial is the tool's own voice (piper:joe) reading a plain sentence: the runs have no "
                 "natural recording whose words are known, and no --gold was given"]
 

@@ -445,19 +445,18 @@ class Transcription(Kind):
     def analyse(self, result: analysis.Analysis, kept: list[analysis.Vote], clips: dict, n_boot: int,
                 seed: int) -> None:
         answers, by_system = [], defaultdict(list)
+        per_clip: dict[str, list[typed.Scored]] = defaultdict(list)
+        named: dict[str, list[tuple[str, typed.Scored]]] = defaultdict(list)
         for v in kept:
             clip = clips[v.first]
             s = typed.score(clip["reference"], str(v.value))
             by_system[clip["system"]].append((v.name, v.sentence, s))
+            per_clip[v.first].append(s)
+            named[v.first].append((v.name, s))
             answers.append(Answer(listener=v.name, system=clip["system"], sentence=v.sentence,
                                   reference=clip["reference"], typed=str(v.value), words=s.strict.ref_words,
                                   errors=s.strict.errors, tolerant_errors=s.tolerant_errors, alignment=shown(s),
                                   forgiven=[f"{r}→{h} ({rule})" for r, h, rule in s.rules]))
-        per_clip: dict[str, list[typed.Scored]] = defaultdict(list)
-        named: dict[str, list[tuple[str, typed.Scored]]] = defaultdict(list)
-        for v in kept:
-            per_clip[v.first].append(typed.score(clips[v.first]["reference"], str(v.value)))
-            named[v.first].append((v.name, per_clip[v.first][-1]))
         rows, words, missing, effects, rises = [], [], [], [], []
         sets = {c["sentence"]: c["set"] for c in clips.values()}
         perplexity = {c["sentence"]: c["perplexity"] for c in clips.values()}

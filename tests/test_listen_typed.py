@@ -1,6 +1,7 @@
 """A transcription test as a team runs it: listeners type what they hear (over HTTP as the page does, and one in a
 real browser), each recording played once, and `listen results` sets their WER beside the runs' engine on the very
 same clips. The scorer and the analysis alone: test_typed.py."""
+import html
 import re
 import sqlite3
 import subprocess
@@ -11,8 +12,8 @@ import pytest
 
 from pipeline.core import store
 from pipeline.listen import typed
-from tests.helpers import ROOT, browser
-from tests.listening import HOSTILE, Listener, create, invite, listen, oracle, served, shared_team, together
+from tests.helpers import ROOT, browser, cli
+from tests.listening import HOSTILE, RUN, Listener, create, invite, listen, oracle, served, shared_team, together
 from tests.test_listen import CHROMEDRIVER, CHROMIUM, progress
 
 pytestmark = pytest.mark.slow
@@ -32,7 +33,7 @@ def sentences(db) -> dict[str, str]:
         conn.close()
 
 
-def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(runs):
+def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(runs, models_dir):
     cwd = runs
     admin = create(cwd, "typed.db", "--kind", "transcribe", "--sentences", "3")
     links = invite(cwd, "typed.db", "ann", "bo", "cy")
@@ -135,6 +136,14 @@ def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(run
     expected = sum(mean["v2", s] - mean["v1", s] for s in shared) / len(shared)
     assert int(row["sentences"]) == 3 and float(row["delta"]) == pytest.approx(expected, abs=1e-4)
     assert row["worse"] in ("False", "false", "0")  # v2's listeners missed fewer words than v1's
+
+    # the run's report: the listeners' section with each answer, as text
+    cli(cwd, *RUN, "--audio-dir", "out/v1", "--run", "v1", "--listening", "typed.db", models=models_dir,
+        cache=cwd / "cache")
+    report = (cwd / "results" / "v1" / "report.html").read_text()
+    assert "answers.csv:" in report and "heard.csv:" in report and HOSTILE not in report
+    typed_by_bo = next(a["typed"] for a in answers if a["listener"] == "bo" and HOSTILE in a["typed"])
+    assert html.escape(typed_by_bo) in report  # bo's answer, shown as typed
 
 
 @pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,

@@ -119,3 +119,24 @@ def probed(page: str, probe: str) -> str:
     pinned = "'sha256-" + base64.b64encode(hashlib.sha256(probe.encode()).digest()).decode() + "'"
     page = page.replace("</body>", f"<script>{probe}</script></body>")
     return page.replace("script-src ", f"script-src {pinned} ", 1)
+
+
+SCLITE = "/usr/lib/sctk/bin/sclite"
+
+
+def sclite_counts(folder: Path, pairs: list[tuple[str, str, str]]) -> dict[str, tuple[int, int, int, int]]:
+    """(H, S, D, I) of each (id, reference, hypothesis) as NIST sclite aligns them, from its pralign output; the
+    trn files written by the project's own writer (ids of the form spk_u001)."""
+    from pipeline.scoring import sclite
+
+    (folder / "ref.trn").write_text(sclite.write_trn([(u, r) for u, r, _ in pairs]).replace("spk-", "spk_"))
+    (folder / "hyp.trn").write_text(sclite.write_trn([(u, h) for u, _, h in pairs]).replace("spk-", "spk_"))
+    out = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", "-o", "pralign",
+                          "stdout"], cwd=folder, capture_output=True, text=True, check=True).stdout
+    found, current = {}, None
+    for line in out.splitlines():
+        if line.startswith("id: ("):
+            current = line[5:-1].replace("spk-", "spk_")
+        elif line.startswith("Scores:") and current:
+            found[current] = tuple(int(x) for x in line.split(")")[1].split())
+    return found

@@ -1,6 +1,5 @@
 import random
 import shutil
-import subprocess
 
 import jiwer
 import pytest
@@ -12,8 +11,8 @@ from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.evaluate import evaluate
 from pipeline.scoring.normalize import get
 from pipeline.scoring.rates import corpus_wer, spearman
+from tests.helpers import SCLITE, sclite_counts
 
-SCLITE = "/usr/lib/sctk/bin/sclite"
 
 
 def test_seed_example_is_eight_errors_without_filler_removal():
@@ -55,17 +54,7 @@ def test_counts_equal_nist_sclite(tmp_path):
         hyp = " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 10)))
         pairs.append((f"spk_u{i:03d}", ref, hyp))
     pairs.append(("spk_seed", "um i left this phone upstairs last night", "my sister her phone it stores less nine"))
-    (tmp_path / "ref.trn").write_text(sclite.write_trn([(u, r) for u, r, _ in pairs]).replace("spk-", "spk_"))
-    (tmp_path / "hyp.trn").write_text(sclite.write_trn([(u, h) for u, _, h in pairs]).replace("spk-", "spk_"))
-    proc = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", "-o", "pralign",
-                           "stdout"], cwd=tmp_path, capture_output=True, text=True, check=True)
-    scores = {}
-    current = None
-    for line in proc.stdout.splitlines():
-        if line.startswith("id: ("):
-            current = line[5:-1].replace("spk-", "spk_")
-        elif line.startswith("Scores:") and current:
-            scores[current] = tuple(int(x) for x in line.split(")")[1].split())
+    scores = sclite_counts(tmp_path, pairs)
     assert len(scores) == len(pairs)
     for uid, ref, hyp in pairs:
         a = align_text(ref, hyp)
@@ -79,13 +68,9 @@ def test_a_long_recording_aligns_as_sclite_aligns_it(tmp_path):
     ref = [rng.choice(vocab) for _ in range(3000)]
     hyp = [w for w in ref if rng.random() > 0.05]
     hyp = [rng.choice(vocab) if rng.random() < 0.1 else w for w in hyp]
-    (tmp_path / "ref.trn").write_text(f"{' '.join(ref)} (spk_long)\n")
-    (tmp_path / "hyp.trn").write_text(f"{' '.join(hyp)} (spk_long)\n")
-    proc = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", "-o", "pralign",
-                           "stdout"], cwd=tmp_path, capture_output=True, text=True, check=True)
-    line = next(x for x in proc.stdout.splitlines() if x.startswith("Scores:"))
+    (counts,) = sclite_counts(tmp_path, [("spk_long", " ".join(ref), " ".join(hyp))]).values()
     a = align_text(" ".join(ref), " ".join(hyp))
-    assert tuple(int(x) for x in line.split(")")[1].split()) == (a.hits, a.substitutions, a.deletions, a.insertions)
+    assert counts == (a.hits, a.substitutions, a.deletions, a.insertions)
 
 
 def test_pairs_aligned_in_one_call_equal_each_aligned_alone():

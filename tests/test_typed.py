@@ -3,29 +3,13 @@ normalizer, each tolerant rule on its own cases and on the cases it must refuse;
 simulated panel whose listeners miss words with known probabilities."""
 import random
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
 from pipeline.listen import analysis, sus, typed
 from pipeline.listen.kinds import KINDS
-from tests.test_scoring import SCLITE
-
-
-def sclite_counts(tmp_path, pairs: list[tuple[str, str]]) -> list[tuple[int, int, int, int]]:
-    """(H, S, D, I) of each pair as sclite aligns them."""
-    (tmp_path / "ref.trn").write_text("".join(f"{r} (spk_u{i:03d})\n" for i, (r, _) in enumerate(pairs)))
-    (tmp_path / "hyp.trn").write_text("".join(f"{h} (spk_u{i:03d})\n" for i, (_, h) in enumerate(pairs)))
-    out = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", "-o", "pralign",
-                          "stdout"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
-    found, current = {}, None
-    for line in out.splitlines():
-        if line.startswith("id: ("):
-            current = line[5:-1]
-        elif line.startswith("Scores:") and current:
-            found[current] = tuple(int(x) for x in line.split(")")[1].split())
-    return [found[f"spk_u{i:03d}"] for i in range(len(pairs))]
+from tests.helpers import SCLITE, sclite_counts
 
 
 @pytest.mark.skipif(not shutil.os.path.exists(SCLITE), reason="needs Debian sctk")
@@ -39,9 +23,11 @@ def test_strict_equals_sclite_on_answers_the_normalizer_leaves_as_they_are(tmp_p
         typed_words = [rng.choice(vocab) if rng.random() < 0.15 else w for w in typed_words]
         typed_words += [rng.choice(vocab) for _ in range(rng.random() < 0.2)]
         pairs.append((" ".join(ref), " ".join(typed_words) or "mercy"))
-    for (ref, given), counts in zip(pairs, sclite_counts(tmp_path, pairs)):
+    counts = sclite_counts(tmp_path, [(f"spk_u{i:03d}", ref, given) for i, (ref, given) in enumerate(pairs)])
+    for i, (ref, given) in enumerate(pairs):
         found = typed.score(ref, given).strict
-        assert (found.hits, found.substitutions, found.deletions, found.insertions) == counts, (ref, given)
+        assert (found.hits, found.substitutions, found.deletions, found.insertions) == counts[f"spk_u{i:03d}"], \
+            (ref, given)
 
 
 @pytest.mark.parametrize("sentence, answer", [

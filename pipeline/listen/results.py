@@ -31,7 +31,8 @@ def write(found: Analysis, out: Path) -> list[str]:
     return sorted(p.name for p in out.iterdir())
 
 
-def _ci(value, low, high) -> str:
+def ci_text(value, low, high) -> str:
+    """A figure and its interval, as the terminal shows them: `0.123 [0.100, 0.150]`."""
     if value is None:
         return "-"
     return f"{value:.3f} [{low:.3f}, {high:.3f}]" if low is not None else f"{value:.3f}"
@@ -44,21 +45,21 @@ def text(found: Analysis) -> str:
         lines.append(f"  left out: {e.listener} ({e.votes} votes): {'; '.join(e.reasons)}")
     if found.systems:
         lines.append(f"{'system':<24} {'votes':>5} {'clips':>5}  {found.kind.upper()} [95% CI]")
-        lines += [f"{s.system:<24} {s.votes:>5} {s.clips:>5}  {_ci(s.mean, s.ci95_low, s.ci95_high)}"
+        lines += [f"{s.system:<24} {s.votes:>5} {s.clips:>5}  {ci_text(s.mean, s.ci95_low, s.ci95_high)}"
                   for s in found.systems]
     for d in found.differences:
-        lines.append(f"{d.b} against {d.a}: Δ {found.kind.upper()} {_ci(d.delta, d.ci95_low, d.ci95_high)} on "
+        lines.append(f"{d.b} against {d.a}: Δ {found.kind.upper()} {ci_text(d.delta, d.ci95_low, d.ci95_high)} on "
                      f"{d.sentences} sentences, {d.test} p = {d.p}")
     kind = KINDS.get(found.kind)
     lines += kind.lines(found)
     for p in found.pairs:
-        share = (f" ({_ci(p.mean, p.ci95_low, p.ci95_high)} the share of the votes with a preference)"
+        share = (f" ({ci_text(p.mean, p.ci95_low, p.ci95_high)} the share of the votes with a preference)"
                  if kind.shares and p.mean is not None else "")
         lines.append(f"{p.b} against {p.a}: {kind.preferred} "
-                     f"{_ci(p.preference, p.preference_ci95_low, p.preference_ci95_high)}{share}, {p.votes} votes, "
+                     f"{ci_text(p.preference, p.preference_ci95_low, p.preference_ci95_high)}{share}, {p.votes} votes, "
                      f"{p.test} p = {p.p}")
     if found.strengths:
-        lines.append("Bradley-Terry: " + ", ".join(f"{s.system} {_ci(s.score, s.ci95_low, s.ci95_high)}"
+        lines.append("Bradley-Terry: " + ", ".join(f"{s.system} {ci_text(s.score, s.ci95_low, s.ci95_high)}"
                                                    for s in found.strengths))
     if found.alpha is not None:
         lines.append(f"listeners' agreement: Krippendorff's alpha ({kind.agreement}) {found.alpha:.3f}")
@@ -68,8 +69,9 @@ def text(found: Analysis) -> str:
     for a in found.agreements:
         if a.level == "utterance":
             lines.append(f"{a.measure} against the listeners, clips: LCC "
-                         f"{_ci(a.lcc, a.lcc_ci95_low, a.lcc_ci95_high)}, SRCC "
-                         f"{_ci(a.srcc, a.srcc_ci95_low, a.srcc_ci95_high)}, MSE {_ci(a.mse, None, None)} ({a.n} clips)")
+                         f"{ci_text(a.lcc, a.lcc_ci95_low, a.lcc_ci95_high)}, SRCC "
+                         f"{ci_text(a.srcc, a.srcc_ci95_low, a.srcc_ci95_high)}, MSE {ci_text(a.mse, None, None)} "
+                         f"({a.n} clips)")
     ranks = ranking(found)
     if ranks:
         lines.append(ranks)

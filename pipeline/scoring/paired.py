@@ -200,13 +200,18 @@ class TwoWay:
     high: float | None
 
 
+def resampled_counts(listeners: int, items: int, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(n_boot, listeners) and (n_boot, items): how many times each listener and each item is drawn, with
+    replacement, in each resample; kept apart for what resamples the items alone (an engine's errors)."""
+    rng = np.random.default_rng(seed)
+    return (np.stack([np.bincount(rng.integers(0, listeners, listeners), minlength=listeners) for _ in range(n_boot)]),
+            np.stack([np.bincount(rng.integers(0, items, items), minlength=items) for _ in range(n_boot)]))
+
+
 def resampled_weights(listeners: np.ndarray, items: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
     """(n_boot, votes): how many times each vote is drawn when listeners and items are resampled together, each
     with replacement: a vote counts as often as its listener times its item."""
-    rng = np.random.default_rng(seed)
-    ln, inn = listeners.max() + 1, items.max() + 1
-    wl = np.stack([np.bincount(rng.integers(0, ln, ln), minlength=ln) for _ in range(n_boot)])
-    wi = np.stack([np.bincount(rng.integers(0, inn, inn), minlength=inn) for _ in range(n_boot)])
+    wl, wi = resampled_counts(listeners.max() + 1, items.max() + 1, n_boot, seed)
     return wl[:, listeners] * wi[:, items]
 
 

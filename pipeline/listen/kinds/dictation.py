@@ -19,11 +19,12 @@ import numpy as np
 
 from pipeline.core.records import joined
 from pipeline.listen import analysis, typed
+from pipeline.listen.results import ci_text
 from pipeline.listen.create import HEAVY, Maker, made, user_gold
 from pipeline.listen.kinds import KINDS
 from pipeline.listen.kinds.base import Kind
 from pipeline.scoring.align import Op
-from pipeline.scoring.paired import resampled_weights
+from pipeline.scoring.paired import resampled_counts, resampled_weights
 
 MAX_CHARS = 500  # an answer's length, in characters: a sentence typed, not a paste
 GOLD_WER = 0.5  # a gold trial answered with more than half its words missed
@@ -194,7 +195,7 @@ def context(system: str, scored: list[tuple[str, str, typed.Scored]], machines: 
         return []
     listeners, _ = analysis.index([who for who, _, _ in scored])
     items, sentences = analysis.index([sentence for _, sentence, _ in scored])
-    wl, wi = resampling(listeners.max() + 1, len(sentences), n_boot, seed)
+    wl, wi = resampled_counts(listeners.max() + 1, len(sentences), n_boot, seed)
     at = {sentence: k for k, sentence in enumerate(sentences)}
 
     def rates(rows: list[tuple[str, str, typed.Scored]], weights: np.ndarray, which: str) -> tuple:
@@ -234,14 +235,6 @@ def context(system: str, scored: list[tuple[str, str, typed.Scored]], machines: 
     return out
 
 
-def resampling(listeners: int, sentences: int, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The listeners × sentences bootstrap's draws, each a count of how often each listener (each sentence) is
-    drawn, kept apart so that an engine's rows take the sentences' alone."""
-    rng = np.random.default_rng(seed)
-    return (np.stack([np.bincount(rng.integers(0, listeners, listeners), minlength=listeners) for _ in range(n_boot)]),
-            np.stack([np.bincount(rng.integers(0, sentences, sentences), minlength=sentences) for _ in range(n_boot)]))
-
-
 @dataclass(frozen=True, kw_only=True)
 class Slope:
     """How word errors rise with the LM's surprisal (slopes.csv): the least-squares slope of a word missed (1) or
@@ -275,7 +268,7 @@ def slopes(system: str, rated: list[str], clips: dict, answers: dict[str, list[t
         return []
     listeners, names = analysis.index([who for c in with_bits for who, _ in answers[c]])
     at = {who: k for k, who in enumerate(names)}
-    wl, wi = resampling(len(names), len(with_bits), n_boot, seed)
+    wl, wi = resampled_counts(len(names), len(with_bits), n_boot, seed)
     x, y, who, item = [], [], [], []
     for k, c in enumerate(with_bits):
         for name, s in answers[c]:
@@ -529,8 +522,8 @@ class Transcription(Kind):
         out = [f"{'system':<24} {'heard by':<28} {'answers':>7}  WER strict [95% CI]       tolerant [95% CI]"]
         for h in rows:
             out.append(f"{h.system:<24} {h.by:<28} {h.answers:>7}  "
-                       f"{_ci(h.micro_wer, h.micro_ci95_low, h.micro_ci95_high):<24}  "
-                       f"{_ci(h.tolerant_micro_wer, h.tolerant_micro_ci95_low, h.tolerant_micro_ci95_high)}")
+                       f"{ci_text(h.micro_wer, h.micro_ci95_low, h.micro_ci95_high):<24}  "
+                       f"{ci_text(h.tolerant_micro_wer, h.tolerant_micro_ci95_low, h.tolerant_micro_ci95_high)}")
         for r in found.tables.get("rankings", []):
             out.append(f"{r.engine} {'ranks the systems as the listeners do' if r.same else 'ranks them otherwise'}:"
                        f" {' < '.join(r.by_engine)} (listeners: {' < '.join(r.listeners)}; fewest errors first)")
@@ -539,24 +532,18 @@ class Transcription(Kind):
                        f"{f.residual_sd:.3f}, for its WER in [{f.low:g}, {f.high:g}], {f.clips} clips)")
         for c in found.tables.get("context", []):
             beyond = "" if c.beyond_listeners is None else (
-                f"; {_ci(c.beyond_listeners, c.beyond_ci95_low, c.beyond_ci95_high)} beyond the listeners'")
+                f"; {ci_text(c.beyond_listeners, c.beyond_ci95_low, c.beyond_ci95_high)} beyond the listeners'")
             out.append(f"{c.system}, {c.by}: WER {c.set} minus predictable "
-                       f"{_ci(c.effect, c.effect_ci95_low, c.effect_ci95_high)}{beyond}")
+                       f"{ci_text(c.effect, c.effect_ci95_low, c.effect_ci95_high)}{beyond}")
         for r in found.tables.get("slopes", []):
             beyond = "" if r.beyond_listeners is None else (
-                f"; {_ci(r.beyond_listeners, r.beyond_ci95_low, r.beyond_ci95_high)} beyond the listeners'")
+                f"; {ci_text(r.beyond_listeners, r.beyond_ci95_low, r.beyond_ci95_high)} beyond the listeners'")
             out.append(f"{r.system}, {r.by}: word errors per bit of LM surprisal "
-                       f"{_ci(r.slope, r.ci95_low, r.ci95_high)}{beyond}")
+                       f"{ci_text(r.slope, r.ci95_low, r.ci95_high)}{beyond}")
         for m in found.tables.get("misses", []):
             out.append(f"{m.system}, {m.engine}: of {m.words} words, missed by both {m.both}, by the listeners alone "
                        f"{m.listeners_only}, by the engine alone {m.engine_only} (words.csv lists them)")
         return out if rows else []
-
-
-def _ci(value, low, high) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.3f} [{low:.3f}, {high:.3f}]" if low is not None else f"{value:.3f}"
 
 
 KINDS.register(Transcription(

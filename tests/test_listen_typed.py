@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.core import store
 from pipeline.listen import typed
-from tests.helpers import ROOT, browser, cli
+from tests.helpers import NO_MEASURES, ROOT, browser, cli
 from tests.listening import HOSTILE, RUN, Listener, create, invite, listen, oracle, served, shared_team, together
 from tests.test_listen import CHROMEDRIVER, CHROMIUM, progress
 
@@ -54,11 +54,13 @@ def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(run
             return "practice"
         if role == "test" and system == "v2":
             return " ".join(said[trial].split()[1:])  # v2's first word missed: one error a sentence
-        return said[trial] + (f" {HOSTILE}" if name == "bo" else "")  # bo's v1 answers: a script, as text
+        return f"{said[trial]} {HOSTILE}"  # v1's answers: a script, as text, and words inserted
 
     with served(cwd, "typed.db") as (url, _):
         first = Listener(url, links["ann"])
         trial = first.trial()
+        second = Listener(url, links["bo"])
+        second.trial()  # ann and bo draw their trials first: between them, each sentence of each system once
         assert (trial["widget"], trial["plays"], trial["scale"], trial["names"]) == ("text", 1, [], ["Recording"])
         first.hear(trial)
         again = first.post("/api/play", {"trial": trial["trial"], "clip": trial["clips"][0], "event": "play"},
@@ -73,7 +75,7 @@ def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(run
             assert refused.status_code == 422 and why in refused.json()["error"], refused.text
 
         def session(name):
-            listener = first if name == "ann" else Listener(url, links[name])
+            listener = {"ann": first, "bo": second}.get(name) or Listener(url, links[name])
             while not (t := listener.trial())["done"]:
                 if listener is not first or t["trial"] != trial["trial"]:  # ann heard her first trial above
                     listener.hear(t)
@@ -94,11 +96,12 @@ def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(run
     assert left["listener"] == "cy" and "trapping trial(s) answered otherwise than asked" in left["reasons"][0]
     rows = {(r["system"], r["by"]): r for r in store.read_csv(out / "heard.csv")}
     v1, v2 = rows["v1", "listeners"], rows["v2", "listeners"]
-    assert int(v1["answers"]) == int(v2["answers"]) == 2 * 3  # two listeners kept, three sentences each
+    # two listeners kept, each typing each of the three sentences once (v1's or v2's): each clip once between them
+    assert int(v1["answers"]) == int(v2["answers"]) == 3
     words = {t: len(typed.words(s)) for t, s in said.items() if known[t][0] == "test" and known[t][2] == "v2"}
     assert float(v2["micro_wer"]) == pytest.approx(len(words) / sum(words.values()), abs=1e-4)
     assert float(v2["micro_ci95_low"]) <= float(v2["micro_wer"]) <= float(v2["micro_ci95_high"])
-    # ann typed v1 exactly; bo added the script's words, as insertions
+    # v1's answers added the script's words, as insertions
     assert float(v1["micro_wer"]) > 0 and float(v1["tolerant_micro_wer"]) == float(v1["micro_wer"])
     engine = rows["v1", "faster-whisper:tiny.en"]  # the runs' engine, on the same three clips
     heard = {r["sentence_id"]: r["hypothesis"] for r in store.read_csv(cwd / "results" / "v1" / "utterances.csv")}
@@ -110,13 +113,16 @@ def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(run
                                                        sum(s.strict.ref_words for s in scored), abs=1e-4)
     answers = store.read_csv(out / "answers.csv")
     assert {a["listener"] for a in answers} == {"ann", "bo"}
+    for name in ("ann", "bo"):
+        own = [a["sentence"] for a in answers if a["listener"] == name]
+        assert len(own) == len(set(own)) == 3  # a sentence typed once is not typed again from memory
     assert any(HOSTILE in a["typed"] for a in answers)  # kept verbatim
     page = (out / "results.html").read_text()
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page and "<script>alert" not in page
     summary = listen(cwd, "results", "typed.db", "--out", "typed-out").stdout
     assert "faster-whisper:tiny.en" in summary and "listeners" in summary
     (ranking,) = store.read_csv(out / "rankings.csv")
-    assert ranking["listeners"] == "v2 < v1"  # bo's script made v1's answers the worse
+    assert ranking["listeners"] == "v2 < v1"  # the script made v1's answers the worse
     missed = {(m["system"], m["engine"]): m for m in store.read_csv(out / "misses.csv")}
     words_v2 = [w for w in store.read_csv(out / "words.csv") if w["system"] == "v2"]
     assert int(missed["v2", "faster-whisper:tiny.en"]["words"]) == len(words_v2) == sum(words.values())
@@ -142,8 +148,76 @@ def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(run
         cache=cwd / "cache")
     report = (cwd / "results" / "v1" / "report.html").read_text()
     assert "answers.csv:" in report and "heard.csv:" in report and HOSTILE not in report
-    typed_by_bo = next(a["typed"] for a in answers if a["listener"] == "bo" and HOSTILE in a["typed"])
-    assert html.escape(typed_by_bo) in report  # bo's answer, shown as typed
+    scripted = next(a["typed"] for a in answers if HOSTILE in a["typed"])
+    assert html.escape(scripted) in report  # the answer, shown as typed
+
+
+def test_listeners_wer_by_snr_and_their_breakdown_snr_stand_beside_the_engines(runs, models_dir):
+    """v1's wavs heard clean and in noise at 10 and −5 dB; a test of the three on six sentences: a system for each
+    condition, each listener types each sentence once, and `listen results` gives each condition's WER and the
+    breakdown SNR for the listeners and for the run's engine, on the very audio the engine heard."""
+    cwd = runs
+    noisy = "clean,noise:snr=10,noise:snr=-5"
+    cli(cwd, *RUN, *NO_MEASURES, "--audio-dir", "out/v1", "--run", "v1n", "--conditions", noisy, models=models_dir,
+        cache=cwd / "cache")
+    made = listen(cwd, "create", "snr.db", "v1n", "--kind", "transcribe", "--condition", noisy, "--sentences",
+                  "6").stdout
+    assert "v1n @ noise:snr=-5" in made and "18 test trials" in made and "6 a session (each sentence once)" in made
+    refused = listen(cwd, "create", "other.db", "v1n", "--kind", "transcribe", "--condition", "clean,noise:snr=3",
+                     check=False)
+    assert refused.returncode == 2 and "'noise:snr=3'" in refused.stderr and "noise:snr=10" in refused.stderr
+    links = invite(cwd, "snr.db", "ann", "bo", "cy")
+    known, said = oracle(cwd / "snr.db"), sentences(cwd / "snr.db")
+    lost = {"v1n @ clean": 0, "v1n @ noise:snr=10": 1, "v1n @ noise:snr=-5": 4}  # words each answer leaves out
+
+    def session(name):
+        listener, typed_ = Listener(url, links[name]), []
+        while not (t := listener.trial())["done"]:
+            listener.hear(t)
+            role, expected, system = known[t["trial"]]
+            answer = expected if role in ("trap", "gold") else "practice" if role == "training" else \
+                " ".join(said[t["trial"]].split()[lost[system]:]) or "-"
+            typed_.append(t["trial"]) if role == "test" else None
+            assert listener.vote(t, answer).status_code == 200
+        return typed_
+
+    with served(cwd, "snr.db") as (url, _):
+        heard_by = together(["ann", "bo", "cy"], session)
+    conn = sqlite3.connect(cwd / "snr.db")
+    sentence_of = dict(conn.execute("SELECT id, sentence_id FROM trials"))
+    conn.close()
+    assert all(len(own) == len({sentence_of[t] for t in own}) == 6 for own in heard_by)  # each sentence once
+    assert sorted(t for own in heard_by for t in own) == sorted(t for t, k in known.items() if k[0] == "test")
+    listen(cwd, "results", "snr.db", "--out", "snr-out")
+    out = cwd / "snr-out"
+    rows = {r["by"]: r for r in store.read_csv(out / "breakdown.csv")}
+    assert set(rows) == {"listeners", "faster-whisper:tiny.en"} and {r["system"] for r in rows.values()} == {"v1n"}
+    answers = store.read_csv(out / "answers.csv")
+
+    def wer(system):
+        mine = [a for a in answers if a["system"] == system]
+        return sum(int(a["errors"]) for a in mine) / sum(int(a["words"]) for a in mine)
+
+    clean, at10, at_5 = (wer(f"v1n @ {c}") for c in noisy.split(","))
+    people = rows["listeners"]
+    assert float(people["clean_wer"]) == clean == 0 and float(people["threshold"]) == 0.02
+    assert people["curve"] == f"10:{at10:.4f};-5:{at_5:.4f}"
+    # the threshold 0.02 is crossed between clean and 10 dB's first measured point: at 10 dB already, or between
+    expected = 10.0 if at10 >= 0.02 else 10 + (0.02 - at10) * (-5 - 10) / (at_5 - at10)
+    assert float(people["breakdown_snr"]) == pytest.approx(expected, abs=0.01)
+    engine = rows["faster-whisper:tiny.en"]
+    utterances = store.read_csv(cwd / "results" / "v1n" / "utterances.csv")
+    rated = {a["sentence"] for a in answers}
+
+    def engine_wer(condition):
+        found = [typed.score(u["reference"], u["hypothesis"]).strict for u in utterances
+                 if u["condition"] == condition and u["sentence_id"] in rated]
+        return sum(f.errors for f in found) / sum(f.ref_words for f in found)
+
+    assert float(engine["clean_wer"]) == pytest.approx(engine_wer("clean"), abs=1e-4)
+    assert engine["curve"] == f"10:{engine_wer('noise:snr=10'):.4f};-5:{engine_wer('noise:snr=-5'):.4f}"
+    summary = listen(cwd, "results", "snr.db", "--out", "snr-out").stdout
+    assert "v1n, listeners: WER clean 0.0, 10 dB" in summary and "breakdown SNR" in summary
 
 
 @pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,

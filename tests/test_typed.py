@@ -103,6 +103,7 @@ def test_a_simulated_panel_recovers_its_word_error_rate_within_its_intervals():
     for panel in range(20):
         clips = {f"{system}-{i}": {"system": system, "sentence": f"s{i}", "reference": s, "run": system,
                                    "voice": "", "utterance_id": f"{system}-{i}", "run_folder": "", "source_sha256": "",
+                                   "voiced": system, "condition": "clean",
                                    "set": "", "perplexity": None, "surprisal": [], "heard": {"asr": typing(s, system)}}
                  for system in rate for i, s in enumerate(sentences)}
         votes = [analysis.Vote(listener, f"l{listener}", cid, "test", answer, answer, None, clip["sentence"], cid,
@@ -196,8 +197,9 @@ def test_the_context_effect_is_recovered_for_people_and_for_an_engine():
             return " ".join(w for w in sentences[sentence_id].split() if rng.random() > p) or "-"
 
         clips = {s: {"system": "v1", "sentence": s, "reference": text, "run": "v1", "voice": "", "utterance_id": s,
-                     "run_folder": "", "source_sha256": "", "set": sets[s], "perplexity": 10.0 if
-                     sets[s] == "predictable" else 90.0, "surprisal": [], "heard": {"asr": typing(s, 0.15)}}
+                     "run_folder": "", "source_sha256": "", "voiced": "v1", "condition": "clean", "set": sets[s],
+                     "perplexity": 10.0 if sets[s] == "predictable" else 90.0, "surprisal": [],
+                     "heard": {"asr": typing(s, 0.15)}}
                  for s, text in sentences.items()}
         votes = [analysis.Vote(listener, f"l{listener}", s, "test", answer, answer, None, s, s, None, True, 1)
                  for listener in range(6) for s in sentences
@@ -248,7 +250,8 @@ def test_the_slope_of_word_errors_on_surprisal_is_recovered_for_people_and_for_a
             return " ".join(w for w, b in zip(sentences[s], bits[s]) if rng.random() > chance(b)) or "-"
 
         clips = {s: {"system": "v1", "sentence": s, "reference": " ".join(words), "run": "v1", "voice": "",
-                     "utterance_id": s, "run_folder": "", "source_sha256": "", "set": "", "perplexity": None,
+                     "utterance_id": s, "run_folder": "", "source_sha256": "", "voiced": "v1", "condition": "clean",
+                     "set": "", "perplexity": None,
                      "surprisal": bits[s], "heard": {"asr": typing(s, lambda b: 0.15)}}
                  for s, words in sentences.items()}
         votes = [analysis.Vote(listener, f"l{listener}", s, "test", answer, answer, None, s, s, None, True, 1)
@@ -270,3 +273,108 @@ def test_a_words_surprisal_follows_it_through_the_listener_normalizer():
     # twenty one is one number to the listener normalizer and two words to the run's: no surprisal, not a wrong one
     assert typed.surprisal("twenty one men", "twenty one men", [1.0, 2.0, 3.0]) == []
     assert typed.surprisal("the king", "the king", []) == []
+
+
+def test_the_breakdown_snr_of_listeners_is_where_their_wer_first_doubles():
+    """Clean 0.1, 10 dB 0.15, 0 dB 0.35 (one listener, ten words a condition): the threshold is 0.2, reached between
+    10 and 0 dB, at 10 − 10 × 0.05 / 0.20 = 7.5 dB; a curve that never reaches it has no breakdown."""
+    from pipeline.listen import noise
+
+    def heard(errors):
+        return [noise.Heard("ann", f"s{k}", condition, 1 if k < n else 0, 1)
+                for condition, n in zip(("clean", "noise:snr=10", "noise:snr=0"), errors) for k in range(20)]
+
+    found = noise.breakdown("v1", "listeners", heard((2, 3, 7)), 200, 1)
+    assert (found.clean_wer, found.threshold, found.breakdown_snr) == (0.1, 0.2, 7.5)
+    assert [(p.snr, p.wer) for p in found.curve] == [(10.0, 0.15), (0.0, 0.35)] and found.answers == 60
+    assert noise.breakdown("v1", "listeners", heard((2, 2, 3)), 200, 1).breakdown_snr is None
+    assert noise.breakdown("v1", "listeners", [h for h in heard((2, 3, 7)) if h.condition != "clean"], 200,
+                           1) is None  # no clean WER to double
+
+
+def test_a_simulated_panel_in_noise_recovers_its_breakdown_snr_and_the_engines():
+    """Eight listeners on 24 sentences in four conditions, each sentence heard once by each listener (a Latin
+    square): they miss a word with probability 0.04 clean, 0.05 at 20 dB, 0.20 at 10 dB and 0.50 at 0 dB, so their
+    WER doubles at 18 dB; an engine misses 0.04, 0.04, 0.06 and 0.40, doubling at 9.4 dB. Each interval holds its
+    own in most of ten panels, and people break down at a higher SNR than the engine."""
+    kind = KINDS.get("transcribe")
+    vocab = "the king lord my sister phone garden window mercy quality strained heaven".split()
+    rng = np.random.default_rng(3)
+    conditions = ("clean", "noise:snr=20", "noise:snr=10", "noise:snr=0")
+    people, machine = (0.04, 0.05, 0.20, 0.50), (0.04, 0.04, 0.06, 0.40)
+    truth = {"listeners": 20 - 10 * 0.03 / 0.15, "asr": 10 - 10 * 0.02 / 0.34}
+    sentences = [" ".join(rng.choice(vocab, 8)) for _ in range(24)]
+
+    def typing(sentence, p):
+        return " ".join(w for w in sentence.split() if rng.random() > p) or "-"
+
+    held, earlier = {"listeners": 0, "asr": 0}, 0
+    for panel in range(10):
+        clips = {f"{c}-{i}": {"system": f"v1 @ {c}", "sentence": f"s{i}", "reference": s, "run": "v1", "voice": "",
+                              "utterance_id": f"{c}-{i}", "run_folder": "", "source_sha256": "", "voiced": "v1",
+                              "condition": c, "set": "", "perplexity": None, "surprisal": [],
+                              "heard": {"asr": typing(s, machine[k])}}
+                 for k, c in enumerate(conditions) for i, s in enumerate(sentences)}
+        votes = [analysis.Vote(listener, f"l{listener}", cid, "test", answer, answer, None, f"s{i}", cid, None, True,
+                               1)
+                 for listener in range(8) for i, s in enumerate(sentences)
+                 for k in [(listener + i) % 4] for cid in [f"{conditions[k]}-{i}"] for answer in [typing(s, people[k])]]
+        found = analysis.Analysis(test="t", kind="transcribe", listeners=8, accepted=8, votes=len(votes))
+        kind.analyse(found, votes, clips, 300, panel)
+        rows = {b.by: b for b in found.tables["breakdown"]}
+        assert set(rows) == {"listeners", "asr"} and {b.system for b in rows.values()} == {"v1"}
+        assert [p.snr for p in rows["listeners"].curve] == [20.0, 10.0, 0.0]
+        assert rows["listeners"].answers == 8 * 24 and rows["asr"].answers == 4 * 24
+        for who, row in rows.items():
+            held[who] += row.ci95_low is not None and row.ci95_low <= truth[who] <= row.ci95_high
+        earlier += rows["listeners"].breakdown_snr > rows["asr"].breakdown_snr
+    assert held["listeners"] >= 8 and held["asr"] >= 8 and earlier >= 8, (held, earlier)
+    assert any("breakdown SNR" in line for line in kind.lines(found))
+
+
+def test_a_transcription_test_gives_each_listener_each_sentence_once(tmp_path):
+    """Six sentences in three conditions of one voice (18 test trials) in a real test file: a transcription
+    listener's session holds each sentence once, three listeners together hear every trial once (a Latin square),
+    and a fourth starts a second round; a MOS session takes every trial, sentences again and all."""
+    import json
+
+    from pipeline.listen import assign, create, database
+
+    def made(kind: str) -> tuple:
+        path = tmp_path / f"{kind}.db"
+        conn = database.connect(path, create=True)
+        systems = [f"v1 @ {c}" for c in ("clean", "noise:snr=10", "noise:snr=0")]
+        settings = {"seed": 1, "gold_per_session": 1, "traps_per_session": 1, "systems": systems,
+                    "sentences": [f"s{i}" for i in range(6)], "sample_rate": 16000, "level_dbov": -26.0}
+        conn.execute("INSERT INTO test VALUES (1, 't', ?, 0, 3, 20, '', ?)", (kind, json.dumps(settings)))
+        rows = [(f"{system}-s{i}", "test", system, f"s{i}") for system in systems for i in range(6)] + \
+            [("practice", "training", "", "practice-1"), ("trap", "trap", "", "practice-2"),
+             ("gold", "gold", "", "clear")]
+        for cid, role, system, sentence in rows:
+            conn.execute("INSERT INTO clips (id, role, system, run, run_folder, voice, sentence_id, utterance_id, "
+                         "reference_text, source_sha256, audio_sha256, seconds, measures, audio) VALUES "
+                         "(?,?,?,'','','',?,'','','','',1.0,'{}',x'00')", (cid, role, system, sentence))
+            conn.execute("INSERT INTO trials VALUES (?,?,?,NULL,0,NULL,?)", (cid, role, cid, sentence))
+        for name in ("ann", "bo", "cy", "di"):
+            database.invite(conn, name)
+        return path, conn, database.Test.read(conn)
+
+    path, conn, test = made("transcribe")
+    seen = {}
+    for listener in range(1, 5):
+        assign.session(conn, listener, test, listener, once=True)
+        seen[listener] = [r[0] for r in conn.execute(
+            "SELECT t.id FROM assignments a JOIN trials t ON t.id = a.trial WHERE a.listener = ? AND t.role = 'test'",
+            (listener,))]
+    for trials in seen.values():
+        assert len(trials) == 6 and len({t.rsplit("-", 1)[1] for t in trials}) == 6  # each sentence once
+    assert sorted(seen[1] + seen[2] + seen[3]) == sorted(r[0] for r in conn.execute(
+        "SELECT id FROM trials WHERE role = 'test'"))  # every trial once in three sessions
+    conn.close()
+    assert "6 a session (each sentence once), so 9 listener sessions" in create.summary(path)
+    path, conn, test = made("mos")
+    assign.session(conn, 1, test, 1)
+    assert conn.execute("SELECT count(*) FROM assignments a JOIN trials t ON t.id = a.trial WHERE t.role = 'test'"
+                        ).fetchone()[0] == 18
+    conn.close()
+    assert "20 a session, so 3 listener sessions" in create.summary(path)

@@ -233,10 +233,16 @@ def acceptance(votes: list[Vote], kind: Kind) -> dict[int, list[str]]:
 
 
 def clip_table(conn: sqlite3.Connection) -> dict[str, dict]:
-    """Each test clip: where it came from, what the runs knew of it, and its sentence's set (`--sets`), if any."""
-    sets = Test.read(conn).settings.get("sets") or {}
+    """Each test clip: where it came from (`voiced`: its system less the condition it was heard in), what the runs
+    knew of it, and its sentence's set (`--sets`), if any."""
+    settings = Test.read(conn).settings
+    sets = settings.get("sets") or {}
+    # a test made before a system could be a voice in one of several conditions: each its own, in the one rated
+    heard_in = settings.get("conditions") or {}
     return {r["id"]: {"system": r["system"], "sentence": r["sentence_id"], "run": r["run"],
                       "set": sets.get(r["sentence_id"], ""),
+                      "voiced": heard_in.get(r["system"], [r["system"], settings["condition"]])[0],
+                      "condition": heard_in.get(r["system"], [r["system"], settings["condition"]])[1],
                       "run_folder": r["run_folder"], "voice": r["voice"], "utterance_id": r["utterance_id"],
                       "source_sha256": r["source_sha256"], "measures": json.loads(r["measures"]),
                       "reference": r["reference_text"], "heard": json.loads(r["heard"]),

@@ -236,7 +236,7 @@ def trial(request: Request):
         return error(401, "no session: open your invitation link")
     test, kind, conn = served(request).test, served(request).kind, served(request).db.get()
     listener = conn.execute("SELECT * FROM listeners WHERE id = ?", (session["listener"],)).fetchone()
-    assign.session(conn, listener["id"], test, listener["seed"])
+    assign.session(conn, listener["id"], test, listener["seed"], kind.each_sentence_once)
     total = conn.execute("SELECT count(*) FROM assignments WHERE listener = ?", (listener["id"],)).fetchone()[0]
     row = conn.execute("SELECT t.*, a.position FROM assignments a JOIN trials t ON t.id = a.trial "
                        "LEFT JOIN votes v ON v.listener = a.listener AND v.trial = a.trial "

@@ -10,10 +10,13 @@ from collections import Counter
 from pipeline.listen.database import Test
 
 
-def session(conn: sqlite3.Connection, listener: int, test: Test, seed: int) -> None:
+def session(conn: sqlite3.Connection, listener: int, test: Test, seed: int, once: bool = False) -> None:
     """The listener's trials: the hearing check (a test made with --qualify), the training set, then the test
     trials least assigned so far with the gold and trapping trials among them, each sentence as few times as the
-    balance allows and never twice in a row where it can be helped, in an order of the listener's own."""
+    balance allows and never twice in a row where it can be helped, in an order of the listener's own. `once`
+    (a kind whose listeners would answer a sentence again from memory, Kind.each_sentence_once): no two test
+    trials of a listener are of one sentence, so a session holds at most one trial a sentence, and the systems and
+    conditions of a sentence go to different listeners (a Latin square, as dictation tests are laid out)."""
     if conn.execute("SELECT 1 FROM assignments WHERE listener = ?", (listener,)).fetchone():
         return  # drawn already: no write lock to take on every trial fetched
     conn.execute("BEGIN IMMEDIATE")  # one listener at a time draws, so the counts it balances are true
@@ -31,19 +34,22 @@ def session(conn: sqlite3.Connection, listener: int, test: Test, seed: int) -> N
                                                                         if r == "training"]
         used = Counter(sentence[t] for t in first)
 
-        def least(role: str, k: int) -> list[str]:
+        def least(role: str, k: int, once: bool = False) -> list[str]:
             """The k trials least assigned so far, and among those the ones whose sentences this listener has
-            heard least; ties broken at random, for this listener."""
+            heard least; ties broken at random, for this listener. `once`: none of a sentence already chosen."""
             members = [t for t, r in roles.items() if r == role]
             rng.shuffle(members)
             chosen = []
             for _ in range(min(k, len(members))):
-                best = min((t for t in members if t not in chosen), key=lambda t: (counts[t], used[sentence[t]]))
+                free = [t for t in members if t not in chosen and not (once and used[sentence[t]])]
+                if not free:
+                    break
+                best = min(free, key=lambda t: (counts[t], used[sentence[t]]))
                 chosen.append(best)
                 used[sentence[best]] += 1
             return chosen
 
-        rated = least("test", test.trials_per_session) + least("gold", test.settings["gold_per_session"]) + \
+        rated = least("test", test.trials_per_session, once) + least("gold", test.settings["gold_per_session"]) + \
             least("trap", test.settings["traps_per_session"])
         rng.shuffle(rated)
         rated = apart(rated, sentence)

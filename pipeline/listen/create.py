@@ -1,7 +1,9 @@
 """`listen create`: a listening test made from one or more runs, in one SQLite file (database.py).
 
-Each run's clips are the audio its utterances heard in one condition (clean by default), one clip per voice and
-sentence; the runs are read as compare-runs reads them (finished, and as they sealed their files). Beside the test
+Each run's clips are the audio its utterances heard in a condition (clean by default), one clip per voice and
+sentence; the runs are read as compare-runs reads them (finished, and as they sealed their files). Given several
+conditions (`--condition clean,noise:snr=10,noise:snr=0`), each voice in each condition is a system of its own,
+`v1 @ noise:snr=10`, rated on the very audio the runs' engines heard in it. Beside the test
 trials, the procedure of ITU-T P.808:
 - a short training set that spans the quality range (a clip clean, in 10 dB and in -5 dB of noise), played first;
 - gold trials with a known answer: a "good" one only where the answer is known, a natural recording (the runs'
@@ -47,13 +49,17 @@ class Options:
     # two of each: a listener who answers at random passes both traps and both golds about once in a hundred
     traps_per_session: int = 2
     sentences: int = 0  # at most this many sentences (0: all the runs share)
-    condition: str = "clean"
+    condition: str = "clean"  # the runs' condition rated, or several, comma-separated: a system for each
     seed: int = 1337
     gold: str = ""  # the user's gold clips: a CSV of audio,expected (single-clip kinds)
     level_dbov: float | None = level.TARGET_DBOV  # every clip's active speech level (P.56); None: as the runs made it
     plays: int | None = None  # times each recording of a trial may be played (0: any); None: the kind's own
     sets: str = ""  # a TSV of set,text: each sentence's set (unpredictable, predictable, shuffled), by its text
     qualify: bool = False  # P.808's hearing check first (qualify.py)
+
+    @property
+    def conditions(self) -> list[str]:
+        return [c.strip() for c in self.condition.split(",") if c.strip()]
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,7 @@ class Clip:
     heard: dict = field(default_factory=dict)  # each of the run's engines' transcript of this audio
     perplexity: float | None = None  # the run's LM's perplexity of the sentence, where it had one
     surprisal: list = field(default_factory=list)  # each word's (listen/typed.py's words), where the run had them
+    condition: str = ""  # the runs' condition the audio was heard in
 
 
 def made(role: str, like: Clip, samples: np.ndarray, sr: int | None = None) -> Clip:
@@ -88,20 +95,30 @@ def wav_bytes(samples: np.ndarray, sr: int) -> bytes:
     return buf.getvalue()
 
 
-def clips_of(runs: list, condition: str) -> dict[str, dict[str, Clip]]:
-    """{system: {sentence id: clip}}: each run's voices in one condition, one clip per sentence (the engines of a
+def named(system: str, condition: str, conditions: list[str]) -> str:
+    """A system's name in a test: its run (and voice), and its condition where the test rates several."""
+    return system if len(conditions) == 1 else f"{system} @ {condition}"
+
+
+def unnamed(system: str, condition: str, conditions: list[str]) -> list[str]:
+    """A test's system as [its run (and voice), its condition]: `named` undone."""
+    return [system if len(conditions) == 1 else system[:-len(f" @ {condition}")], condition]
+
+
+def clips_of(runs: list, conditions: list[str]) -> dict[str, dict[str, Clip]]:
+    """{system: {sentence id: clip}}: each run's voices in each condition, one clip per sentence (the engines of a
     run heard the same audio)."""
     out: dict[str, dict[str, Clip]] = {}
     for run in runs:
         voices = {u.voice for u in run.utterances}
-        heard: dict[tuple[str, str], dict[str, str]] = {}
+        heard: dict[tuple[str, str, str], dict[str, str]] = {}
         for u in run.utterances:
-            if u.condition == condition and u.status == Status.OK:
-                heard.setdefault((u.voice, u.sentence_id), {})[u.asr] = u.hypothesis
+            if u.condition in conditions and u.status == Status.OK:
+                heard.setdefault((u.voice, u.condition, u.sentence_id), {})[u.asr] = u.hypothesis
         for u in run.utterances:
-            if u.condition != condition or u.status != Status.OK or not u.audio_path:
+            if u.condition not in conditions or u.status != Status.OK or not u.audio_path:
                 continue
-            system = run.name if len(voices) == 1 else f"{run.name}/{u.voice}"
+            system = named(run.name if len(voices) == 1 else f"{run.name}/{u.voice}", u.condition, conditions)
             if u.sentence_id in out.get(system, {}):
                 continue
             try:
@@ -110,15 +127,18 @@ def clips_of(runs: list, condition: str) -> dict[str, dict[str, Clip]]:
                 raise InputError(f"{run.name}: {e}; the run's audio must be where its utterances.csv says") from None
             clip = Clip("test", system, run.name, run.where, u.voice, u.sentence_id, u.id,
                         u.reference, dict(u.measures), samples, sr, store.sha256_or_none(run.audio(u.audio_path)),
-                        heard[u.voice, u.sentence_id], u.perplexity,
-                        typed.surprisal(u.reference, u.reference_normalized, list(u.word_surprisal)))
+                        heard[u.voice, u.condition, u.sentence_id], u.perplexity,
+                        typed.surprisal(u.reference, u.reference_normalized, list(u.word_surprisal)), u.condition)
             out.setdefault(system, {})[u.sentence_id] = clip
             if u.speaker_reference:
                 out.setdefault("\0references", {})[u.id] = made("reference", clip,
                                                                  *audio.read(run.audio(u.speaker_reference)))
-    if not any(k != "\0references" for k in out):
-        raise InputError(f"the runs have no utterance heard in condition {condition!r}; pick one they have with "
-                         "--condition")
+    have = {u.condition for run in runs for u in run.utterances if u.status == Status.OK}
+    missing = [c for c in conditions if c not in have]
+    if missing or not any(k != "\0references" for k in out):
+        raise InputError(f"--condition: the runs have no utterance heard in "
+                         f"{', '.join(map(repr, missing or conditions))}; they were heard in "
+                         f"{', '.join(sorted(have)) or 'none'}: pick from those, comma-separated")
     return out
 
 
@@ -135,7 +155,10 @@ def create(out: str | Path, run_names: list[str], options: Options, results_dir:
         raise InputError(f"--plays {options.plays}: give the times a recording may be played, or 0 for any")
     if options.gold and not Path(options.gold).is_file():
         raise InputError(f"--gold {options.gold}: no such file; give a CSV with columns audio,expected")
-    by = clips_of(loaded, options.condition)
+    if not options.conditions or len(set(options.conditions)) < len(options.conditions):
+        raise InputError(f"--condition {options.condition!r}: give the runs' conditions to rate, each once, "
+                         "comma-separated (clean,noise:snr=10)")
+    by = clips_of(loaded, options.conditions)
     references = by.pop("\0references", {})
     systems = sorted(by)
     shared = kind.sentences(by)
@@ -235,6 +258,8 @@ def write(maker: Maker, admin: str, run_names: list[str]) -> None:
     for snr in (None, NOISY, HEAVY):  # the training set: the quality range, rated first, never analysed
         kind.training_trial(maker, next(maker.pick), snr)
     settings = {**asdict(options), "runs": run_names, "systems": systems, "sentences": shared,
+                "conditions": {system: unnamed(system, next(iter(by[system].values())).condition,
+                                               options.conditions) for system in systems},
                 "sample_rate": maker.rate, "notes": notes, "sets": sets_of(options.sets, by, shared)}
     maker.conn.execute("INSERT INTO test (id, name, kind, created, votes_per_clip, trials_per_session, admin_sha256, "
                        "settings) VALUES (1,?,?,?,?,?,?,?)",
@@ -313,12 +338,15 @@ def summary(path: str | Path) -> str:
     level_said = f"{settings['level_dbov']:g} dBov active speech level (P.56)" \
         if settings.get("level_dbov") is not None else "their own levels"
     notes = "".join(f"\n  note: {n}" for n in settings.get("notes", []))
+    held, once = test.trials_per_session, ""
+    if KINDS.get(test.kind).each_sentence_once and len(settings["sentences"]) < held:
+        held, once = len(settings["sentences"]), " (each sentence once)"
     return (f"a {test.kind.upper()} test of {len(systems)} system(s) ({', '.join(systems)}) on "
             f"{len(settings['sentences'])} sentences: {trials} test trials, {roles.get('gold', 0)} "
             f"gold, {roles.get('trap', 0)} trapping, {roles.get('training', 0)} training"
             f"{f', {n} hearing check' if (n := roles.get(qualify.ROLE)) else ''}; every clip at "
             f"{settings.get('sample_rate', '?')} Hz and {level_said}; {test.votes_per_clip} votes asked for each "
-            f"test trial, {test.trials_per_session} a session, so {sessions(trials, test.votes_per_clip, test.trials_per_session)} "
+            f"test trial, {held} a session{once}, so {sessions(trials, test.votes_per_clip, held)} "
             f"listener sessions{notes}")
 
 

@@ -6,7 +6,7 @@ branches on which kind it is, as openai/whisper's decoding strategies carry thei
 The methods in three groups, each called by one module:
 - making the test (create.py, through its `Maker`): `sentences`, `test_trials`, `own_clips`, `gold_trials`,
   `gold_answer`, `trap`, `trap_trial`, `training_trial`;
-- the listener's page (app.py): `page`, `refused`, `stored`, `plays`;
+- the listener's page (app.py): `page`, `refused`, `stored`, `plays`, `each_sentence_once` (assign.py);
 - reading the votes (analysis.py, compare-runs): `oriented`, `said`, `answered_as_asked`, `gold_missed`
   (`gold_tolerance`), `varies`, `analyse`, `human`, `metric`; and its own lines of `listen results`' summary
   (results.py): `lines`. The report shows a kind's own tables (`Analysis.tables`) as they are."""
@@ -39,6 +39,8 @@ class Kind:
     varies: ClassVar[bool] = True  # P.808's rule: a listener whose test answers hardly vary did not listen
     plays: ClassVar[int] = 0  # times a listener may play each recording of a trial (0: any), unless the test says
     agreement: ClassVar[str] = "interval"  # what the listeners' Krippendorff's alpha is computed on
+    # a listener's test trials are each of another sentence: an answer would come from memory the second time
+    each_sentence_once: ClassVar[bool] = False
 
     @property
     def instructions(self) -> str:

@@ -2,7 +2,10 @@
 clip is played once (by default; `--plays N`), the listener types what they heard, and their answers are scored as
 an engine's transcript is (listen/typed.py): each system's listeners' WER, strict and tolerant, micro and macro,
 with the listeners × sentences bootstrap, beside every engine of the runs on the very same clips; and, with the
-sentences' sets (`listen sentences`, `listen create --sets`), how much context helps people and each engine.
+sentences' sets (`listen sentences`, `listen create --sets`), how much context helps people and each engine; over
+several of the runs' noise conditions (`listen create --condition clean,noise:snr=10,...`), each voice's WER by
+SNR and its breakdown SNR for people beside each engine (listen/noise.py). A listener types each sentence once,
+whatever its system and condition (`each_sentence_once`).
 
 Acceptance: a trapping trial breaks off into the tool's voice asking for one word ("Please type the word orange"),
 which the answer must hold; a gold trial is a recording whose words a careful listener gets (the user's, a natural
@@ -18,7 +21,7 @@ from typing import ClassVar
 import numpy as np
 
 from pipeline.core.records import joined
-from pipeline.listen import analysis, typed
+from pipeline.listen import analysis, noise, typed
 from pipeline.listen.results import ci_text
 from pipeline.listen.create import HEAVY, Maker, made, user_gold
 from pipeline.listen.kinds import KINDS
@@ -336,6 +339,7 @@ class Transcription(Kind):
     plays: ClassVar[int] = 1  # as Blizzard plays a sentence: once
     varies: ClassVar[bool] = False  # a listener who gets every word right has listened
     agreement: ClassVar[str] = "nominal, each word heard or missed"
+    each_sentence_once: ClassVar[bool] = True  # a sentence typed once is typed the second time from memory
 
     @property
     def instructions(self) -> str:
@@ -450,7 +454,7 @@ class Transcription(Kind):
                                   reference=clip["reference"], typed=str(v.value), words=s.strict.ref_words,
                                   errors=s.strict.errors, tolerant_errors=s.tolerant_errors, alignment=shown(s),
                                   forgiven=[f"{r}→{h} ({rule})" for r, h, rule in s.rules]))
-        rows, words, missing, effects, rises = [], [], [], [], []
+        rows, words, missing, effects, rises, curves = [], [], [], [], [], []
         sets = {c["sentence"]: c["set"] for c in clips.values()}
         perplexity = {c["sentence"]: c["perplexity"] for c in clips.values()}
         for system, scored in sorted(by_system.items()):
@@ -467,6 +471,16 @@ class Transcription(Kind):
                 missing.append(counted)
             effects += context(system, scored, machines, sets, perplexity, n_boot, seed)
             rises += slopes(system, rated, clips, named, sorted(machines), n_boot, seed)
+        for voiced in sorted({clips[c]["voiced"] for c in per_clip}):
+            own = [c for c in per_clip if clips[c]["voiced"] == voiced]
+            curves.append(noise.breakdown(voiced, LISTENERS, [
+                noise.Heard(name, clips[c]["sentence"], clips[c]["condition"], s.strict.errors, s.strict.ref_words)
+                for c in own for name, s in named[c]], n_boot, seed))
+            for engine in sorted({e for c in own for e in clips[c]["heard"]}):
+                curves.append(noise.breakdown(voiced, engine, [
+                    noise.Heard(engine, clips[c]["sentence"], clips[c]["condition"], s.strict.errors,
+                                s.strict.ref_words) for c in own if engine in clips[c]["heard"]
+                    for s in [typed.score(clips[c]["reference"], clips[c]["heard"][engine])]], n_boot, seed))
         # the listeners' agreement on which words they got: each word of each clip a unit, each listener's hit
         # (1) or miss (0) its value; interval alpha on 0 and 1 is nominal alpha
         result.alpha = analysis.krippendorff_interval(
@@ -498,7 +512,8 @@ class Transcription(Kind):
                 order, theirs = sorted(people, key=people.get), sorted(machine, key=machine.get)
                 rankings.append(Ranking(engine=engine, listeners=order, by_engine=theirs, same=order == theirs))
         result.tables = {"heard": rows, "rankings": rankings, "from_engines": fits, "context": effects,
-                         "slopes": rises, "misses": missing, "words": words,
+                         "slopes": rises, "breakdown": [b for b in curves if b is not None], "misses": missing,
+                         "words": words,
                          "answers": sorted(answers, key=lambda a: (a.system, a.sentence, a.listener))}
 
     def human(self, test: str, kept: list[analysis.Vote], origin, clips: dict):
@@ -540,6 +555,12 @@ class Transcription(Kind):
                 f"; {ci_text(r.beyond_listeners, r.beyond_ci95_low, r.beyond_ci95_high)} beyond the listeners'")
             out.append(f"{r.system}, {r.by}: word errors per bit of LM surprisal "
                        f"{ci_text(r.slope, r.ci95_low, r.ci95_high)}{beyond}")
+        for b in found.tables.get("breakdown", []):
+            snr = "not reached" if b.breakdown_snr is None else \
+                f"{ci_text(b.breakdown_snr, b.ci95_low, b.ci95_high)} dB"
+            out.append(f"{b.system}, {b.by}: WER clean {b.clean_wer}, " + ", ".join(f"{p.snr:g} dB {p.wer:.4f}"
+                                                                              for p in b.curve) +
+                       f"; breakdown SNR (WER ≥ {b.threshold}) {snr}")
         for m in found.tables.get("misses", []):
             out.append(f"{m.system}, {m.engine}: of {m.words} words, missed by both {m.both}, by the listeners alone "
                        f"{m.listeners_only}, by the engine alone {m.engine_only} (words.csv lists them)")

@@ -47,7 +47,7 @@ def fragment(found) -> str:
     for name, rows in found.tables.items():  # a kind's own records, every cell as text
         if rows:
             fields = [f.name for f in dataclasses.fields(rows[0])]
-            lists = {f: (lambda r, f=f: html.escape("; ".join(getattr(r, f)))) for f in fields
+            lists = {f: (lambda r, f=f: html.escape("; ".join(f"{x}" for x in getattr(r, f)))) for f in fields
                      if isinstance(getattr(rows[0], f), list)}
             about = " ".join((type(rows[0]).__doc__ or "").split())
             parts.append(f"<p>{html.escape(name)}.csv: {html.escape(about)}</p>" + table(rows, fields, lists))

@@ -251,11 +251,26 @@ def test_a_listener_types_in_a_real_browser_and_enter_submits(runs, tmp_path):
     assert conn.execute("SELECT text, value FROM votes").fetchall() == [(HOSTILE + " and more", None)]
 
 
-def test_a_hearing_check_comes_first_and_leaves_out_who_misses_its_digits(runs):
+def quietest(wav: bytes, loudspeakers: bool) -> int:
+    """Which of a headphone check's three tones sounds quietest: in each ear (headphones), or as the two
+    channels meet in the air (loudspeakers, their sum)."""
+    import io
+
+    import numpy as np
+    import soundfile
+
+    samples, rate = soundfile.read(io.BytesIO(wav))
+    heard = samples.sum(axis=1) if loudspeakers else samples[:, 0]
+    thirds = np.array_split(heard[: len(heard) // 3 * 3], 3)  # the tones, and the gaps between them, in order
+    return int(np.argmin([np.sqrt(np.mean(t ** 2)) for t in thirds])) + 1
+
+
+def test_the_hearing_and_headphone_checks_come_first_and_leave_out_who_fails_them(runs):
     cwd = runs
-    made = listen(cwd, "create", "hearing.db", "v1", "v2", "--qualify", "--sentences", "2", "--trials", "4").stdout
-    assert "3 hearing check" in made
-    links = invite(cwd, "hearing.db", "ann", "bo")
+    made = listen(cwd, "create", "hearing.db", "v1", "v2", "--qualify", "--headphones", "--sentences", "2",
+                  "--trials", "4").stdout
+    assert "3 hearing check, 6 headphone check" in made
+    links = invite(cwd, "hearing.db", "ann", "bo", "cy")
     known = oracle(cwd / "hearing.db")
     conn = sqlite3.connect(cwd / "hearing.db")
     check = dict(conn.execute("SELECT id, sentence_id FROM trials WHERE role = 'qualification'"))
@@ -268,20 +283,27 @@ def test_a_hearing_check_comes_first_and_leaves_out_who_misses_its_digits(runs):
             listener.hear(t)
             role, expected, system = known[t["trial"]]
             first.append((role, t["widget"]))
-            if role == "qualification":
+            if role == "qualification" and check[t["trial"]].startswith("tones-"):
+                # cy listens over loudspeakers: the antiphase tone cancels in the air and sounds the quietest
+                answer = quietest(listener.client.get(f"/audio/{t['clips'][0]}").content, name == "cy")
+                assert (answer == expected) is (name != "cy")
+            elif role == "qualification":
                 easiest = check[t["trial"]] == "digits-+6"
                 answer = "0 0 0" if name == "bo" and easiest else " ".join(
                     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"][int(d)]
                     for d in expected)  # typed as words: the digits all the same
             else:
                 answer = expected if role in ("trap", "gold") else 4 if system == "v1" else 2  # ratings that vary
-            assert listener.vote(t, answer).status_code == 200
+            assert listener.vote(t, answer).status_code == 200, (role, answer)
         return first
 
     with served(cwd, "hearing.db") as (url, _):
-        ann, _ = together(["ann", "bo"], session)
-    assert ann[:3] == [("qualification", "text")] * 3 and ann[3][0] == "training"
+        ann, _, _ = together(["ann", "bo", "cy"], session)
+    assert ann[:9] == [("qualification", "scale")] * 6 + [("qualification", "text")] * 3 and ann[9][0] == "training"
     listen(cwd, "results", "hearing.db", "--out", "hearing-out")
     found = store.read_json(cwd / "hearing-out" / "results.json")
-    (left,) = found["excluded"]
-    assert left["listener"] == "bo" and "hearing check at +6 dB SNR answered '0 0 0'" in left["reasons"][0]
+    left = {e["listener"]: e["reasons"] for e in found["excluded"]}
+    assert set(left) == {"bo", "cy"} and found["accepted"] == 1
+    assert "hearing check at +6 dB SNR answered '0 0 0'" in left["bo"][0]
+    assert left["cy"] == ["the headphone check: the quietest tone picked in 0 of 6 trials (headphones in both ears "
+                          "pick it in 5 or more; over loudspeakers the antiphase tone sounds quietest)"]

@@ -378,3 +378,32 @@ def test_a_transcription_test_gives_each_listener_each_sentence_once(tmp_path):
                         ).fetchone()[0] == 18
     conn.close()
     assert "20 a session, so 3 listener sessions" in create.summary(path)
+
+
+def test_the_headphone_checks_quiet_tone_is_quietest_in_each_ear_and_the_antiphase_one_in_the_air():
+    """Woods et al.'s three tones: in each ear the quiet one is 6 dB below the others; summed as loudspeakers
+    sum them in the air, the antiphase one cancels. Five right of six passes, four do not."""
+    from pipeline.listen import qualify
+
+    samples = qualify.tones(["antiphase", "plain", "quiet"], 16000)
+    assert samples.shape[1] == 2
+    n, gap = int(qualify.TONE_S * 16000), int(qualify.GAP_S * 16000)
+    parts = [samples[k * (n + gap): k * (n + gap) + n] for k in range(3)]
+
+    def db(x):
+        return 20 * np.log10(np.sqrt(np.mean(x ** 2)) + 1e-12)
+
+    left = [db(p[:, 0]) for p in parts]
+    assert left[0] == pytest.approx(left[1], abs=1e-6) and left[1] - left[2] == pytest.approx(6.0, abs=1e-3)
+    assert np.allclose(parts[0][:, 0], -parts[0][:, 1]) and np.allclose(parts[1][:, 0], parts[1][:, 1])
+    air = [db(p.sum(axis=1)) for p in parts]
+    assert int(np.argmin(air)) == 0 and air[0] < -100  # over loudspeakers: the antiphase tone is silence
+    assert np.abs(samples).max() == pytest.approx(10 ** (qualify.TONE_DBFS / 20), rel=1e-3)
+
+    def votes(right):
+        return [analysis.Vote(1, "ann", "t", "qualification", 2 if k < right else 1, 2 if k < right else 1, 2,
+                              f"tones-{k + 1}", "c", None, True, k + 1) for k in range(6)]
+
+    assert qualify.failed(votes(5)) == [] and qualify.failed(votes(6)) == []
+    (reason,) = qualify.failed(votes(4))
+    assert "quietest tone picked in 4 of 6 trials" in reason

@@ -51,6 +51,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--qualify", action="store_true",
                    help="P.808's hearing check first: three triplets of digits in noise, typed; a listener who "
                         "misses the easiest is left out")
+    c.add_argument("--headphones", action="store_true",
+                   help="a headphone check first (Woods et al. 2017): six trials of three tones, pick the quietest; "
+                        "over loudspeakers the antiphase one sounds quietest, and fewer than five right is left out")
     c.add_argument("--gold", help="your own gold clips: a CSV with columns audio,expected (paths relative to it)")
     c.add_argument("--seed", type=int, default=1337, help="the seed of everything the test draws")
     c.add_argument("--level", type=float, default=-26.0, metavar="DBOV",
@@ -117,7 +120,8 @@ def create(args) -> int:
                              votes_per_clip=args.votes_per_clip, trials_per_session=args.trials,
                              sentences=args.sentences, condition=args.condition, seed=args.seed,
                              gold=args.gold or "", level_dbov=None if args.no_level else args.level,
-                             plays=args.plays, sets=args.sets or "", qualify=args.qualify)
+                             plays=args.plays, sets=args.sets or "", qualify=args.qualify,
+                             headphones=args.headphones)
     admin = making.create(args.db, args.runs, options, args.results_dir)
     summary = making.summary(args.db)
     print(f"made {args.db}: {summary}")

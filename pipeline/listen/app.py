@@ -26,7 +26,6 @@ import json
 import re
 import secrets
 import sqlite3
-import unicodedata
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -248,7 +247,8 @@ def trial(request: Request):
         [row["second"], row["first"]] if row["swapped"] else [row["first"], row["second"]]
     return JSONResponse({"done": False, "trial": row["id"], "position": row["position"] + 1, "total": total,
                          "clips": clips, "plays": served(request).plays, "practice": row["role"] == "training",
-                         **(qualify.page() if row["role"] == qualify.ROLE else kind.page(clips))})
+                         **(qualify.of(row["sentence_id"]).page() if row["role"] == qualify.ROLE
+                            else kind.page(clips))})
 
 
 def completion(listener) -> str:
@@ -309,13 +309,14 @@ def vote(state: Served, session, data):
     row = assigned(conn, listener, data["trial"])
     if row is None:
         return error(404, "no such trial in your trials")
-    checking = row["role"] == qualify.ROLE  # the hearing check is typed, whatever the kind
-    refused = qualify.refused(data["value"]) if checking else kind.refused(data["value"])
+    # a qualification trial is answered in its check's own widget, whatever the kind
+    asked = qualify.of(row["sentence_id"]) if row["role"] == qualify.ROLE else kind
+    refused = asked.refused(data["value"])
     if refused:
         return error(422, refused)
     if not heard(conn, listener, row):
         return error(409, "play every recording of this trial to its end first")
-    value, text = (None, unicodedata.normalize("NFC", data["value"])) if checking else kind.stored(data["value"])
+    value, text = asked.stored(data["value"])
     # one statement, one transaction, fsynced before it returns: a vote acknowledged is a vote kept, and the
     # same vote sent twice (a double click, a retry after a lost answer) is stored once
     stored = conn.execute("INSERT INTO votes (listener, trial, value, text, submission, at) VALUES (?,?,?,?,?,?) "

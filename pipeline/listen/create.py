@@ -56,6 +56,7 @@ class Options:
     plays: int | None = None  # times each recording of a trial may be played (0: any); None: the kind's own
     sets: str = ""  # a TSV of set,text: each sentence's set (unpredictable, predictable, shuffled), by its text
     qualify: bool = False  # P.808's hearing check first (qualify.py)
+    headphones: bool = False  # and the headphone check (qualify.py)
 
     @property
     def conditions(self) -> list[str]:
@@ -200,12 +201,22 @@ class Maker:
     pick: Iterator[Clip] = iter(())  # the clips the tool's own trials are cut from, in turn (Kind.own_clips)
 
     def put(self, clip: Clip) -> str:
-        import hashlib
-
-        cid = database.token(12)
+        """The clip at the test's rate and level; its id."""
         samples = audio.resample(clip.samples, clip.sr, self.rate) if clip.sr != self.rate else clip.samples
         if self.options.level_dbov is not None:
             samples = level.leveled(samples, self.rate, self.options.level_dbov)
+        return self.insert(clip, samples)
+
+    def put_as_made(self, role: str, sentence: str, samples: np.ndarray) -> str:
+        """A clip the tool made at the test's rate, kept at its own level and channels (the headphone check's
+        stereo tones, whose levels are what it asks about)."""
+        return self.insert(Clip(role, "", "", "", "", sentence, "", "", {}, samples, self.rate), samples)
+
+    def insert(self, clip: Clip, samples: np.ndarray) -> str:
+        """The clip's row, with `samples` (at the test's rate) as its audio; its id."""
+        import hashlib
+
+        cid = database.token(12)
         data = wav_bytes(samples, self.rate)
         sha = hashlib.sha256(data).hexdigest()
         if clip.role == "test":
@@ -253,8 +264,9 @@ def write(maker: Maker, admin: str, run_names: list[str]) -> None:
     maker.pick = cycle(kind.own_clips(maker))
     notes = kind.gold_trials(maker)
     traps(maker)
-    if options.qualify:
-        qualify.make(maker)
+    for check, asked in ((qualify.HEADPHONES, options.headphones), (qualify.HEARING, options.qualify)):
+        if asked:
+            check.make(maker)
     for snr in (None, NOISY, HEAVY):  # the training set: the quality range, rated first, never analysed
         kind.training_trial(maker, next(maker.pick), snr)
     settings = {**asdict(options), "runs": run_names, "systems": systems, "sentences": shared,
@@ -331,6 +343,7 @@ def summary(path: str | Path) -> str:
     try:
         test = database.Test.read(conn)
         roles = dict(conn.execute("SELECT role, count(*) FROM trials GROUP BY role").fetchall())
+        qualifying = [s for (s,) in conn.execute("SELECT sentence_id FROM trials WHERE role = ?", (qualify.ROLE,))]
     finally:
         conn.close()
     systems, settings = test.settings["systems"], test.settings
@@ -338,13 +351,16 @@ def summary(path: str | Path) -> str:
     level_said = f"{settings['level_dbov']:g} dBov active speech level (P.56)" \
         if settings.get("level_dbov") is not None else "their own levels"
     notes = "".join(f"\n  note: {n}" for n in settings.get("notes", []))
+    checks = "".join(f", {n} {name}" for check, name in ((qualify.HEARING, "hearing check"),
+                                                        (qualify.HEADPHONES, "headphone check"))
+                     if (n := sum(map(check.owns, qualifying))))
     held, once = test.trials_per_session, ""
     if KINDS.get(test.kind).each_sentence_once and len(settings["sentences"]) < held:
         held, once = len(settings["sentences"]), " (each sentence once)"
     return (f"a {test.kind.upper()} test of {len(systems)} system(s) ({', '.join(systems)}) on "
             f"{len(settings['sentences'])} sentences: {trials} test trials, {roles.get('gold', 0)} "
             f"gold, {roles.get('trap', 0)} trapping, {roles.get('training', 0)} training"
-            f"{f', {n} hearing check' if (n := roles.get(qualify.ROLE)) else ''}; every clip at "
+            f"{checks}; every clip at "
             f"{settings.get('sample_rate', '?')} Hz and {level_said}; {test.votes_per_clip} votes asked for each "
             f"test trial, {held} a session{once}, so {sessions(trials, test.votes_per_clip, held)} "
             f"listener sessions{notes}")

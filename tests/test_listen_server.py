@@ -117,7 +117,8 @@ def test_bad_inputs_are_named_with_their_fix_and_beyond_loopback_the_server_need
         ("invite", "open.db"): "name the listeners, or give --count N",
         ("create", "open.db", "v1", "v2"): "open.db: exists",
         ("create", "one.db", "v1", "--kind", "cmos"): "compares two versions of each sentence",
-        ("create", "smos1.db", "v1", "--condition", "noise:snr=5"): "no utterance heard in condition 'noise:snr=5'",
+        ("create", "smos1.db", "v1", "--condition", "noise:snr=5"):
+            "no utterance heard in 'noise:snr=5'; they were heard in clean",
         ("create", "x.db", "results/nowhere"): "not a run",
         ("create", "g.db", "v1", "--gold", "gold.csv"): "--gold gold.csv line 3: 9 is not an answer of mos",
     }

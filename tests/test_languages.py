@@ -139,7 +139,8 @@ def test_a_round_trip_in_chinese_and_german_through_espeak_and_whisper_base(tmp_
         (group,) = summary["groups"]
         units = sum(len(normalize.for_language("basic", lang).reference(s).split()) for s in lines)
         assert group["ref_words"] == units == ({"zh": 22, "de": 12}[lang])
-        assert f"micro {rate} [95% CI]" in (tmp_path / "results" / lang / "report.html").read_text(encoding="utf-8")
+        report = (tmp_path / "results" / lang / "report.html").read_text(encoding="utf-8")
+        assert f"micro {rate} [95% CI]" in report and f"Compare {rate}s only under the same normalizer" in report
     refused = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "compare-runs", "zh", "de"], cwd=tmp_path,
                              capture_output=True, text=True)
     assert refused.returncode == 2, refused.stderr

@@ -43,10 +43,11 @@ def render(page: Page) -> str:
     cells = {"mean": lambda s: html.escape(with_ci(s.mean, s.ci95_low, s.ci95_high)),
              "rho": lambda s: html.escape(f"{readable(s.spearman_rho_wer)} (p {readable(s.spearman_p)})"
                                           if s.spearman_rho_wer is not None else "")}
-    heads = {"mean": "mean [95% CI]", "rho": "Spearman ρ with WER"}
+    rate = page.scores.rate
+    heads = {"mean": "mean [95% CI]", "rho": f"Spearman ρ with {rate}"}
     parts = ["<h2>Naturalness and voice</h2>",
              f"<ul>{meanings}</ul><p>Per group: the mean with a bootstrap 95% CI over sentences, percentiles, and "
-             "the rank correlation with WER. The sentences table below sorts by each column, with each line's "
+             f"the rank correlation with {rate}. The sentences table below sorts by each column, with each line's "
              "audio beside it.</p>",
              table(summary, ["measure", "voice", "asr", "condition", "n", "mean", "p5", "median", "p95", "rho"],
                    cells, heads),

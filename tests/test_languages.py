@@ -155,3 +155,86 @@ def test_a_round_trip_in_chinese_and_german_through_espeak_and_whisper_base(tmp_
         assert float(r["micro"]) == group["micro_wer"] and float(r["ci95_low"]) == group["ci95_low"]
     assert "a CER and a WER do not compare" in table.stdout
     assert "zh        CER" in table.stdout and "de        WER" in table.stdout
+
+
+def cv3_eval(hypothesis: str, truth: str, lang: str) -> tuple[float, int, int, int]:
+    """CV3-Eval's utils/run_wer.py (FunAudioLLM/CV3-Eval at f3b7ed5), as written: zhconv on the ASR's output where
+    'zh' is in the language, then its process_one (jiwer 3's compute_measures: jiwer 4's process_words)."""
+    import jiwer
+    import zhconv
+    from zhon.hanzi import punctuation
+
+    hypo = zhconv.convert(hypothesis, "zh-cn") if "zh" in lang else hypothesis
+    for x in punctuation + string.punctuation:
+        if x == "'":
+            continue
+        truth = truth.replace(x, "")
+        hypo = hypo.replace(x, "")
+    truth = truth.replace("  ", " ")
+    hypo = hypo.replace("  ", " ")
+    if lang[-2:] in ["zh", "ja", "ko"]:
+        truth = " ".join([x for x in truth])
+        hypo = " ".join([x for x in hypo])
+    else:
+        truth = truth.lower()
+        hypo = hypo.lower()
+    m = jiwer.process_words(truth, hypo)
+    return m.wer, m.substitutions, m.deletions, m.insertions
+
+
+CV3_CASES = {  # (reference, the ASR's output) by language
+    "ja": [("今日はいい天気ですね。", "今日は良い天気ですね"), ("「東京」へ行きます！", "東京へ行きます"),
+           ("iPhoneを買った。", "アイフォンを買った"), ("ｶﾀｶﾅと２つ", "カタカナと2つ"), ("すみません", "")],
+    "ko": [("안녕하세요, 반갑습니다!", "안녕하세요 반갑 습니다"), ("저는 학생입니다.", "저는 학생 입니다"),
+           ("서울에 가요", "서울에가요"), ("AI 모델이에요", "에이아이 모델이에요"), ("감사합니다", "")],
+    "zh": [("今天天气很好，我们去公园散步吧。", "今天天氣很好我們去公園散步吧"),
+           ("我用iPhone 15拍了照片。", "我用 I phone 十五拍了照片")],
+    "en": [("It's the King's “crown”, isn't it?", "its the kings crown isnt it"),
+           ("Well-known facts.", "well known facts")],
+    "de": [("Die Straße ist schön!", "die strasse ist schön"), ("Guten Morgen, Anna.", "Guten Morgen Anna")],
+}
+
+
+@pytest.mark.parametrize("lang", sorted(CV3_CASES))
+def test_the_cv3_eval_recipe_counts_as_its_own_script_in_each_language(lang):
+    cases = CV3_CASES[lang]
+    pairs = [Pair(sentence_id=f"u{i}", asr="x", condition="clean", reference=r, hypothesis=h)
+             for i, (r, h) in enumerate(cases)]
+    results = evaluate(pairs, ScoreConfig(normalize="cv3-eval", headline="macro", bootstrap=0), language=lang)
+    theirs = [cv3_eval(h, r, lang) for r, h in cases]
+    for u, (wer, s, d, i) in zip(results.utterances, theirs):
+        assert (u.substitutions, u.deletions, u.insertions) == (s, d, i), (u.reference, u.hypothesis)
+        assert u.wer == pytest.approx(wer, abs=5e-5)
+    assert results.summary[0].macro_wer == pytest.approx(np.mean([t[0] for t in theirs]), abs=5e-5)
+    assert results.rate == ("CER" if lang in ("zh", "ja", "ko") else "WER")
+
+
+def test_korean_is_characters_under_cv3_eval_and_words_elsewhere_and_its_runs_say_which_table():
+    assert language.unit("ko") == "word" and language.unit("ko", "cv3-eval") == "character"
+    assert language.unit("th", "cv3-eval") == "character"  # a language it does not score keeps the tool's unit
+    korean = config.load(presets=["cv3-eval"], overrides={"asr.language": "ko"})
+    assert korean.asr.engines == ["openai-whisper:large-v3"] and korean.score.normalize == "cv3-eval"
+    verdict = recipes.of(korean)
+    assert verdict.exact and verdict.line.startswith("cv3-eval recipe, every required value as published: CER "
+                                                     "comparable with CV3-Eval's Korean CER (the same openai-whisper")
+    chinese = config.load(presets=["cv3-eval"], overrides={"asr.language": "zh"})
+    assert chinese.asr.engines == ["funasr:paraformer-zh"] and recipes.of(chinese).exact
+    thai = recipes.of(config.load(presets=["cv3-eval"], overrides={"asr.language": "th"}))
+    assert "asr.language th instead of en: CER not comparable with CV3-Eval's multilingual table" in thai.line
+    assert "cv3-eval" in recipes.names() and "seed-tts-eval" in recipes.names()
+
+
+def test_score_takes_the_cv3_eval_preset_in_korean(tmp_path, capsys):
+    cases = CV3_CASES["ko"]
+    ref, hyp = tmp_path / "ref.txt", tmp_path / "hyp.txt"
+    ref.write_text("\n".join(r for r, _ in cases) + "\n", encoding="utf-8")
+    hyp.write_text("\n".join(h for _, h in cases) + "\n", encoding="utf-8")
+    assert main(["score", "--ref", str(ref), "--hyp", str(hyp), "--preset", "cv3-eval", "--language", "ko",
+                 "--out", str(tmp_path / "out")]) == 0
+    shown = capsys.readouterr().out
+    assert "macro CER" in shown and "CER comparable with CV3-Eval's Korean CER only if the hypotheses came from " \
+           "openai-whisper:large-v3" in shown
+    summary = store.read_json(tmp_path / "out" / "summary.json")
+    assert (summary["language"], summary["unit"], summary["rate"]) == ("ko", "character", "CER")
+    assert summary["groups"][0]["macro_wer"] == pytest.approx(np.mean([cv3_eval(h, r, "ko")[0] for r, h in cases]),
+                                                              abs=5e-5)

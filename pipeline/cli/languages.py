@@ -12,7 +12,6 @@ from pathlib import Path
 from pipeline.cli.command import COMMANDS, Command, program
 from pipeline.core import records
 from pipeline.errors import InputError
-from pipeline.scoring import language
 from pipeline.scoring.utterances import GroupSummary
 
 FILE = "languages.csv"
@@ -43,8 +42,8 @@ def rates(given: list[str], results_dir: str) -> list[LanguageRate]:
         lang = run.scores.language
         for s in records.read_csv(run.folder / "summary.csv", GroupSummary):
             if s.hallucination_wpm is None:  # silence has no rate
-                out.append(LanguageRate(run=run.name, language=lang, unit=language.unit(lang),
-                                        rate=language.rate_name(lang), voice=s.voice, asr=s.asr,
+                out.append(LanguageRate(run=run.name, language=lang, unit=run.scores.unit,
+                                        rate=run.scores.rate, voice=s.voice, asr=s.asr,
                                         condition=s.condition, n_utterances=s.n_utterances, micro=s.micro_wer,
                                         ci95_low=s.ci95_low, ci95_high=s.ci95_high, macro=s.macro_wer))
     return sorted(out, key=lambda r: (r.language, r.voice, r.asr, r.condition, r.run))

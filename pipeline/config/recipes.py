@@ -61,13 +61,14 @@ def _shown(value: Any) -> str:
 def of(cfg: Config) -> Comparability:
     if not cfg.recipe:
         return Comparability(recipe="", departures=[], line=(
-            f"follows no published recipe: its {language.rate_name(cfg.asr.language)} compares with runs of this "
-            "tool scored alike (compare-runs "
-            f"checks); --preset {' or '.join(names())} scores as a published table was scored"))
+            f"follows no published recipe: its {language.rate_name(cfg.asr.language, cfg.score.normalize)} "
+            "compares with runs of this tool scored alike (compare-runs checks); "
+            f"--preset {' or '.join(names())} scores as a published table was scored"))
     required, about = published(cfg.recipe, cfg.asr.language)
     departures = [f"{key} {_shown(_value(cfg, key))} instead of {_shown(want)}" for key, want in required.items()
                   if _shown(_value(cfg, key)) != _shown(want)]
-    table, rate = about.get("table", f"{cfg.recipe}'s table"), language.rate_name(cfg.asr.language)
+    table = about.get("table", f"{cfg.recipe}'s table")
+    rate = language.rate_name(cfg.asr.language, cfg.score.normalize)
     if departures:
         line = f"{cfg.recipe} recipe except {'; '.join(departures)}: {rate} not comparable with {table}"
     else:
@@ -82,7 +83,8 @@ def scored_alone(name: str, lang: str) -> Comparability:
     """What `score --preset` can say: the text scored as the recipe scores it, while the engine that wrote the
     hypotheses, and its settings, are not known here."""
     required, about = published(name, lang)
-    table, rate = about.get("table", f"{name}'s table"), language.rate_name(lang)
+    table = about.get("table", f"{name}'s table")
+    rate = language.rate_name(lang, str(required.get("score.normalize", "")))
     if language.base(str(required.get("asr.language", lang))) != language.base(lang):
         return Comparability(recipe=name, departures=[f"language {lang}"], line=(
             f"{name} recipe scores {required.get('asr.language')}, not {lang}: {rate} not comparable with {table}"))

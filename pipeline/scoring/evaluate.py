@@ -149,7 +149,7 @@ def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, compar
               lang: str) -> Results:
     normalized = norm.for_language(normalizer, lang)
     out = Results(normalizer, comparable, language=lang)
-    aligner = jiwer_codes if normalizer == "seed-tts-eval" else align_codes  # as its published table was counted
+    aligner = jiwer_codes if normalizer in norm.JIWER_COUNTED else align_codes  # as its published table was counted
     for start in range(0, len(pairs), CHUNK):
         chunk = pairs[start:start + CHUNK]
         texts = [Texts.of(p, normalized) for p in chunk]

@@ -26,6 +26,10 @@ normalizer ends by cutting the text into characters:
 - `seed-tts-eval`: its test-zh recipe, exactly: the hypothesis made simplified Chinese (`zhconv.convert(text,
   'zh-cn')`, the reference left as written), punctuation deleted as in English, one pass of "  " → " ", then every
   character but spaces a unit, embedded English letter by letter, case kept: "Hello，世界" is "H e l l o 世 界".
+- `cv3-eval`: CV3-Eval's run_wer.py (FunAudioLLM/CV3-Eval, utils/run_wer.py at f3b7ed5), exactly: seed-tts-eval's
+  steps, with zh, ja and ko by characters (Korean too, which this tool otherwise scores by words:
+  language.RECIPE_CHARACTERS) and the other languages it scores by lowercased words; the hypothesis made
+  simplified only where the language is Chinese.
 """
 from __future__ import annotations
 
@@ -155,7 +159,9 @@ NORMALIZERS: dict[str, Callable[[], Transform]] = {
     "basic": lambda: compose(nfc, unicode_apostrophes, lowercase, strip_punctuation, collapse_spaces),
     "whisper": _whisper,
     "seed-tts-eval": _seed_tts_eval,
+    "cv3-eval": _seed_tts_eval,  # its run_wer.py's process_one for a language scored by words is seed-tts-eval's
 }
+JIWER_COUNTED = frozenset({"seed-tts-eval", "cv3-eval"})  # recipes whose published numbers jiwer counted
 
 
 def get(name: str) -> Transform:
@@ -176,7 +182,7 @@ class Normalizer:
 def for_language(name: str, lang: str = "en") -> Normalizer:
     """The normalizer `name` for text in `lang` (an ISO 639 code or tag): the words of English and of other
     languages written with spaces, or the characters of the others (scoring/language.py)."""
-    if language.unit(lang) == language.WORD:
+    if language.unit(lang, name) == language.WORD:
         if name == "whisper" and language.base(lang) != "en":
             t = _whisper_multilingual(split=False)
         else:
@@ -186,6 +192,9 @@ def for_language(name: str, lang: str = "en") -> Normalizer:
     if name == "seed-tts-eval":
         t = _seed_tts_eval_characters()
         return Normalizer(t, compose(simplified, t) if chinese else t)
+    if name == "cv3-eval":  # its ja and ko as its zh, whose output only is made simplified where `'zh' in lang`
+        t = _seed_tts_eval_characters()
+        return Normalizer(t, compose(simplified, t) if "zh" in lang.lower() else t)
     own = {"none": lambda: language.characters_and_ascii_words,
            "basic": lambda: compose(nfkc, unicode_apostrophes, lowercase, strip_punctuation,
                                     *([simplified] if chinese else []), language.characters_and_ascii_words),

@@ -200,12 +200,12 @@ class Results:
 
     @property
     def unit(self) -> str:
-        return language.unit(self.language)
+        return language.unit(self.language, self.normalizer)
 
     @property
     def rate(self) -> str:
         """CER or WER: the name of this scoring's rates."""
-        return language.rate_name(self.language)
+        return language.rate_name(self.language, self.normalizer)
 
     @property
     def failed(self) -> int:

@@ -281,7 +281,7 @@ def test_the_breakdown_snr_of_listeners_is_where_their_wer_first_doubles():
     from pipeline.listen import noise
 
     def heard(errors):
-        return [noise.Heard("ann", f"s{k}", condition, 1 if k < n else 0, 1)
+        return [noise.Counted("ann", f"s{k}", condition, 1 if k < n else 0, 1)
                 for condition, n in zip(("clean", "noise:snr=10", "noise:snr=0"), errors) for k in range(20)]
 
     found = noise.breakdown("v1", "listeners", heard((2, 3, 7)), 200, 1)

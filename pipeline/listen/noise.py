@@ -35,7 +35,7 @@ class Breakdown:
 
 
 @dataclass(frozen=True)
-class Heard:
+class Counted:
     """One answer or transcript: who, of which sentence, in which condition, and its strict counts."""
     who: str
     sentence: str
@@ -44,22 +44,22 @@ class Heard:
     words: int
 
 
-def breakdown(system: str, by: str, heard: list[Heard], n_boot: int, seed: int) -> Breakdown | None:
+def breakdown(system: str, by: str, counted: list[Counted], n_boot: int, seed: int) -> Breakdown | None:
     """A voice's row, from its answers (or one engine's transcripts) in clean and in noise at known SNRs; None
     without clean and at least one SNR."""
-    heard = [h for h in heard if h.condition == CLEAN or snr_of(h.condition) is not None]
-    snrs = sorted({h.condition for h in heard if h.condition != CLEAN}, key=snr_of, reverse=True)
-    if not snrs or not any(h.condition == CLEAN for h in heard):
+    counted = [h for h in counted if h.condition == CLEAN or snr_of(h.condition) is not None]
+    snrs = sorted({h.condition for h in counted if h.condition != CLEAN}, key=snr_of, reverse=True)
+    if not snrs or not any(h.condition == CLEAN for h in counted):
         return None
-    who, _ = analysis.index([h.who for h in heard])
-    item, sentences = analysis.index([h.sentence for h in heard])
-    errors = np.array([h.errors for h in heard], dtype=float)
-    words = np.array([h.words for h in heard], dtype=float)
+    who, _ = analysis.index([h.who for h in counted])
+    item, sentences = analysis.index([h.sentence for h in counted])
+    errors = np.array([h.errors for h in counted], dtype=float)
+    words = np.array([h.words for h in counted], dtype=float)
     wl, wi = resampled_counts(int(who.max()) + 1, len(sentences), n_boot, seed)
-    weights = np.vstack([np.ones(len(heard)), wl[:, who] * wi[:, item]])  # the point estimate first
+    weights = np.vstack([np.ones(len(counted)), wl[:, who] * wi[:, item]])  # the point estimate first
     rates = {}
     for condition in (CLEAN, *snrs):
-        mine = np.array([h.condition == condition for h in heard])
+        mine = np.array([h.condition == condition for h in counted])
         with np.errstate(invalid="ignore", divide="ignore"):
             rates[condition] = (weights[:, mine] * errors[mine]).sum(1) / (weights[:, mine] * words[mine]).sum(1)
     found = []
@@ -71,7 +71,7 @@ def breakdown(system: str, by: str, heard: list[Heard], n_boot: int, seed: int) 
     if len(draws) >= n_boot / 2:  # an interval only where most resamples break down at all
         low, high = (round(float(x), 2) for x in np.percentile(draws, [2.5, 97.5]))
     clean = rates[CLEAN][0]
-    return Breakdown(system=system, by=by, answers=len(heard), clean_wer=_rounded(clean),
+    return Breakdown(system=system, by=by, answers=len(counted), clean_wer=_rounded(clean),
                      threshold=_rounded(max(2 * clean, MIN_THRESHOLD)) if np.isfinite(clean) else None,
                      breakdown_snr=None if point is None else round(float(point), 2), ci95_low=low, ci95_high=high,
                      curve=[SnrWer(snr_of(c), round(float(rates[c][0]), 4)) for c in snrs

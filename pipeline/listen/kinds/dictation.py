@@ -474,12 +474,12 @@ class Transcription(Kind):
         for voiced in sorted({clips[c]["voiced"] for c in per_clip}):
             own = [c for c in per_clip if clips[c]["voiced"] == voiced]
             curves.append(noise.breakdown(voiced, LISTENERS, [
-                noise.Heard(name, clips[c]["sentence"], clips[c]["condition"], s.strict.errors, s.strict.ref_words)
+                noise.Counted(name, clips[c]["sentence"], clips[c]["condition"], s.strict.errors, s.strict.ref_words)
                 for c in own for name, s in named[c]], n_boot, seed))
             for engine in sorted({e for c in own for e in clips[c]["heard"]}):
                 curves.append(noise.breakdown(voiced, engine, [
-                    noise.Heard(engine, clips[c]["sentence"], clips[c]["condition"], s.strict.errors,
-                                s.strict.ref_words) for c in own if engine in clips[c]["heard"]
+                    noise.Counted(engine, clips[c]["sentence"], clips[c]["condition"], s.strict.errors,
+                                  s.strict.ref_words) for c in own if engine in clips[c]["heard"]
                     for s in [typed.score(clips[c]["reference"], clips[c]["heard"][engine])]], n_boot, seed))
         # the listeners' agreement on which words they got: each word of each clip a unit, each listener's hit
         # (1) or miss (0) its value; interval alpha on 0 and 1 is nominal alpha

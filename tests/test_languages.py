@@ -220,3 +220,20 @@ def test_score_takes_the_cv3_eval_preset_in_korean(tmp_path, capsys):
     assert (summary["language"], summary["unit"], summary["rate"]) == ("ko", "character", "CER")
     assert summary["groups"][0]["macro_wer"] == pytest.approx(np.mean([cv3_eval(h, r, "ko")[0] for r, h in cases]),
                                                               abs=5e-5)
+
+
+def test_the_normalizers_of_a_korean_cv3_eval_run_are_compared_in_its_unit():
+    """A Korean run under cv3-eval counts characters: every normalizer's column counts characters beside it, so
+    that the share of the errors it removes is of like against like."""
+    from pipeline.statistics import sensitivity
+
+    cases = CV3_CASES["ko"]
+    pairs = [Pair(sentence_id=f"u{i}", asr="x", condition="clean", reference=r, hypothesis=h)
+             for i, (r, h) in enumerate(cases)]
+    results = evaluate(pairs, ScoreConfig(normalize="cv3-eval", bootstrap=0), language="ko")
+    (effect,) = sensitivity.effects(results.utterances, "cv3-eval", "ko")
+    hangul = [r for r, _ in cases if not any("a" <= c.lower() <= "z" for c in r)]
+    units = [len(normalize.for_language("none", "ko", "character").reference(r).split()) for r in hangul]
+    assert units == [len("".join(r.split())) for r in hangul]  # `none` cut into characters, not words
+    assert effect.wer["wer_cv3-eval"] == pytest.approx(results.summary[0].micro_wer, abs=1e-4)
+    assert 0 <= effect.normalization_share <= 1

@@ -179,10 +179,11 @@ class Normalizer:
 
 
 @functools.cache
-def for_language(name: str, lang: str = "en") -> Normalizer:
+def for_language(name: str, lang: str = "en", unit: str = "") -> Normalizer:
     """The normalizer `name` for text in `lang` (an ISO 639 code or tag): the words of English and of other
-    languages written with spaces, or the characters of the others (scoring/language.py)."""
-    if language.unit(lang, name) == language.WORD:
+    languages written with spaces, or the characters of the others (scoring/language.py); `unit`: cut into
+    that unit whatever the language and normalizer would choose (a comparison of normalizers counts one unit)."""
+    if (unit or language.unit(lang, name)) == language.WORD:
         if name == "whisper" and language.base(lang) != "en":
             t = _whisper_multilingual(split=False)
         else:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pipeline.core.records import Grouped, Status, columns_of
 from pipeline.io.conditions import SILENCE
-from pipeline.scoring import normalize as norm
+from pipeline.scoring import language, normalize as norm
 from pipeline.scoring.align import align_text
 from pipeline.scoring.utterances import ScoredUtterance
 from pipeline.statistics import STATISTICS, Statistic
@@ -25,7 +25,9 @@ class NormalizerEffect(Grouped):
 
 
 def effects(utterances: list[ScoredUtterance], used: str, lang: str = "en") -> list[NormalizerEffect]:
-    transforms = {name: norm.for_language(name, lang) for name in norm.NORMALIZERS}
+    # every normalizer in the unit of the run's own: CV3-Eval's Korean is characters where basic's is words
+    unit = language.unit(lang, used)
+    transforms = {name: norm.for_language(name, lang, unit) for name in norm.NORMALIZERS}
     totals: dict[tuple, dict[str, list[int]]] = {}
     for u in utterances:
         if u.status != Status.OK or u.condition == SILENCE:

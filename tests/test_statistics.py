@@ -343,3 +343,22 @@ def test_statistics_are_read_by_name_and_the_old_attribute_still_answers_with_a_
         stats["nope"]
     with pytest.raises(AttributeError):
         stats.nope
+
+
+def test_a_recipes_normalizer_column_counts_as_the_recipe_aligns():
+    """Two pairs where jiwer's alignment (seed-tts-eval's, cv3-eval's) makes another number of edits than sclite's
+    weights: their normalizer columns equal a run scored under them, the basic column sclite's count of the same
+    words, so the table says what each normalizer's run would."""
+    from pipeline.scoring.align import align_codes, jiwer_codes, tally
+
+    refs, hyps = ["a a a c d d", "a a d a d b b d"], ["b d a b b b a a", "c c b a a a"]
+    sclite = sum(sum(tally(c)[1:]) for c in align_codes([r.split() for r in refs], [h.split() for h in hyps]))
+    jiwer = sum(sum(tally(c)[1:]) for c in jiwer_codes([r.split() for r in refs], [h.split() for h in hyps]))
+    assert sclite != jiwer  # the case this test is about
+    rows = [row(f"u{k}", "v:1", "e:1", "clean", r, h) for k, (r, h) in enumerate(zip(refs, hyps))]
+    seed = evaluate(rows, ScoreConfig(normalize="seed-tts-eval", bootstrap=0))
+    (e,) = sensitivity.effects(seed.utterances, "seed-tts-eval")
+    words = sum(len(r.split()) for r in refs)
+    assert e.wer["wer_seed-tts-eval"] == e.wer["wer_cv3-eval"] == round(jiwer / words, 4) == seed.summary[0].micro_wer
+    assert e.wer["wer_basic"] == round(sclite / words, 4)
+    assert sensitivity.effects([], "basic") == []

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pipeline.core.records import Grouped, Status, columns_of
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import language, normalize as norm
-from pipeline.scoring.align import align_text
+from pipeline.scoring.align import align_codes, jiwer_codes, tally
 from pipeline.scoring.utterances import ScoredUtterance
 from pipeline.statistics import STATISTICS, Statistic
 
@@ -28,15 +28,16 @@ def effects(utterances: list[ScoredUtterance], used: str, lang: str = "en") -> l
     # every normalizer in the unit of the run's own: CV3-Eval's Korean is characters where basic's is words
     unit = language.unit(lang, used)
     transforms = {name: norm.for_language(name, lang, unit) for name in norm.NORMALIZERS}
-    totals: dict[tuple, dict[str, list[int]]] = {}
-    for u in utterances:
-        if u.status != Status.OK or u.condition == SILENCE:
-            continue
-        group = totals.setdefault(u.group, {n: [0, 0] for n in transforms})
-        for name, t in transforms.items():
-            a = align_text(t.reference(u.reference), t.hypothesis(u.hypothesis))
-            group[name][0] += a.errors
-            group[name][1] += a.ref_words
+    kept = [u for u in utterances if u.status == Status.OK and u.condition != SILENCE]
+    totals: dict[tuple, dict[str, list[int]]] = {u.group: {n: [0, 0] for n in transforms} for u in kept}
+    for name, t in transforms.items():
+        refs = [t.reference(u.reference).split() for u in kept]
+        # counted as a run under that normalizer counts: a recipe's by jiwer's alignment, which can make another
+        # number of edits than sclite's weights
+        aligner = jiwer_codes if name in norm.JIWER_COUNTED else align_codes
+        for u, ref, codes in zip(kept, refs, aligner(refs, [t.hypothesis(u.hypothesis).split() for u in kept])):
+            totals[u.group][name][0] += sum(tally(codes)[1:])
+            totals[u.group][name][1] += len(ref)
     out = []
     for (voice, engine, condition), by_name in totals.items():
         wer = {n: round(e / w, 4) if w else None for n, (e, w) in by_name.items()}

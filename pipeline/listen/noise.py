@@ -3,9 +3,9 @@ conditions (`listen create --condition clean,noise:snr=10,noise:snr=0`), each vo
 listeners and by each engine on the very same clips, and the breakdown SNR as the tool gives it for engines
 (statistics/robustness.py: where WER first reaches twice its clean value, at least MIN_THRESHOLD, interpolated
 between the SNRs measured). The listeners' interval resamples listeners and sentences together, an engine's the
-sentences alone; a sentence moves with all of its conditions. With each sentence
-heard once by a listener (a transcription test's rule), a listener's conditions are of different sentences, so
-the curve compares listeners as well as conditions: the interval carries that."""
+sentences alone; a sentence moves with all of its conditions. With each sentence heard once by a listener (a
+transcription test's rule), a listener's conditions are of different sentences, so the curve compares listeners
+as well as conditions: the interval carries that."""
 from __future__ import annotations
 
 from dataclasses import dataclass

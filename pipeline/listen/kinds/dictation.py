@@ -457,14 +457,16 @@ class Transcription(Kind):
         rows, words, missing, effects, rises, curves = [], [], [], [], [], []
         sets = {c["sentence"]: c["set"] for c in clips.values()}
         perplexity = {c["sentence"]: c["perplexity"] for c in clips.values()}
+        # each engine's transcript of each rated clip, scored once for every table that sets it beside the people
+        by_engine = {(c, e): typed.score(clips[c]["reference"], text) for c in per_clip
+                     for e, text in clips[c]["heard"].items()}
         for system, scored in sorted(by_system.items()):
             rows.append(heard(system, LISTENERS, scored, n_boot, seed))
             rated = sorted(c for c in per_clip if clips[c]["system"] == system)
             machines = {}
             for engine in sorted({e for c in rated for e in clips[c]["heard"]}):
                 on = [c for c in rated if engine in clips[c]["heard"]]
-                machines[engine] = [(engine, clips[c]["sentence"],
-                                     typed.score(clips[c]["reference"], clips[c]["heard"][engine])) for c in on]
+                machines[engine] = [(engine, clips[c]["sentence"], by_engine[c, engine]) for c in on]
                 rows.append(heard(system, engine, machines[engine], n_boot, seed))
                 listed, counted = misses(system, engine, on, clips, per_clip, n_boot, seed)
                 words += listed
@@ -478,9 +480,9 @@ class Transcription(Kind):
                 for c in own for name, s in named[c]], n_boot, seed))
             for engine in sorted({e for c in own for e in clips[c]["heard"]}):
                 curves.append(noise.breakdown(voiced, engine, [
-                    noise.Counted(engine, clips[c]["sentence"], clips[c]["condition"], s.strict.errors,
-                                  s.strict.ref_words) for c in own if engine in clips[c]["heard"]
-                    for s in [typed.score(clips[c]["reference"], clips[c]["heard"][engine])]], n_boot, seed))
+                    noise.Counted(engine, clips[c]["sentence"], clips[c]["condition"], found.errors, found.ref_words)
+                    for c in own if engine in clips[c]["heard"] for found in [by_engine[c, engine].strict]],
+                    n_boot, seed))
         # the listeners' agreement on which words they got: each word of each clip a unit, each listener's hit
         # (1) or miss (0) its value; interval alpha on 0 and 1 is nominal alpha
         result.alpha = analysis.krippendorff_interval(
@@ -491,8 +493,7 @@ class Transcription(Kind):
             clip=c, system=clips[c]["system"], run=clips[c]["run"], voice=clips[c]["voice"],
             sentence=clips[c]["sentence"], utterance_id=clips[c]["utterance_id"], votes=len(found),
             mean=round(float(np.mean([s.strict.wer or 0.0 for s in found])), 4),
-            measures={e: typed.score(clips[c]["reference"], text).strict.wer for e, text in
-                      sorted(clips[c]["heard"].items())},
+            measures={e: by_engine[c, e].strict.wer for e in sorted(clips[c]["heard"])},
             run_folder=clips[c]["run_folder"], source_sha256=clips[c]["source_sha256"])
             for c, found in sorted(per_clip.items())]
         engines = sorted({e for c in result.clips for e in c.measures})

@@ -41,7 +41,8 @@ class ASRConfig:
                                 "openai-whisper:tiny.en, faster-whisper:large-v3, faster-whisper:/path/to/ct2-model",
                                 flag="--asr", check=ENGINES.check_all)
     language: str = option("en", "the spoken language, given to multilingual models (an English-only .en model "
-                           "takes only en)", flag="--language")
+                           "takes only en); several on the command line (zh,de) are a run each, then one table",
+                           flag="--language")
     beam_size: int = option(1, "Whisper beam size (1 = greedy)", flag="--beam-size", at_least=1)
     temperature: float = option(0.0, "sampling temperature (0 = greedy; > 0 decodes one utterance at a time)",
                                 at_least=0)

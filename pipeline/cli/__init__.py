@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 
+from pipeline.cli import several
 from pipeline.cli.command import COMMANDS, program
 from pipeline.config import run as config_mod
 from pipeline.core import options
@@ -135,7 +136,9 @@ def _main(argv: list[str] | None) -> int:
         run_parser(every_key=True)[0].print_help()
         return 0
     try:
-        cfg = config_mod.load(args.config, overrides_from(args, shortcuts), args.preset)
+        overrides = overrides_from(args, shortcuts)
+        parts = several.parts(overrides)
+        cfg = None if parts else config_mod.load(args.config, overrides, args.preset)
         stages = [s.strip() for s in args.stages.split(",")] if args.stages else None
         from pipeline.stages import STAGES
         for s in stages or []:
@@ -144,6 +147,14 @@ def _main(argv: list[str] | None) -> int:
     except ConfigError as e:
         print(f"{'input' if isinstance(e, InputError) else 'config'} error: {e}", file=sys.stderr)
         return 2
+    if parts:
+        return several.run(parts, lambda values: config_mod.load(args.config, values, args.preset),
+                           lambda cfg: _run(cfg, args, stages), tabulate=not (args.print_config or args.plan))
+    return _run(cfg, args, stages)
+
+
+def _run(cfg: config_mod.Config, args: argparse.Namespace, stages: list[str] | None) -> int:
+    """The run of one config: its plan or config printed, or its stages run; the exit code."""
     if args.print_config:
         print(config_mod.to_toml(cfg), end="")
         return 0

@@ -46,7 +46,11 @@ def rates(given: list[str], results_dir: str) -> list[LanguageRate]:
                                         rate=run.scores.rate, voice=s.voice, asr=s.asr,
                                         condition=s.condition, n_utterances=s.n_utterances, micro=s.micro_wer,
                                         ci95_low=s.ci95_low, ci95_high=s.ci95_high, macro=s.macro_wer))
-    return sorted(out, key=lambda r: (r.language, r.voice, r.asr, r.condition, r.run))
+    return sorted(out, key=order)
+
+
+def order(r: LanguageRate) -> tuple:
+    return r.language, r.voice, r.asr, r.condition, r.run
 
 
 def table(rows: list[LanguageRate]) -> str:

@@ -40,6 +40,13 @@ def _recipe(name: str) -> None:
         raise ConfigError(f"recipe = {name!r}: no such recipe; a recipe is a preset in {PRESETS} that sets it")
 
 
+def _languages(given: list[str]) -> None:
+    from pipeline.scoring.language import base
+
+    if len({base(lang) for lang in given}) != len(given):
+        raise ConfigError(f"languages = {given!r}: a language named twice; name each once, such as zh,de")
+
+
 def _listening(path: str) -> None:
     if path:
         from pipeline.listen import database
@@ -70,6 +77,9 @@ class Config:
                          "what differs from it is said beside the WER; '' for none", check=_recipe)
     device: str = option("auto", "where the LM and Whisper run: auto (cuda when torch sees a GPU), cpu or cuda",
                          flag="--device", choices=device.DEVICES)
+    languages: list[str] = option([], "every language of a command in several (--language zh,de, which sets it): "
+                                  "each is a run of its own, named <run>-<language>; a manifest's rows in another of "
+                                  "them are left to that language's run (cli/several.py)", check=_languages)
     listening: str = option("", "a listening test (`listen create`, TEST.db): the report shows what its listeners "
                             "said, and checks every measure against them", flag="--listening", check=_listening)
     model: GPTConfig = field(default_factory=GPTConfig)
@@ -167,8 +177,25 @@ def validate(cfg: Config) -> Config:
                               f"pick another folder with --set {key}=PATH")
     if not cfg.tts.voices or not cfg.asr.engines:
         raise ConfigError("tts.voices and asr.engines each need at least one entry")
+    _in_one_language(cfg)
     _validate_inputs(cfg)
     return cfg
+
+
+def _in_one_language(cfg: Config) -> None:
+    """A run is in one language; several are given on the command line, where they become a run each."""
+    from pipeline.scoring.language import base
+
+    if "," in cfg.asr.language:
+        raise ConfigError(f"asr.language = {cfg.asr.language!r}: a run is in one language; give several on the command "
+                          f"line (--language {cfg.asr.language}), which runs each as a run of its own")
+    if cfg.languages and base(cfg.asr.language) not in map(base, cfg.languages):
+        raise ConfigError(f"asr.language = {cfg.asr.language!r} is not one of languages = {cfg.languages!r}; give "
+                          "the languages on the command line (--language zh,de), which sets both")
+    if len(cfg.languages) > 1 and not (cfg.sentences or cfg.audio_manifest):
+        raise ConfigError(f"--language {','.join(cfg.languages)}: the LM samples English, so a command in several "
+                          "languages needs each one's sentences (--sentences zh=zh.txt,de=de.txt) or recordings whose "
+                          "manifest says their language (--audio-manifest)")
 
 
 def _refuse_beside_manifest(cfg: Config) -> None:
@@ -191,7 +218,7 @@ def _validate_inputs(cfg: Config) -> None:
     if cfg.audio_manifest:
         manifest = _manifests().scan(cfg.audio_manifest, cfg.manifest_format, cfg.audio_dir)
         _manifests().audio_present(manifest)
-        _one_language(manifest, cfg.asr.language)
+        _one_language(manifest, cfg.asr.language, cfg.languages)
     if cfg.data.train_bin:
         for key, path in (("--train-bin", cfg.data.train_bin), ("--val-bin", cfg.data.val_bin)):
             inputs.token_file(path, key, cfg.model.block_size + 2)
@@ -199,16 +226,24 @@ def _validate_inputs(cfg: Config) -> None:
         inputs.read_text(cfg.data.corpus, "--corpus")
 
 
-def _one_language(manifest, lang: str) -> None:
+def _one_language(manifest, lang: str, others: list[str]) -> None:
     """A run transcribes and scores in one language (--language): a Common Voice TSV of Chinese heard as English
-    would be scored in the wrong unit by the wrong ASR."""
+    would be scored in the wrong unit by the wrong ASR. Rows in another language of the same command (`others`,
+    cli/several.py) are that language's run's."""
     from pipeline.scoring.language import base
 
-    said = sorted({r.language for r in manifest.recordings if r.language and base(r.language) != base(lang)})
+    known = {base(lang), *map(base, others)}
+    unsaid = [r.id for r in manifest.recordings if not r.language]
+    if len(known) > 1 and unsaid:
+        raise ConfigError(f"--audio-manifest {manifest.path}: {len(unsaid)} row(s) say no language (such as "
+                          f"{unsaid[0]!r}), and a command in several languages gives each row to its language's run; "
+                          "add a language column (lang, language or locale), or run one language")
+    said = sorted({r.language for r in manifest.recordings if r.language and base(r.language) not in known})
     if said:
+        every = sorted(known | {base(s) for s in said})
         raise ConfigError(f"--audio-manifest {manifest.path}: its rows are in {', '.join(said)}, and this run is in "
-                          f"--language {lang}; run each language as its own run with its --language (and --run "
-                          f"NAME), such as --language {base(said[0])}")
+                          f"--language {','.join(sorted(known))}; give the language of its rows, such as --language "
+                          f"{base(said[0])}, or several, --language {','.join(every)}: a run each")
 
 
 def to_dict(cfg: Any) -> dict:

@@ -15,10 +15,11 @@ from pipeline.core.records import Status
 from pipeline.io.speech import Speech
 from pipeline.exec.items import Item, as_is, cached, written
 from pipeline.io import audio, conditions
-from pipeline.io.manifests import Manifest, Recording
+from pipeline.io.manifests import Manifest, Recording, Unused
 from pipeline.lm import sentences
 from pipeline.run import artifacts
 from pipeline.run.stage import Outcome, Stage
+from pipeline.scoring import language
 
 log = logging.getLogger(__name__)
 NAMED = 10  # unused lines named on the terminal; the manifest's stage result counts them all
@@ -26,11 +27,12 @@ NAMED = 10  # unused lines named on the terminal; the manifest's stage result co
 
 def run(cfg: Config, loaded: dict) -> Outcome:
     manifest: Manifest = loaded["audio_manifest"]
-    recordings = manifest.recordings
-    if manifest.unused:
+    recordings, elsewhere = in_language(cfg, manifest)
+    unused = [*manifest.unused, *elsewhere]
+    if unused:
         log.warning("--audio-manifest %s: %d line(s) or file(s) not used:\n  %s%s", manifest.path,
-                    len(manifest.unused), "\n  ".join(map(str, manifest.unused[:NAMED])),
-                    f"\n  … and {len(manifest.unused) - NAMED} more" if len(manifest.unused) > NAMED else "")
+                    len(unused), "\n  ".join(map(str, unused[:NAMED])),
+                    f"\n  … and {len(unused) - NAMED} more" if len(unused) > NAMED else "")
     references = {r.id: r.reference for r in recordings}
     n = sentences.write(*artifacts.sentence_tables(cfg), loaded["lm"],
                         [(uid, None, text) for uid, text in references.items()], device=cfg.device,
@@ -40,8 +42,21 @@ def run(cfg: Config, loaded: dict) -> Outcome:
     records.write_csv(artifacts.path("speech", cfg), Speech, rows)
     systems = {r.system for r in recordings if r.system}
     return Outcome({"sentences": n, "recordings": len(recordings), **({"systems": len(systems)} if systems else {}),
-                   **({"unused": [str(u) for u in manifest.unused]} if manifest.unused else {})},
+                   **({"unused": [str(u) for u in unused]} if unused else {})},
                   failed=sum(row.status == Status.ERROR for row in rows))
+
+
+def in_language(cfg: Config, manifest: Manifest) -> tuple[list[Recording], list[Unused]]:
+    """The recordings in this run's language, and those a command in several languages gives to another of its
+    runs (config `languages`, cli/several.py). A row that names no language is this run's."""
+    if not cfg.languages:
+        return manifest.recordings, []
+    own = language.base(cfg.asr.language)
+    mine, theirs = [], []
+    for r in manifest.recordings:
+        (mine if not r.language or language.base(r.language) == own else theirs).append(r)
+    return mine, [Unused(str(manifest.path), None, r.id, f"in {r.language}: its language's run scores it")
+                  for r in theirs]
 
 
 def speech(cfg: Config, r: Recording, conds: list[conditions.Condition]) -> list[Speech]:
@@ -108,5 +123,5 @@ def wav_of(cfg: Config, r: Recording, condition: str, key: list, make, keep: boo
 
 STAGE = Stage("recordings", "the user's recordings and their references, in each condition",
               reads=("audio_manifest",), optional=("lm",), makes=("sentences", "speech"),
-              config=("sample.start", "device", "tts.conditions", "tts.seed"),
+              config=("sample.start", "device", "tts.conditions", "tts.seed", "asr.language", "languages"),
               run=run, runs_when=lambda cfg: bool(cfg.audio_manifest))

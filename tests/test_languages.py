@@ -325,3 +325,30 @@ def test_a_run_of_a_command_in_several_languages_takes_its_rows_and_leaves_the_o
     with pytest.raises(ConfigError, match=r"3 row\(s\) say no language \(such as 'a'\).*add a language column"):
         config.load(overrides={**given, "asr.language": "zh"})
     assert config.load(overrides={"audio_manifest": str(tmp_path), "asr.language": "zh"}).languages == []
+
+
+def test_every_languages_config_is_checked_before_any_run_and_a_failed_run_leaves_the_others_to_run(tmp_path,
+                                                                                                      capsys):
+    from pipeline.cli import several
+
+    for lang in ("zh", "de"):
+        (tmp_path / f"{lang}.txt").write_text("一\n" if lang == "zh" else "eins\n", encoding="utf-8")
+    given = {"sentences": f"zh={tmp_path / 'zh.txt'},de={tmp_path / 'de.txt'}", "tts.voices": "espeak:en-us",
+             "results_dir": str(tmp_path / "results"), "run": "v1"}
+    ran = []
+
+    def run_one(cfg):
+        ran.append((cfg.run, cfg.asr.language, cfg.sentences, cfg.languages))
+        return {"zh": 1, "de": 0}[cfg.asr.language]  # zh: rows failed
+
+    load = lambda values: config.load(overrides=values)  # noqa: E731
+    assert several.run(several.parts(given), load, run_one) == 1
+    assert ran == [("v1-zh", "zh", str(tmp_path / "zh.txt"), ["zh", "de"]),
+                   ("v1-de", "de", str(tmp_path / "de.txt"), ["zh", "de"])]
+    told = capsys.readouterr()
+    assert "runs: zh exit 1, de done" in told.err and "v1-zh: not a run" in told.err  # neither wrote one here
+    assert not (tmp_path / "results" / "v1-languages").exists()
+    ran.clear()
+    missing = {**given, "sentences": f"zh={tmp_path / 'zh.txt'},de={tmp_path / 'nowhere.txt'}"}
+    assert several.run(several.parts(missing), load, run_one) == 2 and ran == []  # nothing ran
+    assert "config error: --language de: sentences = " in capsys.readouterr().err

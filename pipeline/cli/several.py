@@ -128,6 +128,8 @@ def _table(runs: list, name: str) -> bool:
             rows += languages.rates([str(Path(cfg.results_dir) / cfg.run)], cfg.results_dir)
         except InputError as e:
             say(f"--language {lang}: not in the table: {e}")
+    if not rows:
+        return True
     rows.sort(key=languages.order)
     print(languages.table(rows))
     out = Path(runs[0][1].results_dir) / f"{name}-languages"

@@ -64,8 +64,8 @@ class Config:
     cache_dir: str = option("", "the cache every run shares: the same audio heard by the same engine, or scored by the "
                             "same measure, with the same options, is kept once for all run names; '' is "
                             "<models_dir>/cache, off turns it off", speed_only=True)
-    sentences: str = option("", "your own sentences, one per line: skips training and sampling",
-                            flag="--sentences")
+    sentences: str = option("", "your own sentences, one per line: skips training and sampling; in several "
+                            "languages, each one's file: zh=zh.txt,de=de.txt (a run each)", flag="--sentences")
     audio_manifest: str = option("", "recordings to score instead of synthesizing: a file or folder in any format "
                                  "--manifest-format names", flag="--audio-manifest")
     manifest_format: str = option("auto", lambda: "the --audio-manifest's format: auto (detected), or " + "; ".join(

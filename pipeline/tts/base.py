@@ -23,8 +23,9 @@ VOICES = Registry(__package__, "tts.voices", "piper:joe, flite:slt, espeak:en-us
 @dataclass(frozen=True)
 class TTSConfig:
     """The `tts` config section: who speaks, and the acoustic conditions their speech is heard in."""
-    voices: list[str] = option(["piper:joe"], "comma-separated voices, e.g. piper:joe,flite:slt,espeak:en-us",
-                               flag="--voices", check=VOICES.check_all)
+    voices: list[str] = option(["piper:joe"], "comma-separated voices, e.g. piper:joe,flite:slt,espeak:en-us; in a "
+                               "command of several languages, zh=espeak:cmn speaks only zh", flag="--voices",
+                               check=VOICES.check_all)
     conditions: list[str] = option(["clean"], "comma-separated, e.g. clean,noise:snr=10,speed:0.9,silence",
                                    flag="--conditions", check=conditions.check_all)
     voice_noise: bool = option(False, "Piper's own noise; off keeps synthesis bit-identical")

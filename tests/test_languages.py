@@ -135,6 +135,9 @@ def test_a_round_trip_in_chinese_and_german_in_one_command_and_a_manifest_of_bot
         assert groups[lang]["ref_words"] == units == ({"zh": 22, "de": 12}[lang])
         report = (tmp_path / "results" / f"default-{lang}" / "report.html").read_text(encoding="utf-8")
         assert f"micro {rate} [95% CI]" in report and f"Compare {rate}s only under the same normalizer" in report
+        other = {"zh": "de", "de": "zh"}[lang]
+        assert f'the others: <a href="../default-{other}/report.html">{other}</a>' in report
+        assert 'by side: <a href="../default-languages/languages.csv">' in report
     assert "micro CER" in proc.stdout and "micro WER" in proc.stdout and "runs: zh done, de done" in proc.stderr
     rows = store.read_csv(tmp_path / "results" / "default-languages" / "languages.csv")
     assert [(r["language"], r["unit"], r["rate"], r["run"]) for r in rows] == \

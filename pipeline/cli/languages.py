@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.cli.command import COMMANDS, Command, program
+from pipeline.config.run import LANGUAGES_TABLE
 from pipeline.core import records
 from pipeline.errors import InputError
 from pipeline.scoring.utterances import GroupSummary
 
-FILE = "languages.csv"
+FILE = LANGUAGES_TABLE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

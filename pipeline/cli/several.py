@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from pipeline.config.run import language_run, table_folder
 from pipeline.core import records
 from pipeline.errors import ConfigError, InputError
 from pipeline.exec.progress import say
@@ -97,7 +98,7 @@ def run(parts_: list[Part], load: Callable[[dict], object], run_one: Callable[[o
     for part in parts_:
         try:
             name = load(part.overrides).run
-            configs[part.language] = load({**part.overrides, "run": f"{name}-{part.language}"})
+            configs[part.language] = load({**part.overrides, "run": language_run(name, part.language)})
         except ConfigError as e:
             kind = "input" if isinstance(e, InputError) else "config"
             errors.setdefault((kind, str(e)), []).append(part.language)
@@ -132,7 +133,7 @@ def _table(runs: list, name: str) -> bool:
         return True
     rows.sort(key=languages.order)
     print(languages.table(rows))
-    out = Path(runs[0][1].results_dir) / f"{name}-languages"
+    out = Path(runs[0][1].results_dir) / table_folder(name)
     try:
         out.mkdir(parents=True, exist_ok=True)
         records.write_csv(out / languages.FILE, languages.LanguageRate, rows)

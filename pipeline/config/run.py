@@ -47,6 +47,29 @@ def _languages(given: list[str]) -> None:
         raise ConfigError(f"languages = {given!r}: a language named twice; name each once, such as zh,de")
 
 
+def language_run(run: str, lang: str) -> str:
+    """The name of a run of a command in several languages (cli/several.py): <run>-<language>."""
+    from pipeline.scoring.language import base
+
+    return f"{run}-{base(lang)}"
+
+
+LANGUAGES_TABLE = "languages.csv"
+
+
+def table_folder(command: str) -> str:
+    """Where a command in several languages puts the table of its runs' rates, in results_dir."""
+    return f"{command}-languages"
+
+
+def command_name(cfg: "Config") -> str:
+    """The name a command in several languages was given, from one of its runs; "" for a run of one language."""
+    from pipeline.scoring.language import base
+
+    suffix = f"-{base(cfg.asr.language)}"
+    return cfg.run.removesuffix(suffix) if cfg.languages and cfg.run.endswith(suffix) else ""
+
+
 def _listening(path: str) -> None:
     if path:
         from pipeline.listen import database

@@ -192,6 +192,9 @@ class Page:
     audio: dict[str, tuple[str, str]] | None = None  # path → (key, base64 FLAC): the audio the page carries
     comparable: str = ""  # what the run's WER is comparable with (config/recipes.py), said at the top
     listening: Analysis | None = None  # what the run's listening test found so far, if it has one
+    # the runs of the command in several languages this run is one of (cli/several.py): language → run name
+    languages: dict[str, str] = field(default_factory=dict)
+    languages_table: str = ""  # href of their table of rates, written when the last of them ends
 
     @property
     def with_lm(self) -> bool:

@@ -7,7 +7,7 @@ import logging
 import os
 from pathlib import Path
 
-from pipeline.config.run import Config
+from pipeline.config.run import LANGUAGES_TABLE, Config, command_name, language_run, table_folder
 from pipeline.core import store, tables
 from pipeline.core.versions import versions
 from pipeline.render import html
@@ -37,12 +37,22 @@ def run(cfg: Config, loaded: dict) -> Outcome:
                                  score=cfg.score, config=loaded["plan"], versions=versions(), links=links,
                                  folder=out.parent, loss_log=loss_log, attention=loaded["attention"],
                                  measures=declared, audio=carried, comparable=scores.comparable.line,
-                                 listening=listened(cfg)))
+                                 listening=listened(cfg), **siblings(cfg)))
     store.write_text(out, page)
     if carried is None:
         log.warning("the report links its audio instead of carrying it (more than %d MB as FLAC): keep it in %s, "
                     "beside the audio folder", html.EMBED_LIMIT >> 20, out.parent)
     return Outcome({"report": str(out)})
+
+
+def siblings(cfg: Config) -> dict:
+    """The runs of the command in several languages this run is one of (language → name) and the link to their
+    table, beside this run's folder; nothing for a run alone."""
+    command = command_name(cfg)
+    if not command:
+        return {}
+    return {"languages": {lang: language_run(command, lang) for lang in cfg.languages},
+            "languages_table": f"../{table_folder(command)}/{LANGUAGES_TABLE}"}
 
 
 def listened(cfg: Config):
@@ -81,5 +91,5 @@ def epilogue(cfg: Config) -> str:
 
 STAGE = Stage("report", "one self-contained HTML page of the scores and statistics; the terminal summary",
               reads=("scores", "statistics"), optional=("lm", "attention", "measures"),
-              makes=("report",), config=("run", "listening"), run=run, epilogue=epilogue,
+              makes=("report",), config=("run", "listening", "languages"), run=run, epilogue=epilogue,
               environment=environment)

@@ -40,7 +40,24 @@ seed-tts-eval). CI: bootstrap 95% over sentences.{f" Spearman: perplexity vs {ra
 Normalizer: <code>{html.escape(score.normalize)}</code>; language <code>{html.escape(scores.language)}</code>, whose
 unit is the {unit}.{AUDIO_NOTE if page.audio else ""}</p>
 {corpus_table(scores.summary, page.with_lm, score.headline == "macro", rate)}
+{languages(page)}
 <div class="plots">{"".join(image(png, name) for png, name in zip(figures, ("groups", "perplexity", "loss")))}</div>"""
+
+
+def languages(page: Page) -> str:
+    """Where the other languages of a command in several are (cli/several.py): their runs, beside this one's
+    folder, and the table of all their rates, written when the last of them ends."""
+    if len(page.languages) < 2:
+        return ""
+    from pipeline.scoring.language import base
+
+    others = ", ".join(f'<a href="../{html.escape(run)}/report.html">{html.escape(lang)}</a>'
+                       for lang, run in page.languages.items() if lang != base(page.scores.language))
+    table = html.escape(page.languages_table)
+    return (f"<p>This run is the <code>{html.escape(page.scores.language)}</code> part of a command in "
+            f"{html.escape(', '.join(page.languages))}, a run per language; the others: {others}. Their rates side "
+            f'by side: <a href="{table}">languages.csv</a>. A CER and a WER do not compare: read each language as '
+            "its own quality, not one scale.</p>")
 
 
 SECTIONS.register(Section("corpus", 10, ("summary", "utterances"), render))

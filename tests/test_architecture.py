@@ -24,6 +24,7 @@ from pipeline.scoring.align import align_text
 from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.evaluate import evaluate
 from pipeline.stages import ALL
+from pipeline.stages.score import heard
 from pipeline.tts.base import VOICES
 
 PIPELINE = Path(__file__).resolve().parents[1] / "pipeline"
@@ -312,7 +313,7 @@ def test_records_are_built_by_keyword_and_name_their_utterance_and_group():
                            status="ok", error="", audio_sha256="", level_dbfs=None)
     assert t.id == "piper-joe-noise-snr10-faster-whisper-base_l0001"
     assert t.group == ("piper:joe", "faster-whisper:base", "noise:snr=10")
-    u, = evaluate([Pair.heard(t, None, {}, audio_path="")]).utterances
+    u, = evaluate([heard(t, None, {}, audio_path="")]).utterances
     assert (u.id, u.group) == (t.id, t.group)  # scoring names it as the transcript did
 
 

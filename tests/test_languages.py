@@ -183,6 +183,30 @@ def test_a_round_trip_in_chinese_and_german_in_one_command_and_a_manifest_of_bot
         ["both-de", "both-zh"]
 
 
+def test_simplified_chinese_is_zhconvs_own_conversion():
+    """normalize.simplified takes a shortcut where no two neighbouring characters begin a phrase of zhconv's table;
+    on phrases of the table, mixed with traditional and simplified text, it gives what zhconv.convert gives."""
+    import random
+    import warnings
+
+    from pipeline.scoring.normalize import simplified
+
+    with warnings.catch_warnings():  # its import of pkg_resources warns that setuptools will drop it
+        warnings.simplefilter("ignore", UserWarning)
+        import zhconv
+    rng = random.Random(2)
+    zhconv.convert("", "zh-cn")
+    table = zhconv.zhconv.getdict("zh-cn")
+    phrases = sorted(k for k in table if len(k) > 1)
+    text = list("人體內存在很多微生物。我幹什麼不干你事，電腦軟體與硬體 GPT-4 的一是在不了有和人这中大为上个国")
+    cases = ["".join(rng.choice(rng.choice((phrases, text))) for _ in range(rng.randint(0, 10))) for _ in range(20_000)]
+    changed = 0
+    for case in cases:
+        assert simplified(case) == zhconv.convert(case, "zh-cn"), case
+        changed += simplified(case) != case
+    assert changed > 10_000  # the cases convert: the table's phrases are in them
+
+
 def cv3_eval(hypothesis: str, truth: str, lang: str) -> tuple[float, int, int, int]:
     """CV3-Eval's utils/run_wer.py (FunAudioLLM/CV3-Eval at f3b7ed5), as written: zhconv on the ASR's output where
     'zh' is in the language, then its process_one (jiwer 3's compute_measures: jiwer 4's process_words)."""

@@ -60,3 +60,95 @@ def test_score_loads_no_model():
             "print(sorted(m for m in ('torch', 'whisper', 'faster_whisper', 'piper', 'ctranslate2') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+REFS = ["I am very tired today.", "", "the king's crown, well-known", "a b c", "To be or not to be",
+        "我们用GPT-4写诗。", "這個問題很簡單", "人體內存在很多微生物，", "Hello，世界", "one two"]
+HYPS = ["I am tired today", "something said", "", "a b c", "to be to be to be to be to be",
+        "我们用gpt写诗", "这个问题很简单", "人体内存在很多微生物", "hello 世界 世界 世界 世界", "one\u00a0two"]
+
+
+def test_score_streams_byte_for_byte_what_evaluate_and_write_give(tmp_path):
+    """`score` writes each row as it is scored and keeps only the groups' tallies (files.stream); its nine files are
+    those the pipeline's path (every row held, then written) gives, for each normalizer and unit, with rows that
+    are empty, perfect, looping or traditional Chinese, and with no rows at all or no errors."""
+    from pipeline.scoring.config import ScoreConfig
+    from pipeline.scoring.evaluate import evaluate
+    from pipeline.scoring.files import FILES, stream, write
+    from pipeline.scoring.utterances import Pair
+
+    pairs = [Pair(sentence_id=f"line{k:05d}", reference=r, hypothesis=h) for k, (r, h) in enumerate(zip(REFS, HYPS))]
+    cases = [(pairs, n, lang) for n in ("basic", "none", "whisper", "seed-tts-eval") for lang in ("en", "zh")]
+    cases += [([], "basic", "en"), (pairs[3:4], "basic", "en")]  # no rows; no error event (errors.csv a header)
+    for k, (rows, normalizer, lang) in enumerate(cases):
+        options = ScoreConfig(normalize=normalizer, bootstrap=50)
+        write(evaluate(rows, options, language=lang), tmp_path / f"held{k}")
+        results, n = stream(iter(rows), options, language=lang, out_dir=tmp_path / f"streamed{k}")
+        assert n == len(rows)
+        for f in FILES:
+            assert (tmp_path / f"held{k}" / f.name).read_bytes() == (tmp_path / f"streamed{k}" / f.name).read_bytes(), \
+                (normalizer, lang, f.name)
+
+
+def test_a_streamed_score_holds_no_row(tmp_path):
+    """Ten times the rows take about the memory of one tenth: what stream holds beyond a chunk of rows being scored
+    is each group's tally, some bytes a row."""
+    import random
+    import tracemalloc
+
+    from pipeline.scoring.config import ScoreConfig
+    from pipeline.scoring.files import stream
+    from pipeline.scoring.utterances import Pair
+
+    rng = random.Random(5)
+    words = "the a king crown to be or not question".split()
+
+    def pairs(n):
+        for k in range(n):
+            ref = [rng.choice(words) for _ in range(12)]
+            yield Pair(sentence_id=f"line{k:05d}", reference=" ".join(ref),
+                       hypothesis=" ".join(w if rng.random() > 0.2 else rng.choice(words) for w in ref))
+
+    peaks = []
+    for n in (2_000, 2_000, 20_000):  # the first loads what scoring loads once (the compiled aligner)
+        tracemalloc.start()
+        stream(pairs(n), ScoreConfig(bootstrap=0), out_dir=tmp_path / str(n))
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[2] < 1.5 * peaks[1], peaks  # held, 18,000 more rows would take tens of MB more
+
+
+def test_lines_are_read_a_block_at_a_time_as_splitlines_splits_them(tmp_path):
+    from pipeline.io.inputs import text_lines
+
+    text = "a\r\nb\rc\nd\x0be\x0cf\x1cg\x1dh\x1ei\x85j\u2028k\u2029l\r\n\r\n\rm\n\n"
+    for content in (text, text + "last", "\ufeff" + text, "", "\r", "one line"):
+        (tmp_path / "t.txt").write_text(content, encoding="utf-8", newline="")
+        for block in (1, 2, 3, 5, 1 << 16):
+            assert list(text_lines(tmp_path / "t.txt", "--ref", block)) == \
+                content.removeprefix("\ufeff").splitlines(keepends=True), (content, block)
+
+
+def test_a_bad_byte_far_into_a_file_is_refused_before_any_row_is_written(tmp_path):
+    good = "".join(f"line {k}\n" for k in range(100_000)).encode()
+    (tmp_path / "ref.txt").write_bytes(good + b"bad \xff byte\n")
+    (tmp_path / "hyp.txt").write_bytes(good + b"fine\n")
+    proc = score("--ref", str(tmp_path / "ref.txt"), "--hyp", str(tmp_path / "hyp.txt"), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "line 100001: not UTF-8" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_row_writer_refuses_a_value_it_has_no_column_for(tmp_path):
+    import pytest
+
+    from pipeline.core.records import RowWriter, write_csv
+    from pipeline.scoring.utterances import ErrorEvent
+
+    event = ErrorEvent(id="u", type="deletion", reference_word="a", hypothesis_word="", position=0)
+    with RowWriter(tmp_path / "e.csv", ErrorEvent, lm=False) as rows:
+        rows.write(event)
+        with pytest.raises(ValueError, match="does not write"):
+            rows.write(ErrorEvent(id="u", type="deletion", reference_word="a", hypothesis_word="", position=0,
+                                  surprisal=3.5))
+    write_csv(tmp_path / "held.csv", ErrorEvent, [event])
+    assert (tmp_path / "e.csv").read_bytes() == (tmp_path / "held.csv").read_bytes()

@@ -141,6 +141,50 @@ def test_health_flags_on_cases_known_by_construction():
     assert "runaway_insertions" not in flags("two words", "one two three four five six seven eight nine", -12.0)
 
 
+def test_the_loop_flag_skips_its_scan_only_where_the_scan_would_find_nothing():
+    import random
+
+    from pipeline.scoring.flags import REPEATS, longest_repeat, loops
+
+    rng = random.Random(11)
+    for _ in range(20_000):
+        vocab = "abcdefg"[:rng.randint(1, 7)]
+        ref, hyp = (rng.choices(vocab, k=rng.randint(0, 14)) for _ in range(2))
+        if rng.random() < 0.3:
+            hyp += hyp[-rng.randint(1, 3):] * rng.randint(1, 4)
+        scanned = longest_repeat(hyp)
+        assert loops(ref, hyp) == (scanned >= REPEATS and scanned > longest_repeat(ref)), (ref, hyp)
+
+
+def test_jiwer_codes_are_jiwers_own_alignment_for_words_and_for_characters():
+    """The seed-tts-eval recipes' aligner against jiwer's process_words, chunk by chunk: on character units (one
+    string given to rapidfuzz as it is) and on words (mapped to characters, as jiwer maps them)."""
+    import random
+
+    import jiwer
+
+    from pipeline.scoring.align import DELETION, HIT, INSERTION, SUBSTITUTION, jiwer_codes
+
+    rng = random.Random(3)
+    kind = {HIT: "equal", SUBSTITUTION: "substitute", DELETION: "delete", INSERTION: "insert"}
+    for units in ("我们的一是在不", ["the", "king", "crown", "a", "to"], ["ab", "a", "b", "ba"]):
+        refs = [rng.choices(units, k=rng.randint(1, 12)) for _ in range(400)]
+        hyps = [rng.choices(units, k=rng.randint(1, 12)) if rng.random() < 0.5
+                else [w if rng.random() > 0.2 else rng.choice(units) for w in r] for r in refs]
+        for ref, hyp, codes in zip(refs, hyps, jiwer_codes(refs, hyps)):
+            out = jiwer.process_words(" ".join(ref), " ".join(hyp))
+            chunks = [(c.type, c.ref_end_idx - c.ref_start_idx, c.hyp_end_idx - c.hyp_start_idx)
+                      for c in out.alignments[0]]
+            ours, i = [], 0
+            while i < len(codes):  # runs of one op, as jiwer's chunks
+                j = i
+                while j < len(codes) and codes[j] == codes[i]:
+                    j += 1
+                ours.append((kind[codes[i]], (j - i) * (codes[i] != INSERTION), (j - i) * (codes[i] != DELETION)))
+                i = j
+            assert ours == chunks, (ref, hyp)
+
+
 def test_level_is_the_loudest_frame_in_dbfs():
     import numpy as np
 

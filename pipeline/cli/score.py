@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Iterator
 
 from pipeline.cli.command import COMMANDS, Command, program
 from pipeline.config import recipes
@@ -10,31 +11,36 @@ from pipeline.config.run import preset
 from pipeline.core.options import add_flags, apply, check, given
 from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
-from pipeline.io.inputs import read_text
+from pipeline.io.inputs import read_text, text_lines
 from pipeline.scoring import language, sclite
 from pipeline.scoring.config import ScoreConfig
-from pipeline.scoring.evaluate import evaluate
 from pipeline.render.terminal import summary_table
-from pipeline.scoring.files import write
+from pipeline.scoring.files import stream
 
 
-def read_lines(path: str, flag: str) -> tuple[list[tuple[str, str]], bool]:
-    """(id, text) pairs and whether the file was trn. Plain files get ids by line number, and every line is an
-    utterance, empty ones too: an engine that heard nothing wrote an empty line."""
-    text = read_text(path, flag)
-    trn = sclite.read_trn(text)
-    if trn is not None:
-        return trn, True
-    return [(f"line{n:05d}", line.strip()) for n, line in enumerate(text.splitlines(), 1)], False
+def survey(path: str, flag: str) -> tuple[int, bool]:
+    """How many lines a file has, and whether it is a trn file (every non-blank line `text (id)`), from one pass
+    that holds a line at a time."""
+    n, blank, trn = 0, 0, True
+    for line in text_lines(path, flag):
+        n += 1
+        if not line.strip():
+            blank += 1
+        elif trn and sclite.trn_entry(line) is None:
+            trn = False
+    return n, trn and n > blank
 
 
-def read_pairs(ref_path: str, hyp_path: str) -> list[Pair]:
-    refs, ref_trn = read_lines(ref_path, "--ref")
-    hyps, hyp_trn = read_lines(hyp_path, "--hyp")
+def read_pairs(ref_path: str, hyp_path: str) -> Iterator[Pair]:
+    """The pairs of the two files, both checked whole before the first pair is given. Plain files pair line by line,
+    each line an utterance with its line number as id, empty lines too (an engine that heard nothing wrote an empty
+    line), read a pair at a time; trn files pair by id."""
+    (n_refs, ref_trn), (n_hyps, hyp_trn) = survey(ref_path, "--ref"), survey(hyp_path, "--hyp")
     if ref_trn != hyp_trn:
         raise InputError(f"{ref_path} and {hyp_path}: one is a trn file and the other is not; give both as trn "
                          "(`text (id)` lines) or both as one utterance per line")
     if ref_trn:
+        refs, hyps = sclite.read_trn(read_text(ref_path, "--ref")), sclite.read_trn(read_text(hyp_path, "--hyp"))
         ref_ids, hyp_ids = dict(refs), dict(hyps)
         for flag, path, pairs, ids in (("--ref", ref_path, refs, ref_ids), ("--hyp", hyp_path, hyps, hyp_ids)):
             if len(ids) != len(pairs):
@@ -43,11 +49,12 @@ def read_pairs(ref_path: str, hyp_path: str) -> list[Pair]:
         if missing or extra:
             raise InputError(f"ids do not match: {len(missing)} only in {ref_path} (e.g. {missing[:3]}), "
                              f"{len(extra)} only in {hyp_path} (e.g. {extra[:3]})")
-        return [Pair(sentence_id=uid, reference=text, hypothesis=hyp_ids[uid]) for uid, text in refs]
-    if len(refs) != len(hyps):
-        raise InputError(f"--ref {ref_path} has {len(refs)} lines but --hyp {hyp_path} has {len(hyps)}; they pair "
+        return iter([Pair(sentence_id=uid, reference=text, hypothesis=hyp_ids[uid]) for uid, text in refs])
+    if n_refs != n_hyps:
+        raise InputError(f"--ref {ref_path} has {n_refs} lines but --hyp {hyp_path} has {n_hyps}; they pair "
                          "line by line, empty lines included (or use trn files with ids)")
-    return [Pair(sentence_id=uid, reference=r, hypothesis=h) for (uid, r), (_, h) in zip(refs, hyps)]
+    return (Pair(sentence_id=f"line{n:05d}", reference=r.strip(), hypothesis=h.strip())
+            for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1))
 
 
 def main(argv: list[str]) -> int:
@@ -78,14 +85,13 @@ def main(argv: list[str]) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    results = evaluate(pairs, cfg, comparable=comparable, language=lang)
     try:
-        write(results, args.out)
+        results, n = stream(pairs, cfg, comparable=comparable, language=lang, out_dir=args.out)
     except OSError as e:
         print(f"error: cannot write --out {args.out} ({e.strerror}); free some space or pick another directory",
               file=sys.stderr)
         return 4
-    print(summary_table(results.summary, len(results.utterances), macro_first=cfg.headline == "macro",
+    print(summary_table(results.summary, n, macro_first=cfg.headline == "macro",
                         rate=results.rate))
     if comparable:
         print(f"{results.rate}: {comparable.line}")

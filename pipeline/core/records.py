@@ -7,6 +7,7 @@ A field's name is its CSV column and the order of fields is the order of columns
 a column's meaning is the comment beside its field. Empty cells are None."""
 from __future__ import annotations
 
+import csv
 import dataclasses
 import functools
 import operator
@@ -190,6 +191,42 @@ def write_csv(path: str | Path, cls: type, rows: Iterable) -> None:
     before, after, spread_values = _cells(names[:at], lists), _cells(names[at:], lists), operator.attrgetter(spread)
     store.write_rows(path, names[:at] + extra + names[at:],
                      ([*before(r), *map(spread_values(r).get, extra), *after(r)] for r in rows))
+
+
+class RowWriter:
+    """A CSV of records written a row at a time, byte for byte as write_csv writes them all at once, where the
+    columns are known before the rows: every column of the record type but the LM's (lm=False) and the spread ones
+    (none: a row with a value there, or an LM value without its column, is refused). Without a row it is
+    write_csv's header alone. Used as a context: the file appears whole, under its name, when the block succeeds."""
+
+    def __init__(self, path: str | Path, cls: type, lm: bool = True) -> None:
+        self.path, self.cls, self.rows = path, cls, 0
+        optional, spread = _lm_only(cls), _spread(cls)
+        self.names = [n for n in columns(cls) if lm or n not in optional]
+        self.cells = _cells(self.names, _joined(cls))
+        unwritten = [n for n in (*optional, spread) if n is not None and n not in self.names]
+        self.unwritten = operator.attrgetter(*unwritten) if unwritten else None
+        defaults = tuple({} if n == spread else optional[n] for n in unwritten)
+        self.defaults = defaults[0] if len(defaults) == 1 else defaults
+
+    def __enter__(self) -> RowWriter:
+        self._file = store.atomic_file(self.path)
+        self._writer = csv.writer(self._file.__enter__(), lineterminator="\n")
+        return self
+
+    def __exit__(self, *exc) -> bool | None:
+        if exc[0] is None and not self.rows:
+            self._writer.writerow(columns(self.cls))
+        return self._file.__exit__(*exc)
+
+    def write(self, row) -> None:
+        if self.unwritten is not None and self.unwritten(row) != self.defaults:
+            raise ValueError(f"{self.path}: a {self.cls.__name__} row with a value in a column this table does not "
+                             "write; write it with write_csv")
+        if not self.rows:
+            self._writer.writerow(self.names)
+        self.rows += 1
+        self._writer.writerow(self.cells(row))
 
 
 def _cells(names: list[str], lists: dict[str, Codec]):

@@ -40,6 +40,20 @@ def atomic_path(path: str | Path):
         raise
 
 
+@contextlib.contextmanager
+def atomic_file(path: str | Path):
+    """A text file written a piece at a time (UTF-8, newlines as written), that appears under its name, whole, when
+    the block succeeds, as write_text's does."""
+    with atomic_path(path) as tmp:
+        try:
+            with open(tmp, "w", encoding="utf-8", newline="", buffering=1 << 16) as f:
+                yield f
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, str(path)) from None
+
+
 def write_bytes(path: str | Path, data: bytes) -> None:
     with atomic_path(path) as tmp:
         try:

@@ -3,6 +3,7 @@ the file (and line, where there is one), what is wrong and the fix; the CLI turn
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -11,13 +12,41 @@ from pipeline.errors import InputError
 GPT2_VOCAB = 50257
 
 
-def read_text(path: str | Path, what: str) -> str:
-    """A UTF-8 text file, with a byte-order mark (as Windows Notepad saves) removed."""
+def _text_file(path: str | Path, what: str) -> Path:
     path = Path(path).expanduser()
     if not path.exists():
         raise InputError(f"{what} {path}: no such file")
     if not path.is_file():
         raise InputError(f"{what} {path}: not a file; give the path of a text file")
+    return path
+
+
+LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # where str.splitlines splits ("\r\n" is one break)
+
+
+def text_lines(path: str | Path, what: str, block: int = 1 << 16) -> Iterator[str]:
+    """read_text(path, what).splitlines(keepends=True), a block at a time: a file of any length takes a block's
+    memory. A file that is not UTF-8 is refused as read_text refuses it, when the reading reaches the bad byte."""
+    path = _text_file(path, what)
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            rest = ""
+            while text := f.read(block):
+                lines = (rest + text).splitlines(keepends=True)
+                last = lines[-1][-1]
+                # a line without its break yet, or a "\r" that may be the first half of a "\r\n", waits for more
+                rest = lines.pop() if last not in LINE_BREAKS or last == "\r" else ""
+                yield from lines
+            if rest:
+                yield from rest.splitlines(keepends=True)
+    except UnicodeDecodeError:
+        read_text(path, what)  # names the line and the byte
+        raise
+
+
+def read_text(path: str | Path, what: str) -> str:
+    """A UTF-8 text file, with a byte-order mark (as Windows Notepad saves) removed."""
+    path = _text_file(path, what)
     data = path.read_bytes()
     try:
         return data.decode("utf-8-sig")

@@ -128,8 +128,8 @@ def _compiled():
     return numba.njit(cache=True, nogil=True)(_codes)
 
 
-def align_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[list[int]]:
-    """The op codes of every (reference, hypothesis) pair. Each pair is aligned alone; they only share one
+def align_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[bytes]:
+    """The op codes of every (reference, hypothesis) pair, a byte each. Each pair is aligned alone; they only share one
     compiled call (words become integers, equal where the words are equal), so a corpus costs one call."""
     ref_words = [w for t in refs for w in t]
     hyp_words = [w for t in hyps for w in t]
@@ -145,35 +145,39 @@ def align_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[list[int]]
     cells = sum((len(a) + 1) * (len(b) + 1) for a, b in zip(refs, hyps))
     codes = _codes if cells <= INTERPRETED_CELLS else _compiled()
     codes(r, r_off, h, h_off, out, out_off, out_len)
-    codes = out.tolist()
+    codes = out.tobytes()
     return [codes[o:o + n] for o, n in zip(out_off.tolist(), out_len.tolist())]
 
 
-def jiwer_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[list[int]]:
+def jiwer_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[bytes]:
     """The op codes jiwer's `process_words` finds (uniform weights, and rapidfuzz's choice among the equally short
     alignments), for a recipe whose published numbers jiwer counted: where sclite's weights prefer a deletion and an
-    insertion to a substitution, the two can differ in S, D and I, and, rarely, in the number of edits."""
+    insertion to a substitution, the two can differ in S, D and I, and, rarely, in the number of edits.
+
+    jiwer gives rapidfuzz each word as one character of a string; so does this, and where every word is already one
+    character (a Chinese recipe's units) the words joined are that string. rapidfuzz's alignment depends only on
+    which units are equal, so either way it is jiwer's."""
     from rapidfuzz.distance import Levenshtein
 
-    out = []
+    opcodes, out = Levenshtein.opcodes, []
+    code = {"equal": bytes([HIT]), "replace": bytes([SUBSTITUTION]), "delete": bytes([DELETION]),
+            "insert": bytes([INSERTION])}
     for ref, hyp in zip(refs, hyps):
-        ids = {w: i for i, w in enumerate(dict.fromkeys(ref + hyp))}
-        codes: list[int] = []
-        for tag, i1, i2, j1, j2 in Levenshtein.opcodes([ids[w] for w in ref], [ids[w] for w in hyp]):
-            if tag == "insert":
-                codes += [INSERTION] * (j2 - j1)
-            else:
-                codes += [{"equal": HIT, "replace": SUBSTITUTION, "delete": DELETION}[tag]] * (i2 - i1)
-        out.append(codes)
+        a, b = "".join(ref), "".join(hyp)
+        if len(a) != len(ref) or len(b) != len(hyp):
+            ids = {w: chr(i) for i, w in enumerate(dict.fromkeys(ref + hyp))}
+            a, b = "".join(map(ids.__getitem__, ref)), "".join(map(ids.__getitem__, hyp))
+        out.append(b"".join([code[tag] * (j2 - j1 if tag == "insert" else i2 - i1)
+                             for tag, i1, i2, j1, j2 in opcodes(a, b)]))
     return out
 
 
-def tally(codes: list[int]) -> list[int]:
+def tally(codes: bytes) -> list[int]:
     """(hits, substitutions, deletions, insertions) of an alignment's op codes."""
     return [codes.count(c) for c in (HIT, SUBSTITUTION, DELETION, INSERTION)]
 
 
-def edits(ref: list[str], hyp: list[str], codes: list[int]):
+def edits(ref: list[str], hyp: list[str], codes: bytes):
     """An alignment's edits in order, without a step per hit (most words are hits): for each edit, the run of hits
     before it as (i, k), that is ref[i:i + k], which the hypothesis has word for word, then the edit's position in
     the ops, its code and its words (None for a gap); a last entry with code None closes the run at the end."""
@@ -191,7 +195,7 @@ def edits(ref: list[str], hyp: list[str], codes: list[int]):
     yield i, len(codes) - prev, len(codes), None, None, None
 
 
-def from_codes(ref: list[str], hyp: list[str], codes: list[int]) -> Alignment:
+def from_codes(ref: list[str], hyp: list[str], codes: bytes) -> Alignment:
     ops: Ops = []
     counts = [0, 0, 0, 0]
     i = j = 0

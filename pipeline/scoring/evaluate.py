@@ -5,31 +5,21 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections import Counter
+import itertools
 from dataclasses import dataclass
+from typing import Iterable, Iterator, NamedTuple
 
-from pipeline.core.records import ALIGNED, Group, Status, utterance_id
+from pipeline.core.records import Status, utterance_id
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
-from pipeline.scoring.align import WORDS, Alignment, Op, align_codes, edits, jiwer_codes, tally
+from pipeline.scoring.align import WORDS, Alignment, align_codes, edits, jiwer_codes, tally
 from pipeline.scoring.config import Comparability, ScoreConfig
-from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.flags import flags
-from pipeline.scoring.rates import corpus_rates, spearman
-from pipeline.scoring.utterances import Confusion, ErrorEvent, GroupSummary, Pair, Results, ScoredUtterance
+from pipeline.scoring.tally import Tally, rounded
+from pipeline.scoring.utterances import ErrorEvent, Pair, Results, ScoredUtterance
 
-CHUNK = 10_000  # utterances aligned per call of the aligner: their words and op codes are all that is held at once
-
-
-def _round(x: float | None, digits: int = 4) -> float | None:
-    return None if x is None else round(x, digits)
-
-
-def hallucination_wpm(members: list[ScoredUtterance]) -> float | None:
-    """Words an engine wrote per minute of audio in which nothing was said (the silence condition)."""
-    minutes = sum(u.audio_seconds or 0.0 for u in members) / 60
-    return sum(len(u.hypothesis_normalized.split()) for u in members) / minutes if minutes else None
+CHUNK = 1000  # utterances aligned per call of the aligner: their words and op codes are all that is held at once
 
 
 def char_errors(reference: str, hypothesis: str) -> int:
@@ -89,13 +79,13 @@ def score_one(p: Pair, t: Texts, a: Alignment | None, normalizer: norm.Normalize
         hypothesis_normalized=t.hypothesis_normalized, ref_words=a.ref_words if a else None,
         hits=a.hits if a else None, substitutions=a.substitutions if a else None,
         deletions=a.deletions if a else None, insertions=a.insertions if a else None,
-        errors=a.errors if a else None, wer=_round(a.wer) if a else None, perplexity=p.perplexity,
+        errors=a.errors if a else None, wer=rounded(a.wer) if a else None, perplexity=p.perplexity,
         lm_tokens=p.lm_tokens, audio_path=p.audio_path, audio_seconds=p.audio_seconds, tts_seconds=p.tts_seconds,
         asr_seconds=p.asr_seconds, status=Status.EMPTY_REFERENCE if empty else p.status,
         error=EMPTY_REFERENCE if empty else p.error,
         flags=flags(t.reference_normalized, t.hypothesis_normalized, p.level_dbfs, speech_expected) if a else [],
         level_dbfs=p.level_dbfs, audio_sha256=p.audio_sha256, ref_chars=ref_chars, char_errors=errors,
-        cer=_round(errors / ref_chars) if ref_chars else None,
+        cer=rounded(errors / ref_chars) if ref_chars else None,
         word_surprisal=normalized_surprisal(t.reference, p.word_surprisal, t.reference_normalized,
                                             normalizer.reference),
         speaker_reference=p.speaker_reference, measures=dict(p.measures))
@@ -116,95 +106,86 @@ def normalized_surprisal(reference: str, bits: tuple[float, ...], normalized: st
     return out if parts == normalized.split() else []
 
 
-def kept(u: ScoredUtterance, ref: list[str], hyp: list[str], codes: list[int], out: Results) -> None:
-    """What is kept of an aligned utterance's alignment: its error events and its pralign text."""
+class Scored(NamedTuple):
+    """An utterance scored: its record, its error events, and its pralign text (empty when it was not aligned)."""
+    utterance: ScoredUtterance
+    events: list[ErrorEvent]
+    pralign: str
+
+
+def error_events(u: ScoredUtterance, steps: list) -> list[ErrorEvent]:
+    """What is kept of an aligned utterance's alignment besides its pralign text: its error events, from its
+    edits (align.edits)."""
     surprisal = u.word_surprisal or None
-    for i, run, pos, code, r, h in edits(ref, hyp, codes):
-        if code is None:
-            break
-        out.events.append(ErrorEvent(id=u.id, type=WORDS[code], reference_word=r or "", hypothesis_word=h or "",
-                                     position=pos, surprisal=surprisal[i + run] if surprisal and r is not None
-                                     else None))
-    out.pralign.append(sclite.pralign(u.id, ref, hyp, codes))
+    out = []
+    for i, run, pos, code, r, h in steps[:-1]:  # the last closes the run of hits at the end
+        out.append(ErrorEvent(id=u.id, type=WORDS[code], reference_word=r or "", hypothesis_word=h or "",
+                              position=pos, surprisal=surprisal[i + run] if surprisal and r is not None else None))
+    return out
 
 
-def evaluate(pairs: list[Pair], options: ScoreConfig | None = None,
-             comparable: Comparability | None = None, language: str = "en") -> Results:
-    """Every pair scored, and the figures of each voice × engine × condition group. `options`: the score section
-    (normalizer, bootstrap resamples and seed); its defaults when not given. `comparable`: what the run's WER is
-    comparable with, recorded in summary.json. `language`: the references' language, whose unit (characters or
-    words: scoring/language.py) every rate counts.
-
-    Each utterance is aligned alone; all of them go through one call of the aligner (pipeline/scoring/align.py),
-    compiled past a run's size. What is kept per utterance is its record, its error events and its alignment's
-    text: scoring never holds 100,000 alignments at once; a later stage reads them back from the events
-    (Results.alignment)."""
-    options = options or ScoreConfig()
-    with without_cycle_collection():
-        return _evaluate(pairs, options.normalize, options.bootstrap, options.seed, comparable or Comparability(),
-                         language)
-
-
-def _evaluate(pairs: list[Pair], normalizer: str, n_boot: int, seed: int, comparable: Comparability,
-              lang: str) -> Results:
+def scored(pairs: Iterable[Pair], normalizer: str, lang: str) -> Iterator[Scored]:
+    """Each pair scored, in order, CHUNK at a time: each utterance is aligned alone; a chunk's go through one call
+    of the aligner (pipeline/scoring/align.py), compiled past a run's size, and only a chunk's words and op codes
+    are held at once."""
     normalized = norm.for_language(normalizer, lang)
-    out = Results(normalizer, comparable, language=lang)
     aligner = jiwer_codes if normalizer in norm.JIWER_COUNTED else align_codes  # as its published table was counted
-    for start in range(0, len(pairs), CHUNK):
-        chunk = pairs[start:start + CHUNK]
+    pairs = iter(pairs)
+    while chunk := list(itertools.islice(pairs, CHUNK)):
         texts = [Texts.of(p, normalized) for p in chunk]
         words = [(t.reference_normalized.split(), t.hypothesis_normalized.split())
                  for p, t in zip(chunk, texts) if p.status == Status.OK]
         codes = iter(zip(words, aligner([r for r, _ in words], [h for _, h in words])))
         for p, t in zip(chunk, texts):
             if p.status != Status.OK:
-                out.utterances.append(score_one(p, t, None, normalized))
+                yield Scored(score_one(p, t, None, normalized), [], "")
                 continue
             (ref, hyp), c = next(codes)
-            u = score_one(p, t, Alignment(len(ref), *tally(c)), normalized)  # its counts: kept() walks the codes
-            kept(u, ref, hyp, c, out)
-            out.utterances.append(u)
-    events = out.events_by_id
-    for group, members in groups(out).items():
-        voice, engine, condition = group
-        scored = [u for u in members if u.status == Status.OK]
-        counts = [([u.errors for u in scored], [u.ref_words for u in scored])]
-        if condition != SILENCE:
-            counts.append(([u.char_errors for u in scored], [u.ref_chars for u in scored]))
-        c, *rest = corpus_rates(counts, n_boot, seed, macro={0})  # the macro CER has no column
-        chars = rest[0] if rest else None
-        rated = [u for u in scored if u.wer is not None]
-        rho = spearman([u.perplexity for u in rated], [u.wer for u in rated])
-        flag_counts = Counter(f for u in members for f in u.flags)
-        out.summary.append(GroupSummary(
-            voice=voice, asr=engine, condition=condition, normalizer=normalizer, unit=out.unit,
-            n_utterances=c.n_utterances,
-            n_excluded=len(members) - len(scored), ref_words=c.ref_words, errors=c.errors,
-            micro_wer=_round(c.micro_wer), macro_wer=_round(c.macro_wer), ci95_low=_round(c.ci_low),
-            ci95_high=_round(c.ci_high), spearman_n=rho.n, spearman_rho=_round(rho.rho),
-            spearman_p=_round(rho.p, 6), flagged=sum(1 for u in members if u.flags),
-            flag_counts={f: flag_counts[f] for f in FLAGS},
-            hallucination_wpm=_round(hallucination_wpm(scored), 2) if condition == SILENCE else None,
-            micro_cer=_round(chars.micro_wer) if chars else None, cer_ci95_low=_round(chars.ci_low) if chars else None,
-            cer_ci95_high=_round(chars.ci_high) if chars else None, macro_ci95_low=_round(c.macro_low),
-            macro_ci95_high=_round(c.macro_high)))
-        substitution = Op.SUBSTITUTION.word
-        pairs = Counter((e.reference_word, e.hypothesis_word) for u in scored for e in events.get(u.id, ())
-                        if e.type == substitution)
-        out.confusions += [Confusion(voice=voice, asr=engine, condition=condition, reference_word=r,
-                                     hypothesis_word=h, count=count)
-                           for (r, h), count in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))]
+            u = score_one(p, t, Alignment(len(ref), *tally(c)), normalized)  # its counts: the events walk the codes
+            steps = list(edits(ref, hyp, c))
+            yield Scored(u, error_events(u, steps), sclite.pralign(u.id, ref, hyp, c, steps))
+
+
+def evaluate(pairs: Iterable[Pair], options: ScoreConfig | None = None,
+             comparable: Comparability | None = None, language: str = "en") -> Results:
+    """Every pair scored, and the figures of each voice × engine × condition group. `options`: the score section
+    (normalizer, bootstrap resamples and seed); its defaults when not given. `comparable`: what the run's WER is
+    comparable with, recorded in summary.json. `language`: the references' language, whose unit (characters or
+    words: scoring/language.py) every rate counts.
+
+    What is kept per utterance is its record, its error events and its alignment's text: scoring never holds
+    100,000 alignments at once; a later stage reads them back from the events (Results.alignment). files.stream
+    writes the same files without keeping even these."""
+    options = options or ScoreConfig()
+    out = Results(options.normalize, comparable or Comparability(), language=language)
+    with without_cycle_collection():
+        tallies = Tallies(out)
+        for s in scored(pairs, options.normalize, language):
+            out.utterances.append(s.utterance)
+            out.events += s.events
+            if s.pralign:
+                out.pralign.append(s.pralign)
+            tallies.add(s)
+        tallies.close(options)
     return out
 
 
-def groups(results: Results) -> dict[Group, list[ScoredUtterance]]:
-    """The utterances of each group, in order."""
-    out: dict[Group, list[ScoredUtterance]] = {}
-    for u in results.utterances:
-        out.setdefault(u.group, []).append(u)
-    return out
+class Tallies:
+    """Each group's tally, in the order the groups first appear; closed, they give `results` its figures."""
 
+    def __init__(self, results: Results) -> None:
+        self.results, self.groups = results, {}
 
-def aligned(results: Results) -> list[ScoredUtterance]:
-    """The utterances that were aligned: the ones that reached scoring, empty references included."""
-    return [u for u in results.utterances if u.status in ALIGNED]
+    def add(self, s: Scored) -> None:
+        group = s.utterance.group
+        t = self.groups.get(group)
+        if t is None:
+            t = self.groups[group] = Tally()
+        t.add(s.utterance, s.events)
+
+    def close(self, options: ScoreConfig) -> None:
+        r = self.results
+        for group, t in self.groups.items():
+            r.summary.append(t.summary(group, r.normalizer, r.unit, options.bootstrap, options.seed))
+            r.confusions += t.confusions(group)
+            r.error_words[group] = t.words

@@ -2,17 +2,17 @@
 sclite's trn, pralign and dtl texts."""
 from __future__ import annotations
 
-from collections import Counter
+import contextlib
 from pathlib import Path
+from typing import Iterable
 
-from pipeline.core import tables
-from pipeline.core.records import as_row
+from pipeline.core import records, store, tables
+from pipeline.core.records import ALIGNED, as_row
 from pipeline.core.tables import Document, Table
 from pipeline.scoring import sclite
-from pipeline.scoring.align import Op
-from pipeline.scoring.config import Comparability
-from pipeline.scoring.evaluate import aligned, groups, without_cycle_collection
-from pipeline.scoring.utterances import Confusion, ErrorEvent, GroupSummary, Results, ScoredUtterance
+from pipeline.scoring.config import Comparability, ScoreConfig
+from pipeline.scoring.evaluate import Tallies, scored, without_cycle_collection
+from pipeline.scoring.utterances import Confusion, ErrorEvent, GroupSummary, Pair, Results, ScoredUtterance
 
 
 def _cell(x) -> str:
@@ -23,19 +23,13 @@ def dtl(results: Results, top: int = 20) -> str:
     """sclite dtl-style text: confusion pairs and the most deleted and inserted words, per group."""
     lines = [f"Normalizer: {results.normalizer}", ""]
     rate, units = results.rate, f"{results.unit}s"
-    members, by_id = groups(results), results.events_by_id
     for s in results.summary:
-        events = [e for u in members[s.group] for e in by_id.get(u.id, ())]
+        words = results.error_words[s.group]
         lines.append(f"== voice {s.voice or '-'} | asr {s.asr or '-'} | condition {s.condition or '-'}: "
                      f"micro {rate} {_cell(s.micro_wer)}, macro {rate} {_cell(s.macro_wer)}, {s.errors} errors / "
                      f"{s.ref_words} {units}")
-        for title, kind, word in (("CONFUSION PAIRS", Op.SUBSTITUTION.word, None),
-                                  ("DELETIONS", Op.DELETION.word, "reference_word"),
-                                  ("INSERTIONS", Op.INSERTION.word, "hypothesis_word")):
-            if word is None:
-                counts = Counter(f"{e.reference_word} ==> {e.hypothesis_word}" for e in events if e.type == kind)
-            else:
-                counts = Counter(getattr(e, word) for e in events if e.type == kind)
+        for title, counts in (("CONFUSION PAIRS", {f"{r} ==> {h}": n for (r, h), n in words.substituted.items()}),
+                              ("DELETIONS", words.deleted), ("INSERTIONS", words.inserted)):
             lines.append(f"{title} (total {sum(counts.values())}, top {top})")
             for text, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
                 lines.append(f"  {count:4d}: {text}")
@@ -43,23 +37,59 @@ def dtl(results: Results, top: int = 20) -> str:
     return "\n".join(lines)
 
 
-FILES = (
-    Table("utterances.csv", ScoredUtterance, "utterances"),
-    Table("errors.csv", ErrorEvent, "events"),
-    Table("confusions.csv", Confusion, "confusions"),
-    Table("summary.csv", GroupSummary, "summary"),
-    Document("summary.json", lambda r: {"normalizer": r.normalizer, "language": r.language, "unit": r.unit,
-                                        "rate": r.rate, "comparable": r.comparable.as_json(),
-                                        "groups": [as_row(s) for s in r.summary]},
-             read=lambda data: {"normalizer": data["normalizer"], "language": data.get("language", "en"),
-                                "comparable": Comparability.from_json(data.get("comparable", {}))}),
-    Document("ref.trn", lambda r: sclite.write_trn([(u.id, u.reference_normalized) for u in aligned(r)])),
-    Document("hyp.trn", lambda r: sclite.write_trn([(u.id, u.hypothesis_normalized) for u in aligned(r)])),
-    Document("pralign.txt", lambda r: "".join(text + "\n" for text in r.pralign)),
-    Document("dtl.txt", lambda r: dtl(r)),
-)
+def _ref_line(u: ScoredUtterance) -> str:
+    return sclite.trn_line(u.id, u.reference_normalized) if u.status in ALIGNED else ""
+
+
+def _hyp_line(u: ScoredUtterance) -> str:
+    return sclite.trn_line(u.id, u.hypothesis_normalized) if u.status in ALIGNED else ""
+
+
+UTTERANCES = Table("utterances.csv", ScoredUtterance, "utterances")
+EVENTS = Table("errors.csv", ErrorEvent, "events")
+CONFUSIONS = Table("confusions.csv", Confusion, "confusions")
+SUMMARY = Table("summary.csv", GroupSummary, "summary")
+SUMMARY_JSON = Document("summary.json", lambda r: {"normalizer": r.normalizer, "language": r.language, "unit": r.unit,
+                                                   "rate": r.rate, "comparable": r.comparable.as_json(),
+                                                   "groups": [as_row(s) for s in r.summary]},
+                        read=lambda data: {"normalizer": data["normalizer"], "language": data.get("language", "en"),
+                                           "comparable": Comparability.from_json(data.get("comparable", {}))})
+REF_TRN = Document("ref.trn", lambda r: "".join(map(_ref_line, r.utterances)))
+HYP_TRN = Document("hyp.trn", lambda r: "".join(map(_hyp_line, r.utterances)))
+PRALIGN = Document("pralign.txt", lambda r: "".join(text + "\n" for text in r.pralign))
+DTL = Document("dtl.txt", lambda r: dtl(r))
+FILES = (UTTERANCES, EVENTS, CONFUSIONS, SUMMARY, SUMMARY_JSON, REF_TRN, HYP_TRN, PRALIGN, DTL)
+FIGURES = (CONFUSIONS, SUMMARY, SUMMARY_JSON, DTL)  # what is written once every row is in
 
 
 def write(results: Results, out_dir: str | Path) -> list[Path]:
     with without_cycle_collection():
         return tables.write(FILES, results, out_dir)
+
+
+def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparability | None = None,
+           language: str = "en", out_dir: str | Path = ".") -> tuple[Results, int]:
+    """The files write(evaluate(pairs, ...)) writes, byte for byte, each row written as it is scored: only each
+    group's tally is held (scoring/tally.py), so 100,000 pairs take about the memory of one. For pairs that carry
+    nothing of a run (no LM figures, no measures: what `run_pipeline.py score` reads). Returns the results' figures
+    (no rows) and how many rows were scored."""
+    out = Path(out_dir)
+    results = Results(options.normalize, comparable or Comparability(), language=language)
+    tallies, n = Tallies(results), 0
+    with contextlib.ExitStack() as files, without_cycle_collection():
+        utterances = files.enter_context(records.RowWriter(out / UTTERANCES.name, ScoredUtterance, lm=False))
+        events = files.enter_context(records.RowWriter(out / EVENTS.name, ErrorEvent, lm=False))
+        ref, hyp, pralign = (files.enter_context(store.atomic_file(out / f.name)) for f in (REF_TRN, HYP_TRN, PRALIGN))
+        for s in scored(pairs, options.normalize, language):
+            u, n = s.utterance, n + 1
+            utterances.write(u)
+            for e in s.events:
+                events.write(e)
+            ref.write(_ref_line(u))
+            hyp.write(_hyp_line(u))
+            if s.pralign:
+                pralign.write(s.pralign + "\n")
+            tallies.add(s)
+        tallies.close(options)
+        tables.write(FIGURES, results, out)
+    return results, n

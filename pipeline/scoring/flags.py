@@ -4,6 +4,7 @@ Flagged rows still count in WER (their errors are real); the flags say why a row
 from __future__ import annotations
 
 import zlib
+from collections import Counter
 
 SILENT_DBFS = -50.0  # loudest 30 ms frame below this: no speech energy (speech peaks far above -30 dBFS)
 COMPRESSION_RATIO = 2.4  # Whisper's own threshold for a looping decode (transcribe.py compression_ratio_threshold)
@@ -34,6 +35,16 @@ def longest_repeat(words: list[str]) -> int:
     return best
 
 
+def loops(ref: list[str], hyp: list[str]) -> bool:
+    """An n-gram repeated REPEATS times back to back in the hypothesis, more often than any in the reference. Each
+    of its words then occurs REPEATS times, so a hypothesis without such a word has none, and most lines skip the
+    scan: at once when fewer words than REPEATS - 1 are seen twice, else after a count."""
+    if len(hyp) - len(set(hyp)) < REPEATS - 1 or max(Counter(hyp).values()) < REPEATS:
+        return False
+    repeats = longest_repeat(hyp)
+    return repeats >= REPEATS and repeats > longest_repeat(ref)
+
+
 def flags(reference: str, hypothesis: str, level_dbfs: float | None, speech_expected: bool = True) -> list[str]:
     """Flags for one utterance from its normalized texts and the level of the audio the engine heard.
 
@@ -45,8 +56,7 @@ def flags(reference: str, hypothesis: str, level_dbfs: float | None, speech_expe
         out.append("silent_audio")
     if speech_expected and ref and not hyp:
         out.append("empty_hypothesis")
-    repeats = longest_repeat(hyp)
-    if compression_ratio(hypothesis) > COMPRESSION_RATIO or (repeats >= REPEATS and repeats > longest_repeat(ref)):
+    if compression_ratio(hypothesis) > COMPRESSION_RATIO or loops(ref, hyp):
         out.append("repetition")
     if len(hyp) > RUNAWAY_FACTOR * len(ref) + RUNAWAY_MIN:
         out.append("runaway_insertions")

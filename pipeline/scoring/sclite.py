@@ -3,10 +3,16 @@ from __future__ import annotations
 
 from pipeline.scoring.align import OPS, edits, tally
 
+LETTERS = tuple(op.value for op in OPS)  # by code
+
 
 def write_trn(lines: list[tuple[str, str]]) -> str:
     """`text (id)` lines from (id, text) pairs; an id is written as the CSVs hold it (records.utterance_id)."""
-    return "".join(f"{text} ({uid})\n" for uid, text in lines)
+    return "".join(trn_line(uid, text) for uid, text in lines)
+
+
+def trn_line(uid: str, text: str) -> str:
+    return f"{text} ({uid})\n"
 
 
 def read_trn(text: str) -> list[tuple[str, str]] | None:
@@ -14,21 +20,29 @@ def read_trn(text: str) -> list[tuple[str, str]] | None:
     or no line at all)."""
     out = []
     for line in text.splitlines():
-        line = line.strip()
-        if not line:
+        if not line.strip():
             continue
-        words, paren, uid = line[:-1].rpartition("(")  # `text (id)`: the last parenthesis, no paren inside
-        if not line.endswith(")") or not paren or ")" in uid or not uid:
+        entry = trn_entry(line)
+        if entry is None:
             return None
-        out.append((uid.strip(), words.strip()))
+        out.append(entry)
     return out or None
 
 
-def pralign(uid: str, ref: list[str], hyp: list[str], codes: list[int]) -> str:
+def trn_entry(line: str) -> tuple[str, str] | None:
+    """(id, text) of a non-blank `text (id)` line; None when it has no id."""
+    line = line.strip()
+    words, paren, uid = line[:-1].rpartition("(")  # `text (id)`: the last parenthesis, no paren inside
+    if not line.endswith(")") or not paren or ")" in uid or not uid:
+        return None
+    return uid.strip(), words.strip()
+
+
+def pralign(uid: str, ref: list[str], hyp: list[str], codes: bytes, steps: list | None = None) -> str:
     """sclite pralign style: REF/HYP with errors upper-cased, *** for gaps, and an S/D/I line, from an alignment's
-    words and op codes (align.align_codes)."""
+    words and op codes (align.align_codes); `steps`: align.edits of them, where the caller has them already."""
     ref_row, hyp_row, eval_row = [], [], []
-    for i, run, _, code, r, h in edits(ref, hyp, codes):
+    for i, run, _, code, r, h in edits(ref, hyp, codes) if steps is None else steps:
         if run:  # most words: hits, as they are, nothing below them
             words = " ".join(ref[i:i + run])
             ref_row.append(words)
@@ -36,12 +50,12 @@ def pralign(uid: str, ref: list[str], hyp: list[str], codes: list[int]) -> str:
             eval_row.append(" " * len(words))
         if code is None:
             break
-        r_txt = "*" * max(len(h or ""), 3) if r is None else r.upper()
-        h_txt = "*" * max(len(r or ""), 3) if h is None else h.upper()
+        r_txt = "*" * max(len(h), 3) if r is None else r.upper()
+        h_txt = "*" * max(len(r), 3) if h is None else h.upper()
         width = max(len(r_txt), len(h_txt))
         ref_row.append(r_txt.ljust(width))
         hyp_row.append(h_txt.ljust(width))
-        eval_row.append(OPS[code].value.ljust(width))
+        eval_row.append(LETTERS[code].ljust(width))
     hits, subs, dels, ins = tally(codes)
     wer = f"{100 * ((subs + dels + ins) / len(ref)):.1f}%" if ref else "n/a"
     return (f"id: ({uid})\n"

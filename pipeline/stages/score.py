@@ -30,6 +30,18 @@ def from_run(path: str, run_dir: Path) -> str:
     return str(absolute)
 
 
+def heard(t: Transcript, s: Sentence | None, measures: dict[str, float | None], audio_path: str,
+          speaker_reference: str = "") -> Pair:
+    """What scoring reads of a transcript beside its sentence (None: a sentence the run no longer has, scored against
+    nothing), its audio and its speaker reference named as the scores name them."""
+    return Pair(sentence_id=t.sentence_id, reference=s.text if s else "", hypothesis=t.hypothesis, voice=t.voice,
+                asr=t.asr, condition=t.condition, status=t.status, error=t.error, audio_path=audio_path,
+                audio_seconds=t.audio_seconds, tts_seconds=t.tts_seconds, asr_seconds=t.asr_seconds,
+                level_dbfs=t.level_dbfs, audio_sha256=t.audio_sha256, perplexity=s.perplexity if s else None,
+                lm_tokens=s.lm_tokens if s else None, word_surprisal=tuple(s.word_surprisal) if s else (),
+                measures=measures, speaker_reference=speaker_reference)
+
+
 def run(cfg: Config, loaded: dict) -> Outcome:
     sentences: dict[str, Sentence] = {s.sentence_id: s for s in loaded["sentences"]}
     transcripts: list[Transcript] = loaded["transcripts"]
@@ -38,7 +50,7 @@ def run(cfg: Config, loaded: dict) -> Outcome:
     pairs = []
     for t in transcripts:
         m = measured.get(t.speech_id)
-        pairs.append(Pair.heard(t, sentences.get(t.sentence_id), m.values if m else {},
+        pairs.append(heard(t, sentences.get(t.sentence_id), m.values if m else {},
                                 audio_path=from_run(t.audio_path, out),
                                 speaker_reference=from_run(m.speaker_reference, out) if m else ""))
     results = evaluate(pairs, cfg.score, comparable=recipes.of(cfg), language=cfg.asr.language)

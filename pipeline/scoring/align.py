@@ -143,7 +143,8 @@ def align_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[bytes]:
     out = np.empty(out_off[-1], np.int8)
     out_len = np.empty(len(refs), np.int64)
     cells = sum((len(a) + 1) * (len(b) + 1) for a, b in zip(refs, hyps))
-    codes = _codes if cells <= INTERPRETED_CELLS else _compiled()
+    # once compiled, always: a long input comes a chunk at a time, and its chunks may be small one by one
+    codes = _compiled() if cells > INTERPRETED_CELLS or _compiled.cache_info().currsize else _codes
     codes(r, r_off, h, h_off, out, out_off, out_len)
     codes = out.tobytes()
     return [codes[o:o + n] for o, n in zip(out_off.tolist(), out_len.tolist())]

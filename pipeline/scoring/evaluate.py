@@ -4,8 +4,8 @@ corpus figures per voice × engine × condition (the records in scoring/utteranc
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
-import itertools
 from dataclasses import dataclass
 from typing import Iterable, Iterator, NamedTuple
 
@@ -19,15 +19,23 @@ from pipeline.scoring.flags import flags
 from pipeline.scoring.tally import Tally, rounded
 from pipeline.scoring.utterances import ErrorEvent, Pair, Results, ScoredUtterance
 
-CHUNK = 1000  # utterances aligned per call of the aligner: their words and op codes are all that is held at once
+# words (references' and hypotheses') aligned per call of the aligner: all that is held at once of what is being
+# scored, whatever the language (a character of Chinese is a string of its own) or the sentences' length, and enough
+# utterances of any language for the aligner to be worth compiling
+CHUNK_WORDS = 20_000
 
 
 def char_errors(reference: str, hypothesis: str) -> int:
     """Character edit distance, spaces included: jiwer's S + D + I for CER is the Levenshtein distance, here
     computed by RapidFuzz (which jiwer itself calls) without jiwer's per-call overhead."""
+    return _levenshtein()(reference, hypothesis)
+
+
+@functools.cache
+def _levenshtein():
     from rapidfuzz.distance import Levenshtein
 
-    return Levenshtein.distance(reference, hypothesis)
+    return Levenshtein.distance
 
 
 @contextlib.contextmanager
@@ -64,9 +72,10 @@ class Texts:
                    normalizer.hypothesis(p.hypothesis) if heard else "")
 
 
-def score_one(p: Pair, t: Texts, a: Alignment | None, normalizer: norm.Normalizer) -> ScoredUtterance:
+def score_one(p: Pair, t: Texts, a: Alignment | None, normalizer: norm.Normalizer,
+              words: tuple[list[str], list[str]] | None = None) -> ScoredUtterance:
     """An utterance scored, whole: counted, flagged and rated from its alignment (None: it never reached an
-    engine, and keeps its status and error)."""
+    engine, and keeps its status and error). `words`: the normalized texts split, where the caller has them."""
     speech_expected = p.condition != SILENCE
     # an empty reference still counts what was written (insertions), but has no rate, as for WER
     empty = a is not None and a.ref_words == 0 and speech_expected
@@ -83,7 +92,8 @@ def score_one(p: Pair, t: Texts, a: Alignment | None, normalizer: norm.Normalize
         lm_tokens=p.lm_tokens, audio_path=p.audio_path, audio_seconds=p.audio_seconds, tts_seconds=p.tts_seconds,
         asr_seconds=p.asr_seconds, status=Status.EMPTY_REFERENCE if empty else p.status,
         error=EMPTY_REFERENCE if empty else p.error,
-        flags=flags(t.reference_normalized, t.hypothesis_normalized, p.level_dbfs, speech_expected) if a else [],
+        flags=flags(t.reference_normalized, t.hypothesis_normalized, p.level_dbfs, speech_expected, words)
+        if a else [],
         level_dbfs=p.level_dbfs, audio_sha256=p.audio_sha256, ref_chars=ref_chars, char_errors=errors,
         cer=rounded(errors / ref_chars) if ref_chars else None,
         word_surprisal=normalized_surprisal(t.reference, p.word_surprisal, t.reference_normalized,
@@ -95,8 +105,10 @@ def normalized_surprisal(reference: str, bits: tuple[float, ...], normalized: st
     """Each normalized word's surprisal, from that of the written words (bits, one per word of
     reference.split()): a written word normalized alone must give the words it gives in context, else none (a
     normalizer that rewrites across words, such as whisper's numbers, leaves that sentence without surprisal)."""
+    if not bits or not normalized:
+        return []
     words = reference.split()
-    if not bits or len(bits) != len(words) or not normalized:
+    if len(bits) != len(words):
         return []
     out, parts = [], []
     for word, b in zip(words, bits):
@@ -124,24 +136,36 @@ def error_events(u: ScoredUtterance, steps: list) -> list[ErrorEvent]:
     return out
 
 
+def chunks(pairs: Iterable[Pair], normalized: norm.Normalizer):
+    """The pairs with their texts and, for those that reached an engine, their words, CHUNK_WORDS words at a time."""
+    chunk, held = [], 0
+    for p in pairs:
+        t = Texts.of(p, normalized)
+        words = (t.reference_normalized.split(), t.hypothesis_normalized.split()) if p.status == Status.OK else None
+        chunk.append((p, t, words))
+        held += len(words[0]) + len(words[1]) + 1 if words else 1
+        if held >= CHUNK_WORDS:
+            yield chunk
+            chunk, held = [], 0
+    if chunk:
+        yield chunk
+
+
 def scored(pairs: Iterable[Pair], normalizer: str, lang: str) -> Iterator[Scored]:
-    """Each pair scored, in order, CHUNK at a time: each utterance is aligned alone; a chunk's go through one call
-    of the aligner (pipeline/scoring/align.py), compiled past a run's size, and only a chunk's words and op codes
-    are held at once."""
+    """Each pair scored, in order: each utterance is aligned alone; a chunk's go through one call of the aligner
+    (pipeline/scoring/align.py), compiled past a run's size, and only a chunk's words and op codes are held at
+    once."""
     normalized = norm.for_language(normalizer, lang)
     aligner = jiwer_codes if normalizer in norm.JIWER_COUNTED else align_codes  # as its published table was counted
-    pairs = iter(pairs)
-    while chunk := list(itertools.islice(pairs, CHUNK)):
-        texts = [Texts.of(p, normalized) for p in chunk]
-        words = [(t.reference_normalized.split(), t.hypothesis_normalized.split())
-                 for p, t in zip(chunk, texts) if p.status == Status.OK]
-        codes = iter(zip(words, aligner([r for r, _ in words], [h for _, h in words])))
-        for p, t in zip(chunk, texts):
-            if p.status != Status.OK:
+    for chunk in chunks(pairs, normalized):
+        aligned = [words for _, _, words in chunk if words]
+        codes = iter(aligner([r for r, _ in aligned], [h for _, h in aligned]))
+        for p, t, words in chunk:
+            if words is None:
                 yield Scored(score_one(p, t, None, normalized), [], "")
                 continue
-            (ref, hyp), c = next(codes)
-            u = score_one(p, t, Alignment(len(ref), *tally(c)), normalized)  # its counts: the events walk the codes
+            (ref, hyp), c = words, next(codes)
+            u = score_one(p, t, Alignment(len(ref), *tally(c)), normalized, words)  # its counts; edits walk the codes
             steps = list(edits(ref, hyp, c))
             yield Scored(u, error_events(u, steps), sclite.pralign(u.id, ref, hyp, c, steps))
 

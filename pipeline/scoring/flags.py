@@ -45,12 +45,14 @@ def loops(ref: list[str], hyp: list[str]) -> bool:
     return repeats >= REPEATS and repeats > longest_repeat(ref)
 
 
-def flags(reference: str, hypothesis: str, level_dbfs: float | None, speech_expected: bool = True) -> list[str]:
-    """Flags for one utterance from its normalized texts and the level of the audio the engine heard.
+def flags(reference: str, hypothesis: str, level_dbfs: float | None, speech_expected: bool = True,
+          words: tuple[list[str], list[str]] | None = None) -> list[str]:
+    """Flags for one utterance from its normalized texts (`words`: the two split, where the caller has them) and
+    the level of the audio the engine heard.
 
     `speech_expected` is False for the silence condition, where silent audio and an empty hypothesis are the
     right outcome, not a symptom."""
-    ref, hyp = reference.split(), hypothesis.split()
+    ref, hyp = words or (reference.split(), hypothesis.split())
     out = []
     if speech_expected and level_dbfs is not None and level_dbfs < SILENT_DBFS:
         out.append("silent_audio")

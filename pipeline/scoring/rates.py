@@ -41,18 +41,15 @@ def corpus_rates(counts: list[tuple[list[int], list[int]]], n_boot: int = 1000, 
     rates = {i: arrays[i][0] / np.where(arrays[i][1] == 0, np.nan, arrays[i][1]) for i in rated}
     # with no empty total there is no NaN to leave out, and a plain mean is nanmean to the bit, at an eighth of its cost
     mean = {i: np.mean if not np.isnan(rates[i]).any() else np.nanmean for i in rated}
-    # counts are whole numbers: their sums are exact in any order, so they are gathered as int32, half the bytes
-    whole = {i: tuple(x.astype(np.int32) if np.all(x == np.floor(x)) and np.all(np.abs(x) < 1 << 31) else x
-                      for x in arrays[i]) for i in rated}
+    sums = {i: summed(*arrays[i], length) for i in rated}
 
     def figures(drawn: np.ndarray) -> list[tuple[np.ndarray, np.ndarray | None]]:
         """A block of resamples' micro rates, and macro rates where they are asked for, for each rate."""
-        idx, out = drawn.astype(np.intp), []
+        out = []
         for i in rated:
-            e, n = whole[i]
-            sums = n[idx].sum(axis=1, dtype=float)
-            micro = e[idx].sum(axis=1, dtype=float) / np.where(sums == 0, np.nan, sums)
-            out.append((micro, mean[i](rates[i][idx], axis=1) if macro is None or i in macro else None))
+            errors, totals = sums[i](drawn)
+            micro = errors / np.where(totals == 0, np.nan, totals)
+            out.append((micro, mean[i](rates[i][drawn], axis=1) if macro is None or i in macro else None))
         return out
 
     if n_boot and length > 1 and rated:
@@ -76,15 +73,33 @@ def corpus_rates(counts: list[tuple[list[int], list[int]]], n_boot: int = 1000, 
     return out
 
 
-BOOTSTRAP_BLOCK = 1 << 17  # resampled indices held at once: 32 MB, whatever the number of utterances
+def summed(e: np.ndarray, n: np.ndarray, length: int):
+    """A function of a block of resamples' indices: each resample's Σ e and Σ n, as floats. Counts are whole
+    numbers, whose sums are exact in any order; where every resample's sums fit, e and n are one int64 (e in the
+    high 32 bits), so a resample's two sums are one gather and one sum."""
+    whole = bool(np.all(e == np.floor(e)) and np.all(n == np.floor(n)) and e.min() >= 0 and n.min() >= 0)
+    if whole and e.max() * length < 1 << 31 and n.max() * length < 1 << 32:
+        packed = (e.astype(np.int64) << 32) | n.astype(np.int64)
+
+        def one_gather(drawn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            s = packed[drawn].sum(axis=1)
+            return (s >> 32).astype(float), (s & 0xFFFFFFFF).astype(float)
+        return one_gather
+
+    def two_gathers(drawn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return e[drawn].sum(axis=1), n[drawn].sum(axis=1)
+    return two_gathers
+
+
+BOOTSTRAP_BLOCK = 1 << 17  # resampled indices held at once: 512 KB as uint32, whatever the number of utterances
 
 
 def resamples(length: int, n_boot: int, seed: int):
     """Bootstrap index draws, a block of resamples at a time: the generator yields the same indices in blocks as
     in one (n_boot, length) draw, so an interval does not depend on the block size, and 100,000 utterances need
-    32 MB at a time instead of 2.4 GB. Below 2^32 utterances they are drawn as uint32, the same numbers from the
-    same stream as numpy's default int64 (both take Lemire's bounded draw from 32-bit halves; tests/test_scoring.py
-    checks) at a third of the cost; the caller widens them to indices."""
+    half a megabyte at a time (a resample or two) instead of 2.4 GB. Below 2^32 utterances they are drawn as uint32,
+    the same numbers from the same stream as numpy's default int64 (both take Lemire's bounded draw from 32-bit
+    halves; tests/test_scoring.py checks) at a third of the cost, and index as they are."""
     rng = np.random.default_rng(seed)
     per_block = max(1, BOOTSTRAP_BLOCK // length)
     dtype = np.uint32 if length <= 1 << 32 else np.int64

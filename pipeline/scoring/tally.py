@@ -25,8 +25,8 @@ class Tally:
         self.errors, self.ref_words, self.char_errors, self.ref_chars = (array("q") for _ in range(4))
         self.rated: list[tuple[float, float]] = []  # (perplexity, WER) of scored rows that have both
         self.flags: Counter = Counter()
-        self.seconds = 0.0
-        self.words_heard = 0  # normalized hypothesis words of scored rows: a silence condition's hallucinations
+        self.seconds = 0.0  # of a silence condition's scored rows, and the normalized words written in them
+        self.words_heard = 0
         self.words = Words()
 
     def add(self, u: ScoredUtterance, events: list[ErrorEvent]) -> None:
@@ -44,8 +44,9 @@ class Tally:
         self.ref_chars.append(u.ref_chars)
         if u.wer is not None and u.perplexity is not None:
             self.rated.append((u.perplexity, u.wer))
-        self.seconds += u.audio_seconds or 0.0
-        self.words_heard += len(u.hypothesis_normalized.split())
+        if u.condition == SILENCE:
+            self.seconds += u.audio_seconds or 0.0
+            self.words_heard += len(u.hypothesis_normalized.split())
 
     def summary(self, group: Group, normalizer: str, unit: str, n_boot: int, seed: int) -> GroupSummary:
         voice, engine, condition = group

@@ -117,6 +117,7 @@ def _codes(ref: np.ndarray, r_off: np.ndarray, hyp: np.ndarray, h_off: np.ndarra
 # A run's few dozen utterances are aligned by the same function uncompiled, the same steps and so the same codes:
 # at about 2 µs a cell, 100,000 cells take less than loading numba and its cached kernel (0.6 s)
 INTERPRETED_CELLS = 100_000
+_cells_aligned = 0
 
 
 @functools.cache
@@ -142,9 +143,10 @@ def align_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[bytes]:
     out_off = r_off + h_off
     out = np.empty(out_off[-1], np.int8)
     out_len = np.empty(len(refs), np.int64)
-    cells = sum((len(a) + 1) * (len(b) + 1) for a, b in zip(refs, hyps))
-    # once compiled, always: a long input comes a chunk at a time, and its chunks may be small one by one
-    codes = _compiled() if cells > INTERPRETED_CELLS or _compiled.cache_info().currsize else _codes
+    global _cells_aligned
+    # past INTERPRETED_CELLS in this process, compiled: a long input comes a chunk at a time, each of them small
+    _cells_aligned += sum((len(a) + 1) * (len(b) + 1) for a, b in zip(refs, hyps))
+    codes = _compiled() if _cells_aligned > INTERPRETED_CELLS else _codes
     codes(r, r_off, h, h_off, out, out_off, out_len)
     codes = out.tobytes()
     return [codes[o:o + n] for o, n in zip(out_off.tolist(), out_len.tolist())]

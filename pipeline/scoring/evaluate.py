@@ -17,12 +17,12 @@ from pipeline.scoring.align import WORDS, Alignment, align_codes, edits, jiwer_c
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.flags import flags
 from pipeline.scoring.tally import Tally, rounded
-from pipeline.scoring.utterances import ErrorEvent, Pair, Results, ScoredUtterance
+from pipeline.scoring.utterances import Confusion, ErrorEvent, Pair, Results, ScoredUtterance
 
 # words (references' and hypotheses') aligned per call of the aligner: all that is held at once of what is being
 # scored, whatever the language (a character of Chinese is a string of its own) or the sentences' length, and enough
 # utterances of any language for the aligner to be worth compiling
-CHUNK_WORDS = 20_000
+CHUNK_WORDS = 5_000
 
 
 def char_errors(reference: str, hypothesis: str) -> int:
@@ -207,9 +207,16 @@ class Tallies:
             t = self.groups[group] = Tally()
         t.add(s.utterance, s.events)
 
-    def close(self, options: ScoreConfig) -> None:
+    def close(self, options: ScoreConfig, confusions: bool = True) -> None:
+        """The results' summary and error words; their confusions too, unless the caller writes them itself from
+        confusions() (a corpus's can be a hundred thousand pairs)."""
         r = self.results
         for group, t in self.groups.items():
             r.summary.append(t.summary(group, r.normalizer, r.unit, options.bootstrap, options.seed))
-            r.confusions += t.confusions(group)
+            if confusions:
+                r.confusions += t.confusions(group)
             r.error_words[group] = t.words
+
+    def confusions(self) -> Iterator[Confusion]:
+        for group, t in self.groups.items():
+            yield from t.confusions(group)

@@ -3,6 +3,7 @@ sclite's trn, pralign and dtl texts."""
 from __future__ import annotations
 
 import contextlib
+import heapq
 from pathlib import Path
 from typing import Iterable
 
@@ -28,11 +29,11 @@ def dtl(results: Results, top: int = 20) -> str:
         lines.append(f"== voice {s.voice or '-'} | asr {s.asr or '-'} | condition {s.condition or '-'}: "
                      f"micro {rate} {_cell(s.micro_wer)}, macro {rate} {_cell(s.macro_wer)}, {s.errors} errors / "
                      f"{s.ref_words} {units}")
-        for title, counts in (("CONFUSION PAIRS", {f"{r} ==> {h}": n for (r, h), n in words.substituted.items()}),
-                              ("DELETIONS", words.deleted), ("INSERTIONS", words.inserted)):
+        for title, counts, text in (("CONFUSION PAIRS", words.substituted, lambda pair: f"{pair[0]} ==> {pair[1]}"),
+                                    ("DELETIONS", words.deleted, str), ("INSERTIONS", words.inserted, str)):
             lines.append(f"{title} (total {sum(counts.values())}, top {top})")
-            for text, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
-                lines.append(f"  {count:4d}: {text}")
+            for key, count in heapq.nsmallest(top, counts.items(), key=lambda kv: (-kv[1], text(kv[0]))):
+                lines.append(f"  {count:4d}: {text(key)}")
         lines.append("")
     return "\n".join(lines)
 
@@ -59,7 +60,7 @@ HYP_TRN = Document("hyp.trn", lambda r: "".join(map(_hyp_line, r.utterances)))
 PRALIGN = Document("pralign.txt", lambda r: "".join(text + "\n" for text in r.pralign))
 DTL = Document("dtl.txt", lambda r: dtl(r))
 FILES = (UTTERANCES, EVENTS, CONFUSIONS, SUMMARY, SUMMARY_JSON, REF_TRN, HYP_TRN, PRALIGN, DTL)
-FIGURES = (CONFUSIONS, SUMMARY, SUMMARY_JSON, DTL)  # what is written once every row is in
+FIGURES = (SUMMARY, SUMMARY_JSON, DTL)  # what is written from the tallies once every row is in, with CONFUSIONS
 
 
 def write(results: Results, out_dir: str | Path) -> list[Path]:
@@ -90,6 +91,9 @@ def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparabilit
             if s.pralign:
                 pralign.write(s.pralign + "\n")
             tallies.add(s)
-        tallies.close(options)
+        with records.RowWriter(out / CONFUSIONS.name, Confusion) as confusions:  # before the bootstrap's arrays
+            for c in tallies.confusions():
+                confusions.write(c)
+        tallies.close(options, confusions=False)
         tables.write(FIGURES, results, out)
     return results, n

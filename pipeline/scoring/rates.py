@@ -33,7 +33,7 @@ def corpus_rates(counts: list[tuple[list[int], list[int]]], n_boot: int = 1000, 
     """corpus_wer of several (errors, totals) of the same utterances (words and characters), from one set of
     bootstrap draws: each rate's interval is what corpus_wer alone gives with the same seed. `macro`: the rates
     (by index) whose macro WER gets an interval too; all when None."""
-    arrays = [(np.asarray(e, dtype=float), np.asarray(n, dtype=float)) for e, n in counts]
+    arrays = [(_numbers(e), _numbers(n)) for e, n in counts]
     length = len(arrays[0][0])
     rated = [i for i, (e, n) in enumerate(arrays) if len(e) and n.sum() > 0]
     samples: dict[int, list[np.ndarray]] = {i: [] for i in rated}
@@ -73,11 +73,17 @@ def corpus_rates(counts: list[tuple[list[int], list[int]]], n_boot: int = 1000, 
     return out
 
 
+def _numbers(x) -> np.ndarray:
+    """Counts as an array: a typed array of whole numbers (scoring's tallies) as it is, without a copy; else float."""
+    out = np.asarray(x)
+    return out if out.dtype.kind in "iu" else out.astype(float)
+
+
 def summed(e: np.ndarray, n: np.ndarray, length: int):
     """A function of a block of resamples' indices: each resample's Σ e and Σ n, as floats. Counts are whole
     numbers, whose sums are exact in any order; where every resample's sums fit, e and n are one int64 (e in the
     high 32 bits), so a resample's two sums are one gather and one sum."""
-    whole = bool(np.all(e == np.floor(e)) and np.all(n == np.floor(n)) and e.min() >= 0 and n.min() >= 0)
+    whole = all(x.dtype.kind in "iu" or bool(np.all(x == np.floor(x))) for x in (e, n)) and min(e.min(), n.min()) >= 0
     if whole and e.max() * length < 1 << 31 and n.max() * length < 1 << 32:
         packed = (e.astype(np.int64) << 32) | n.astype(np.int64)
 

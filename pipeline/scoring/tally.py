@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
+from typing import Iterator
 
 from pipeline.core.records import Group, Status
 from pipeline.io.conditions import SILENCE
@@ -17,12 +18,13 @@ def rounded(x: float | None, digits: int = 4) -> float | None:
 
 
 class Tally:
-    """One group's rows as its figures read them. Scored rows (status ok) give their counts, in order, as typed
-    arrays: 100,000 rows keep 3 MB, where their records would keep half a gigabyte."""
+    """One group's rows as its figures read them. Scored rows (status ok) give their counts, in order, as 32-bit
+    arrays (an utterance's count of words or characters is far below 2^31): 100,000 rows keep 1.6 MB, where their
+    records would keep half a gigabyte."""
 
     def __init__(self) -> None:
         self.members = self.flagged = 0
-        self.errors, self.ref_words, self.char_errors, self.ref_chars = (array("q") for _ in range(4))
+        self.errors, self.ref_words, self.char_errors, self.ref_chars = (array("i") for _ in range(4))
         self.rated: list[tuple[float, float]] = []  # (perplexity, WER) of scored rows that have both
         self.flags: Counter = Counter()
         self.seconds = 0.0  # of a silence condition's scored rows, and the normalized words written in them
@@ -72,8 +74,8 @@ class Tally:
             cer_ci95_high=rounded(chars.ci_high) if chars else None, macro_ci95_low=rounded(c.macro_low),
             macro_ci95_high=rounded(c.macro_high))
 
-    def confusions(self, group: Group) -> list[Confusion]:
+    def confusions(self, group: Group) -> Iterator[Confusion]:
         voice, engine, condition = group
-        return [Confusion(voice=voice, asr=engine, condition=condition, reference_word=r, hypothesis_word=h,
-                          count=count)
-                for (r, h), count in sorted(self.words.substituted.items(), key=lambda kv: (-kv[1], kv[0]))]
+        for (r, h), count in sorted(self.words.substituted.items(), key=lambda kv: (-kv[1], kv[0])):
+            yield Confusion(voice=voice, asr=engine, condition=condition, reference_word=r, hypothesis_word=h,
+                            count=count)

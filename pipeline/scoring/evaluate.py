@@ -20,8 +20,8 @@ from pipeline.scoring.tally import Tally, rounded
 from pipeline.scoring.utterances import Confusion, ErrorEvent, Pair, Results, ScoredUtterance
 
 # words (references' and hypotheses') aligned per call of the aligner: all that is held at once of what is being
-# scored, whatever the language (a character of Chinese is a string of its own) or the sentences' length, and enough
-# utterances of any language for the aligner to be worth compiling
+# scored, whatever the language (a character of Chinese is a string of its own) or the sentences' length; whether
+# the aligner is compiled depends on all the cells aligned so far, not on a chunk's (align.align_codes)
 CHUNK_WORDS = 5_000
 
 

@@ -207,6 +207,40 @@ def test_simplified_chinese_is_zhconvs_own_conversion():
     assert changed > 10_000  # the cases convert: the table's phrases are in them
 
 
+def test_a_chunk_of_texts_is_normalized_as_each_alone():
+    """A corpus is normalized a chunk at a time (normalize.each): zhconv's conversion looks its code points up in
+    tables, with characters past the Basic Multilingual Plane (the table has some) and texts holding the chunk's
+    separator among them; every normalizer of a language by characters gives each text what it gives it alone."""
+    import random
+    import warnings
+
+    from pipeline.scoring import normalize as norm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        import zhconv
+    rng = random.Random(3)
+    zhconv.convert("", "zh-cn")
+    table = zhconv.zhconv.getdict("zh-cn")
+    past_plane = [k for k in table if len(k) == 1 and ord(k) > 0xFFFF]
+    assert past_plane  # what the cases below must hold
+    pieces = (sorted(k for k in table if len(k) > 1), past_plane + ["\U0002A6A5", "\uFFFF", norm.SEPARATOR],
+              list("人體內存在很多微生物。我幹什麼不干你事，電腦軟體與硬體 GPT-4 的一是在不了有和人这中大为上个国 '，。"))
+    cases = ["".join(rng.choice(rng.choice(pieces)) for _ in range(rng.randint(0, 12))) for _ in range(6_000)]
+    plain = [c.replace(norm.SEPARATOR, "") for c in cases]
+    for texts in (cases, plain):
+        want = [zhconv.convert(t, "zh-cn") for t in texts]
+        for size in (1, 2, 7, 250, len(texts)):
+            got = [out for k in range(0, len(texts), size) for out in norm.simplified.many(texts[k:k + size])]
+            assert got == want, size
+    for name in ("seed-tts-eval", "cv3-eval", "basic", "none"):
+        n = norm.for_language(name, "zh")
+        for texts in (cases, plain):
+            assert n.hypotheses(texts) == list(map(n.hypothesis, texts)), name
+            assert n.references(texts) == list(map(n.reference, texts)), name
+    assert norm.simplified.many([]) == [] and norm.simplified.many(["", ""]) == ["", ""]
+
+
 def cv3_eval(hypothesis: str, truth: str, lang: str) -> tuple[float, int, int, int]:
     """CV3-Eval's utils/run_wer.py (FunAudioLLM/CV3-Eval at f3b7ed5), as written: zhconv on the ASR's output where
     'zh' is in the language, then its process_one (jiwer 3's compute_measures: jiwer 4's process_words)."""

@@ -6,23 +6,22 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-from dataclasses import dataclass
 from typing import Iterable, Iterator, NamedTuple
 
 from pipeline.core.records import Status, utterance_id
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
-from pipeline.scoring.align import WORDS, Alignment, align_codes, edits, jiwer_codes, tally
+from pipeline.scoring.align import WORDS, align_codes, edits, jiwer_codes, tally
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.flags import flags
-from pipeline.scoring.tally import Tally, rounded
+from pipeline.scoring.tally import Tally
 from pipeline.scoring.utterances import Confusion, ErrorEvent, Pair, Results, ScoredUtterance
 
-# words (references' and hypotheses') aligned per call of the aligner: all that is held at once of what is being
-# scored, whatever the language (a character of Chinese is a string of its own) or the sentences' length; whether
-# the aligner is compiled depends on all the cells aligned so far, not on a chunk's (align.align_codes)
-CHUNK_WORDS = 5_000
+# characters of text (references' and hypotheses', as written) scored at once: all that is held at once of what is
+# being scored, whatever the language or the sentences' length; whether the aligner is compiled depends on all the
+# cells aligned so far, not on a chunk's (align.align_codes)
+CHUNK_CHARS = 20000
 
 
 def char_errors(reference: str, hypothesis: str) -> int:
@@ -54,50 +53,52 @@ def without_cycle_collection():
 EMPTY_REFERENCE = "reference is empty after normalization; left out of corpus WER"
 
 
-@dataclass(frozen=True, slots=True)
-class Texts:
-    """An utterance's texts as scoring reads them: normalized when it reached an engine.
-
-    Rows of the silence condition are scored against an empty reference: nothing was said, so every word heard is
-    an insertion; they have no WER and give their group's hallucination rate instead."""
-    reference: str
-    reference_normalized: str
-    hypothesis_normalized: str
-
-    @classmethod
-    def of(cls, p: Pair, normalizer: norm.Normalizer) -> Texts:
-        reference = "" if p.condition == SILENCE else p.reference
-        heard = p.status == Status.OK
-        return cls(reference, normalizer.reference(reference) if heard else "",
-                   normalizer.hypothesis(p.hypothesis) if heard else "")
+def scored_reference(p: Pair) -> str:
+    """The reference a row is scored against. Rows of the silence condition are scored against an empty one:
+    nothing was said, so every word heard is an insertion; they have no WER and give their group's hallucination
+    rate instead."""
+    return "" if p.condition == SILENCE else p.reference
 
 
-def score_one(p: Pair, t: Texts, a: Alignment | None, normalizer: norm.Normalizer,
-              words: tuple[list[str], list[str]] | None = None) -> ScoredUtterance:
-    """An utterance scored, whole: counted, flagged and rated from its alignment (None: it never reached an
-    engine, and keeps its status and error). `words`: the normalized texts split, where the caller has them."""
-    speech_expected = p.condition != SILENCE
-    # an empty reference still counts what was written (insertions), but has no rate, as for WER
-    empty = a is not None and a.ref_words == 0 and speech_expected
-    ref_chars = len(t.reference_normalized) if a else None
-    errors = char_errors(t.reference_normalized, t.hypothesis_normalized) if a else None
+def unheard(p: Pair) -> ScoredUtterance:
+    """A row that never reached an engine: it keeps its status and error, with nothing counted."""
     return ScoredUtterance(
         id=utterance_id(sentence_id=p.sentence_id, voice=p.voice, condition=p.condition, asr=p.asr),
-        sentence_id=p.sentence_id, voice=p.voice, asr=p.asr, condition=p.condition, reference=t.reference,
-        hypothesis=p.hypothesis, reference_normalized=t.reference_normalized,
-        hypothesis_normalized=t.hypothesis_normalized, ref_words=a.ref_words if a else None,
-        hits=a.hits if a else None, substitutions=a.substitutions if a else None,
-        deletions=a.deletions if a else None, insertions=a.insertions if a else None,
-        errors=a.errors if a else None, wer=rounded(a.wer) if a else None, perplexity=p.perplexity,
+        sentence_id=p.sentence_id, voice=p.voice, asr=p.asr, condition=p.condition, reference=scored_reference(p),
+        hypothesis=p.hypothesis, reference_normalized="", hypothesis_normalized="", ref_words=None, hits=None,
+        substitutions=None, deletions=None, insertions=None, errors=None, wer=None, perplexity=p.perplexity,
+        lm_tokens=p.lm_tokens, audio_path=p.audio_path, audio_seconds=p.audio_seconds, tts_seconds=p.tts_seconds,
+        asr_seconds=p.asr_seconds, status=p.status, error=p.error, flags=[], level_dbfs=p.level_dbfs,
+        audio_sha256=p.audio_sha256, ref_chars=None, char_errors=None, cer=None, word_surprisal=[],
+        speaker_reference=p.speaker_reference, measures=dict(p.measures))
+
+
+def heard(p: Pair, reference: str, normalized: tuple[str, str], words: tuple[list[str], list[str]], codes: bytes,
+          normalizer: norm.Normalizer) -> ScoredUtterance:
+    """A row an engine heard, scored whole: counted from its alignment's op codes, flagged and rated. `normalized`:
+    its reference and hypothesis normalized; `words`: the two split."""
+    ref_normalized, hyp_normalized = normalized
+    speech_expected = p.condition != SILENCE
+    ref_words = len(words[0])
+    hits, substitutions, deletions, insertions = tally(codes)
+    errors = substitutions + deletions + insertions
+    # an empty reference still counts what was written (insertions), but has no rate, as for WER
+    empty = ref_words == 0 and speech_expected
+    ref_chars, char_distance = len(ref_normalized), char_errors(ref_normalized, hyp_normalized)
+    return ScoredUtterance(
+        id=utterance_id(sentence_id=p.sentence_id, voice=p.voice, condition=p.condition, asr=p.asr),
+        sentence_id=p.sentence_id, voice=p.voice, asr=p.asr, condition=p.condition, reference=reference,
+        hypothesis=p.hypothesis, reference_normalized=ref_normalized, hypothesis_normalized=hyp_normalized,
+        ref_words=ref_words, hits=hits, substitutions=substitutions, deletions=deletions, insertions=insertions,
+        errors=errors, wer=round(errors / ref_words, 4) if ref_words else None, perplexity=p.perplexity,
         lm_tokens=p.lm_tokens, audio_path=p.audio_path, audio_seconds=p.audio_seconds, tts_seconds=p.tts_seconds,
         asr_seconds=p.asr_seconds, status=Status.EMPTY_REFERENCE if empty else p.status,
         error=EMPTY_REFERENCE if empty else p.error,
-        flags=flags(t.reference_normalized, t.hypothesis_normalized, p.level_dbfs, speech_expected, words)
-        if a else [],
-        level_dbfs=p.level_dbfs, audio_sha256=p.audio_sha256, ref_chars=ref_chars, char_errors=errors,
-        cer=rounded(errors / ref_chars) if ref_chars else None,
-        word_surprisal=normalized_surprisal(t.reference, p.word_surprisal, t.reference_normalized,
-                                            normalizer.reference),
+        flags=flags(ref_normalized, hyp_normalized, p.level_dbfs, speech_expected, words),
+        level_dbfs=p.level_dbfs, audio_sha256=p.audio_sha256, ref_chars=ref_chars, char_errors=char_distance,
+        cer=round(char_distance / ref_chars, 4) if ref_chars else None,
+        word_surprisal=normalized_surprisal(reference, p.word_surprisal, ref_normalized, normalizer.reference)
+        if p.word_surprisal else [],
         speaker_reference=p.speaker_reference, measures=dict(p.measures))
 
 
@@ -136,15 +137,13 @@ def error_events(u: ScoredUtterance, steps: list) -> list[ErrorEvent]:
     return out
 
 
-def chunks(pairs: Iterable[Pair], normalized: norm.Normalizer):
-    """The pairs with their texts and, for those that reached an engine, their words, CHUNK_WORDS words at a time."""
+def chunks(pairs: Iterable[Pair]) -> Iterator[list[Pair]]:
+    """The pairs, CHUNK_CHARS characters of their texts at a time."""
     chunk, held = [], 0
     for p in pairs:
-        t = Texts.of(p, normalized)
-        words = (t.reference_normalized.split(), t.hypothesis_normalized.split()) if p.status == Status.OK else None
-        chunk.append((p, t, words))
-        held += len(words[0]) + len(words[1]) + 1 if words else 1
-        if held >= CHUNK_WORDS:
+        chunk.append(p)
+        held += len(p.reference) + len(p.hypothesis) + 1
+        if held >= CHUNK_CHARS:
             yield chunk
             chunk, held = [], 0
     if chunk:
@@ -152,22 +151,27 @@ def chunks(pairs: Iterable[Pair], normalized: norm.Normalizer):
 
 
 def scored(pairs: Iterable[Pair], normalizer: str, lang: str) -> Iterator[Scored]:
-    """Each pair scored, in order: each utterance is aligned alone; a chunk's go through one call of the aligner
-    (pipeline/scoring/align.py), compiled past a run's size, and only a chunk's words and op codes are held at
-    once."""
+    """Each pair scored, in order: each utterance is aligned alone; a chunk's texts are normalized together (the
+    same texts as one at a time: normalize.each) and go through one call of the aligner (pipeline/scoring/align.py),
+    compiled past a run's size, and only a chunk's texts, words and op codes are held at once."""
     normalized = norm.for_language(normalizer, lang)
     aligner = jiwer_codes if normalizer in norm.JIWER_COUNTED else align_codes  # as its published table was counted
-    for chunk in chunks(pairs, normalized):
-        aligned = [words for _, _, words in chunk if words]
-        codes = iter(aligner([r for r, _ in aligned], [h for _, h in aligned]))
-        for p, t, words in chunk:
-            if words is None:
-                yield Scored(score_one(p, t, None, normalized), [], "")
+    for chunk in chunks(pairs):
+        spoken = [p for p in chunk if p.status == Status.OK]
+        references = list(map(scored_reference, spoken))
+        texts = list(zip(normalized.references(references), normalized.hypotheses([p.hypothesis for p in spoken])))
+        words = [(r.split(), h.split()) for r, h in texts]
+        codes = aligner([r for r, _ in words], [h for _, h in words])
+        rows = iter(zip(references, texts, words, codes))
+        for p in chunk:
+            if p.status != Status.OK:
+                yield Scored(unheard(p), [], "")
                 continue
-            (ref, hyp), c = words, next(codes)
-            u = score_one(p, t, Alignment(len(ref), *tally(c)), normalized, words)  # its counts; edits walk the codes
+            reference, text, (ref, hyp), c = next(rows)
+            u = heard(p, reference, text, (ref, hyp), c, normalized)
             steps = list(edits(ref, hyp, c))
-            yield Scored(u, error_events(u, steps), sclite.pralign(u.id, ref, hyp, c, steps))
+            counts = u.hits, u.substitutions, u.deletions, u.insertions
+            yield Scored(u, error_events(u, steps), sclite.pralign(u.id, ref, hyp, c, steps, counts))
 
 
 def evaluate(pairs: Iterable[Pair], options: ScoreConfig | None = None,

@@ -38,9 +38,11 @@ def trn_entry(line: str) -> tuple[str, str] | None:
     return uid.strip(), words.strip()
 
 
-def pralign(uid: str, ref: list[str], hyp: list[str], codes: bytes, steps: list | None = None) -> str:
+def pralign(uid: str, ref: list[str], hyp: list[str], codes: bytes, steps: list | None = None,
+            counts: tuple[int, int, int, int] | None = None) -> str:
     """sclite pralign style: REF/HYP with errors upper-cased, *** for gaps, and an S/D/I line, from an alignment's
-    words and op codes (align.align_codes); `steps`: align.edits of them, where the caller has them already."""
+    words and op codes (align.align_codes); `steps`: align.edits of them, and `counts`: align.tally of them, where
+    the caller has them already."""
     ref_row, hyp_row, eval_row = [], [], []
     for i, run, _, code, r, h in edits(ref, hyp, codes) if steps is None else steps:
         if run:  # most words: hits, as they are, nothing below them
@@ -50,13 +52,17 @@ def pralign(uid: str, ref: list[str], hyp: list[str], codes: bytes, steps: list 
             eval_row.append(" " * len(words))
         if code is None:
             break
-        r_txt = "*" * max(len(h), 3) if r is None else r.upper()
-        h_txt = "*" * max(len(r), 3) if h is None else h.upper()
-        width = max(len(r_txt), len(h_txt))
-        ref_row.append(r_txt.ljust(width))
-        hyp_row.append(h_txt.ljust(width))
+        if r is None:  # a gap as wide as the word across from it, written before that word is upper-cased
+            r, h = "*" * max(len(h), 3), h.upper()
+        elif h is None:
+            r, h = r.upper(), "*" * max(len(r), 3)
+        else:
+            r, h = r.upper(), h.upper()
+        width = max(len(r), len(h))
+        ref_row.append(r.ljust(width))
+        hyp_row.append(h.ljust(width))
         eval_row.append(LETTERS[code].ljust(width))
-    hits, subs, dels, ins = tally(codes)
+    hits, subs, dels, ins = counts or tally(codes)
     wer = f"{100 * ((subs + dels + ins) / len(ref)):.1f}%" if ref else "n/a"
     return (f"id: ({uid})\n"
             f"Scores: (#C #S #D #I) {hits} {subs} {dels} {ins}  WER {wer}\n"

@@ -16,7 +16,7 @@ from pipeline.scoring import language
 from pipeline.scoring.config import Comparability
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)  # not frozen: one per line of a corpus, and a frozen init costs a call per field
 class Pair(Grouped):
     """What scoring reads: a reference and the hypothesis an engine wrote for it, with what is known of its audio
     and text. Only sentence_id, reference and hypothesis are needed (`run_pipeline.py score` knows no more)."""

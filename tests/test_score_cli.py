@@ -152,3 +152,27 @@ def test_a_row_writer_refuses_a_value_it_has_no_column_for(tmp_path):
                                   surprisal=3.5))
     write_csv(tmp_path / "held.csv", ErrorEvent, [event])
     assert (tmp_path / "e.csv").read_bytes() == (tmp_path / "held.csv").read_bytes()
+
+
+def test_outputs_writes_only_the_files_asked_for_each_as_a_full_scoring_writes_it(tmp_path):
+    """--outputs picks files as sclite's -o picks reports: those asked for (and the summaries) are byte for byte a
+    full scoring's, an earlier scoring's others are removed from --out, and a name it does not know is refused."""
+    (tmp_path / "ref.txt").write_text("the king is dead\nlong live the king\nto be or not to be\n\n")
+    (tmp_path / "hyp.txt").write_text("the thing is dead\nlong live king the king\nto be or not\nhello\n")
+    files = ("--ref", str(tmp_path / "ref.txt"), "--hyp", str(tmp_path / "hyp.txt"))
+    assert score(*files, "--out", str(tmp_path / "full")).returncode == 0
+    full = {p.name: p.read_bytes() for p in (tmp_path / "full").iterdir()}
+    assert len(full) == 9
+    out = tmp_path / "part"
+    assert score(*files, "--out", str(out)).returncode == 0  # an earlier scoring, with every file
+    proc = score(*files, "--outputs", "utterances.csv,pralign.txt", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == {
+        name: full[name] for name in ("utterances.csv", "pralign.txt", "summary.csv", "summary.json")}
+    proc = score(*files, "--outputs", "", "--out", str(tmp_path / "figures"))
+    assert proc.returncode == 0 and sorted(p.name for p in (tmp_path / "figures").iterdir()) == [
+        "summary.csv", "summary.json"]
+    assert (tmp_path / "figures" / "summary.json").read_bytes() == full["summary.json"]
+    proc = score(*files, "--outputs", "utterances.csv,words.csv", "--out", str(tmp_path / "bad"))
+    assert proc.returncode == 2 and "'words.csv'" in proc.stderr and "pralign.txt" in proc.stderr
+    assert not (tmp_path / "bad").exists()

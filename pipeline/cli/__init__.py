@@ -9,16 +9,20 @@ import os
 import signal
 import sys
 
-from pipeline.cli import several
+from typing import TYPE_CHECKING
+
 from pipeline.cli.command import COMMANDS, program
-from pipeline.config import run as config_mod
-from pipeline.core import options
 from pipeline.errors import WRITE_ERRORS, ConfigError, InputError
 from pipeline.exec import interrupts
 from pipeline.exec.progress import say
 
+if TYPE_CHECKING:
+    from pipeline.config.run import Config
+
 
 def run_parser(every_key: bool = False) -> tuple[argparse.ArgumentParser, list[str]]:
+    from pipeline.config import run as config_mod
+    from pipeline.core import options
     from pipeline.stages import STAGES
 
     prog = program()
@@ -51,17 +55,24 @@ def run_parser(every_key: bool = False) -> tuple[argparse.ArgumentParser, list[s
 
 
 def presets() -> list[str]:
-    return sorted(path.stem for path in config_mod.PRESETS.glob("*.toml"))
+    from pipeline.config.presets import names
+
+    return names()
 
 
 def config_keys(every_key: bool = False) -> str:
     """Each key with its default and meaning; argparse prints an epilog as written (no %-expansion)."""
+    from pipeline.config import run as config_mod
+    from pipeline.core import options
+
     return "\n".join(f"  {key} = {default!r}  # {options.help_of(f)}"
                       for key, f, default in options.declared(config_mod.Config())
                       if every_key or key.partition(".")[0] not in options.LM_SECTIONS)
 
 
 def overrides_from(args: argparse.Namespace, shortcuts: list[str]) -> dict:
+    from pipeline.core import options
+
     values = options.given(args, shortcuts)
     for item in args.set:
         key, sep, value = item.partition("=")
@@ -128,8 +139,13 @@ def closed_pipe() -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and not argv[0].startswith("-") and argv[0] in COMMANDS:
-        return COMMANDS.get(argv[0]).main(argv[1:])
+    if argv and not argv[0].startswith("-"):
+        command = COMMANDS.own(argv[0]) or (COMMANDS.get(argv[0]) if argv[0] in COMMANDS else None)
+        if command:
+            return command.main(argv[1:])
+    from pipeline.cli import several
+    from pipeline.config import run as config_mod
+
     parser, shortcuts = run_parser()
     args = parser.parse_args(argv)
     if args.help_all:
@@ -153,10 +169,12 @@ def _main(argv: list[str] | None) -> int:
     return _run(cfg, args, stages)
 
 
-def _run(cfg: config_mod.Config, args: argparse.Namespace, stages: list[str] | None) -> int:
+def _run(cfg: Config, args: argparse.Namespace, stages: list[str] | None) -> int:
     """The run of one config: its plan or config printed, or its stages run; the exit code."""
     if args.print_config:
-        print(config_mod.to_toml(cfg), end="")
+        from pipeline.config.run import to_toml
+
+        print(to_toml(cfg), end="")
         return 0
     from pipeline.core import lock
     from pipeline.run import runner

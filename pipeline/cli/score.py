@@ -7,7 +7,7 @@ from typing import Iterator
 
 from pipeline.cli.command import COMMANDS, Command, program
 from pipeline.config import recipes
-from pipeline.config.run import preset
+from pipeline.config.presets import preset
 from pipeline.core.options import add_flags, apply, check, given
 from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
@@ -15,7 +15,7 @@ from pipeline.io.inputs import read_text, text_lines
 from pipeline.scoring import language, sclite
 from pipeline.scoring.config import ScoreConfig
 from pipeline.render.terminal import summary_table
-from pipeline.scoring.files import stream
+from pipeline.scoring.files import FILES, SUMMARY, SUMMARY_JSON, stream
 
 
 def survey(path: str, flag: str) -> tuple[int, bool]:
@@ -57,6 +57,22 @@ def read_pairs(ref_path: str, hyp_path: str) -> Iterator[Pair]:
             for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1))
 
 
+OPTIONAL = tuple(f for f in FILES if f not in (SUMMARY, SUMMARY_JSON))  # what --outputs chooses among
+
+
+def chosen(names: str | None) -> tuple:
+    """The files --outputs names (every one when not given)."""
+    if names is None:
+        return FILES
+    by_name = {f.name: f for f in OPTIONAL}
+    picked = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in picked if n not in by_name]
+    if unknown:
+        raise ConfigError(f"--outputs: no file {', '.join(map(repr, unknown))}; choose among "
+                          f"{', '.join(by_name)} (summary.csv and summary.json are always written)")
+    return tuple(by_name[n] for n in picked)
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog=f"{program()} score",
                                 description="Score hypotheses against references: WER with alignment breakdown.")
@@ -71,9 +87,14 @@ def main(argv: list[str]) -> int:
                    help="score as a published recipe scores (its normalizer, headline and language); what it says "
                         "of the ASR is yours to keep: the hypotheses' engine is not known here")
     p.add_argument("--out", default="results/score", help="output directory (default results/score)")
+    p.add_argument("--outputs", default=None, metavar="FILES",
+                   help="comma-separated files to write besides summary.csv and summary.json, as sclite's -o picks "
+                        f"its reports (default every one): {', '.join(f.name for f in OPTIONAL)}; a file left out "
+                        "is not computed, and an earlier scoring's copy of it in --out is removed")
     args = p.parse_args(argv)
     cfg, lang, comparable = ScoreConfig(), args.language or "en", None
     try:
+        outputs = chosen(args.outputs)
         if args.preset:
             values = preset(args.preset)
             cfg = apply(cfg, values.get("score", {}))
@@ -86,7 +107,7 @@ def main(argv: list[str]) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
-        results, n = stream(pairs, cfg, comparable=comparable, language=lang, out_dir=args.out)
+        results, n = stream(pairs, cfg, comparable=comparable, language=lang, out_dir=args.out, outputs=outputs)
     except OSError as e:
         print(f"error: cannot write --out {args.out} ({e.strerror}); free some space or pick another directory",
               file=sys.stderr)

@@ -13,11 +13,14 @@ not score departs from it."""
 from __future__ import annotations
 
 import tomllib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pipeline.config.run import PRESETS, Config
+from pipeline.config.presets import PRESETS
 from pipeline.scoring import language
 from pipeline.scoring.config import Comparability
+
+if TYPE_CHECKING:
+    from pipeline.config.run import Config
 
 PUBLISHED = "published"  # the preset's table that is not config
 LANGUAGES = "languages"  # nor is this: each language's own requirements

@@ -1,5 +1,6 @@
 """The run's config, composed of the sections their owners declare (lm/config.py, tts/base.py, asr/base.py,
-scoring/config.py, exec/executor.py); loadable from and printable as TOML. Presets are TOML files in configs/."""
+scoring/config.py, exec/executor.py); loadable from and printable as TOML. Presets are TOML files in configs/
+(presets.py)."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,9 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomllib
-
 from pipeline.asr.base import ASRConfig
+from pipeline.config.presets import PRESETS, in_language, preset, read_toml
 from pipeline.core import names, options
 from pipeline.core.options import option
 from pipeline.errors import ConfigError
@@ -20,7 +20,6 @@ from pipeline.measures.base import AssessConfig
 from pipeline.scoring.config import ScoreConfig
 from pipeline.tts.base import TTSConfig
 
-PRESETS = Path(__file__).resolve().parents[2] / "configs"
 
 def _manifests():
     from pipeline.io import manifests
@@ -116,37 +115,6 @@ class Config:
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
 
 
-def _read_toml(path: Path, what: str) -> dict:
-    from pipeline.io import inputs
-
-    try:
-        return tomllib.loads(inputs.read_text(path, what))
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{what} {path}: {e}") from None
-
-
-def preset(name: str) -> dict:
-    """A preset's config values; a recipe's `[published]` table says what they make comparable
-    (config/recipes.py), and is not config."""
-    path = PRESETS / f"{name}.toml"
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in PRESETS.glob("*.toml")))
-        raise ConfigError(f"--preset {name!r}: no such preset; available: {known}")
-    values = _read_toml(path, "--preset")
-    values.pop("published", None)
-    values.pop("languages", None)  # a recipe's requirements per language (config/recipes.py), not config
-    return values
-
-
-def in_language(name: str, lang: str) -> dict:
-    """A recipe's values for runs in one language (its `[languages.<code>]` table, config/recipes.py), {} if none."""
-    from pipeline.scoring.language import base
-
-    variant = dict(_read_toml(PRESETS / f"{name}.toml", "--preset").get("languages", {}).get(base(lang), {}))
-    variant.pop("published", None)
-    return variant
-
-
 def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None,
          presets: list[str] = ()) -> Config:
     """Defaults, then the --config file, then presets (with a recipe's values for the run's language, as the
@@ -154,7 +122,7 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
     def compose(lang: str | None) -> Config:
         cfg = Config()
         if path:
-            cfg = options.apply(cfg, _read_toml(Path(path), "--config"))
+            cfg = options.apply(cfg, read_toml(Path(path), "--config"))
         for name in presets:
             cfg = options.apply(cfg, preset(name))
             if lang is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 import pkgutil
 import warnings
 from typing import Any, Callable
@@ -180,6 +181,17 @@ class Catalog:
     def __contains__(self, name: str) -> bool:
         self._discover()
         return name in self._declared
+
+    def own(self, name: str) -> Any | None:
+        """`name` as the package's module of that name declares it (`compare-runs` in compare_runs.py), importing
+        that module alone: running one command needs neither the others nor the config's engines, whose imports
+        cost a tenth of a second and a tenth of the memory of a `score`. None where no such module declares it
+        (a plugin's: the catalog finds it)."""
+        module = f"{self.package}.{name.replace('-', '_')}"
+        if not name.replace("-", "_").isidentifier() or importlib.util.find_spec(module) is None:
+            return None
+        importlib.import_module(module)
+        return self._declared.get(name)
 
     def names(self) -> list[str]:
         self._discover()

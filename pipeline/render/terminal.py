@@ -2,10 +2,14 @@
 the health flags and hallucination rates, and the rows that failed."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pipeline.core.records import Status
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.utterances import GroupSummary, ScoredUtterance
-from pipeline.statistics.comparisons import Comparison
+
+if TYPE_CHECKING:  # a type only: `score` prints its table without importing the statistics
+    from pipeline.statistics.comparisons import Comparison
 
 
 def summary_table(summary: list[GroupSummary], n_utterances: int, confident: list[Comparison] = (),

@@ -21,7 +21,7 @@ from pipeline.scoring.utterances import Confusion, ErrorEvent, Pair, Results, Sc
 # characters of text (references' and hypotheses', as written) scored at once: all that is held at once of what is
 # being scored, whatever the language or the sentences' length; whether the aligner is compiled depends on all the
 # cells aligned so far, not on a chunk's (align.align_codes)
-CHUNK_CHARS = 20000
+CHUNK_CHARS = 20_000
 
 
 def char_errors(reference: str, hypothesis: str) -> int:
@@ -150,10 +150,11 @@ def chunks(pairs: Iterable[Pair]) -> Iterator[list[Pair]]:
         yield chunk
 
 
-def scored(pairs: Iterable[Pair], normalizer: str, lang: str) -> Iterator[Scored]:
+def scored(pairs: Iterable[Pair], normalizer: str, lang: str, aligned: bool = True) -> Iterator[Scored]:
     """Each pair scored, in order: each utterance is aligned alone; a chunk's texts are normalized together (the
     same texts as one at a time: normalize.each) and go through one call of the aligner (pipeline/scoring/align.py),
-    compiled past a run's size, and only a chunk's texts, words and op codes are held at once."""
+    compiled past a run's size, and only a chunk's texts, words and op codes are held at once. `aligned`: with
+    each row's error events and pralign text; without, its record alone (its counts are the same)."""
     normalized = norm.for_language(normalizer, lang)
     aligner = jiwer_codes if normalizer in norm.JIWER_COUNTED else align_codes  # as its published table was counted
     for chunk in chunks(pairs):
@@ -169,6 +170,9 @@ def scored(pairs: Iterable[Pair], normalizer: str, lang: str) -> Iterator[Scored
                 continue
             reference, text, (ref, hyp), c = next(rows)
             u = heard(p, reference, text, (ref, hyp), c, normalized)
+            if not aligned:
+                yield Scored(u, [], "")
+                continue
             steps = list(edits(ref, hyp, c))
             counts = u.hits, u.substitutions, u.deletions, u.insertions
             yield Scored(u, error_events(u, steps), sclite.pralign(u.id, ref, hyp, c, steps, counts))

@@ -61,6 +61,7 @@ PRALIGN = Document("pralign.txt", lambda r: "".join(text + "\n" for text in r.pr
 DTL = Document("dtl.txt", lambda r: dtl(r))
 FILES = (UTTERANCES, EVENTS, CONFUSIONS, SUMMARY, SUMMARY_JSON, REF_TRN, HYP_TRN, PRALIGN, DTL)
 FIGURES = (SUMMARY, SUMMARY_JSON, DTL)  # what is written from the tallies once every row is in, with CONFUSIONS
+ALIGNED_FILES = frozenset({EVENTS, CONFUSIONS, PRALIGN, DTL})  # what is read off each alignment's edits
 
 
 def write(results: Results, out_dir: str | Path) -> list[Path]:
@@ -69,31 +70,46 @@ def write(results: Results, out_dir: str | Path) -> list[Path]:
 
 
 def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparability | None = None,
-           language: str = "en", out_dir: str | Path = ".") -> tuple[Results, int]:
+           language: str = "en", out_dir: str | Path = ".", outputs: Iterable = FILES) -> tuple[Results, int]:
     """The files write(evaluate(pairs, ...)) writes, byte for byte, each row written as it is scored: only each
     group's tally is held (scoring/tally.py), so 100,000 pairs take about the memory of one. For pairs that carry
-    nothing of a run (no LM figures, no measures: what `run_pipeline.py score` reads). Returns the results' figures
-    (no rows) and how many rows were scored."""
+    nothing of a run (no LM figures, no measures: what `run_pipeline.py score` reads). `outputs`: which of FILES
+    to write, summary.csv and summary.json always; the others are removed from out_dir (an earlier scoring's),
+    and what only they need is not computed (without errors.csv, confusions.csv, dtl.txt and pralign.txt, no
+    alignment is walked). Returns the results' figures (no rows) and how many rows were scored."""
     out = Path(out_dir)
+    wanted = {*outputs, SUMMARY, SUMMARY_JSON}
     results = Results(options.normalize, comparable or Comparability(), language=language)
     tallies, n = Tallies(results), 0
     with contextlib.ExitStack() as files, without_cycle_collection():
-        utterances = files.enter_context(records.RowWriter(out / UTTERANCES.name, ScoredUtterance, lm=False))
-        events = files.enter_context(records.RowWriter(out / EVENTS.name, ErrorEvent, lm=False))
-        ref, hyp, pralign = (files.enter_context(store.atomic_file(out / f.name)) for f in (REF_TRN, HYP_TRN, PRALIGN))
-        for s in scored(pairs, options.normalize, language):
+        def opened(f: Table | Document, make):
+            return files.enter_context(make()) if f in wanted else None
+
+        utterances = opened(UTTERANCES, lambda: records.RowWriter(out / UTTERANCES.name, ScoredUtterance, lm=False))
+        events = opened(EVENTS, lambda: records.RowWriter(out / EVENTS.name, ErrorEvent, lm=False))
+        texts = (REF_TRN, HYP_TRN, PRALIGN)
+        ref, hyp, pralign = (opened(f, lambda f=f: store.atomic_file(out / f.name)) for f in texts)
+        for s in scored(pairs, options.normalize, language, aligned=bool(wanted & ALIGNED_FILES)):
             u, n = s.utterance, n + 1
-            utterances.write(u)
-            for e in s.events:
-                events.write(e)
-            ref.write(_ref_line(u))
-            hyp.write(_hyp_line(u))
-            if s.pralign:
+            if utterances:
+                utterances.write(u)
+            if events:
+                for e in s.events:
+                    events.write(e)
+            if ref:
+                ref.write(_ref_line(u))
+            if hyp:
+                hyp.write(_hyp_line(u))
+            if pralign and s.pralign:
                 pralign.write(s.pralign + "\n")
             tallies.add(s)
-        with records.RowWriter(out / CONFUSIONS.name, Confusion) as confusions:  # before the bootstrap's arrays
-            for c in tallies.confusions():
-                confusions.write(c)
+        if CONFUSIONS in wanted:
+            with records.RowWriter(out / CONFUSIONS.name, Confusion) as confusions:  # before the bootstrap's arrays
+                for c in tallies.confusions():
+                    confusions.write(c)
         tallies.close(options, confusions=False)
-        tables.write(FIGURES, results, out)
+        tables.write([f for f in FIGURES if f in wanted], results, out)
+    for f in FILES:
+        if f not in wanted:
+            (out / f.name).unlink(missing_ok=True)
     return results, n

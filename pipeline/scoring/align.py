@@ -14,6 +14,7 @@ back-pointer per cell, so a 6,000-word recording against its transcript takes 36
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -180,12 +181,16 @@ def tally(codes: bytes) -> list[int]:
     return [codes.count(c) for c in (HIT, SUBSTITUTION, DELETION, INSERTION)]
 
 
+_EDIT = re.compile(b"[^%c]" % HIT)  # an op code other than a hit: found by re, not a step per code
+
+
 def edits(ref: list[str], hyp: list[str], codes: bytes):
     """An alignment's edits in order, without a step per hit (most words are hits): for each edit, the run of hits
     before it as (i, k), that is ref[i:i + k], which the hypothesis has word for word, then the edit's position in
     the ops, its code and its words (None for a gap); a last entry with code None closes the run at the end."""
     i = j = prev = 0
-    for pos in [k for k, c in enumerate(codes) if c]:
+    for found in _EDIT.finditer(codes):
+        pos = found.start()
         run = pos - prev
         start, i, j = i, i + run, j + run
         c = codes[pos]

@@ -88,9 +88,7 @@ def summed(e: np.ndarray, n: np.ndarray, length: int):
         packed = (e.astype(np.int64) << 32) | n.astype(np.int64)
 
         def one_gather(drawn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            s = packed[drawn[:, :GATHERED]].sum(axis=1)
-            for start in range(GATHERED, drawn.shape[1], GATHERED):
-                s += packed[drawn[:, start:start + GATHERED]].sum(axis=1)
+            s = packed[drawn].sum(axis=1)
             return (s >> 32).astype(float), (s & 0xFFFFFFFF).astype(float)
         return one_gather
 
@@ -99,9 +97,6 @@ def summed(e: np.ndarray, n: np.ndarray, length: int):
     return two_gathers
 
 
-# indices of a resample whose counts are gathered at once: a resample of 100,000 utterances is summed in pieces
-# (whole numbers: the same sums in any order), so each thread holds 128 KB of gathered counts, not 800 KB
-GATHERED = 1 << 14
 BOOTSTRAP_BLOCK = 1 << 17  # resampled indices held at once: 512 KB as uint32, whatever the number of utterances
 
 

@@ -61,11 +61,11 @@ def write_report(name: str, lines: list[str], data: dict | None = None) -> None:
     print("\n".join(lines))
 
 
-def measure(argv: list[str], cwd: Path) -> tuple[float, float, str]:
+def measure(argv: list[str], cwd: Path, env: dict | None = None) -> tuple[float, float, str]:
     """Wall seconds, peak RSS in MB and stdout of one process."""
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         out.seek(0)

@@ -1,6 +1,7 @@
 """A subcommand of `run_pipeline.py` (`speech-eval`): one module of pipeline/cli/ (or an installed plugin's, named by
 the entry point group `speech_eval.commands`) that registers its Command. The usage line and the help list the
-registered commands; running the pipeline itself is what the command line does without one."""
+registered commands; running the pipeline itself is what the command line does without one. A built-in command
+runs with its own module alone imported (`COMMANDS.own`), so a plugin's command takes a name of its own."""
 from __future__ import annotations
 
 import os

@@ -98,13 +98,13 @@ def test_a_full_disk_stops_with_exit_4_leaves_no_torn_file_and_a_rerun_completes
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     cmd = [sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models_dir}", *OWN_CACHE,
-           "--sentences", str(sentences), *TINY]
+           "--sentences", str(sentences), *TINY, *NO_MEASURES]
     proc = subprocess.run(cmd, cwd=tmp_path / "full", capture_output=True, text=True, preexec_fn=small_disk,
                           env={**os.environ, "TQDM_DISABLE": "1"})
     assert proc.returncode == 4, proc.stderr[-2000:]
     assert "cannot write" in proc.stderr and ".wav" in proc.stderr and "Traceback" not in proc.stderr
     assert not list((tmp_path / "full").rglob("*.tmp")) and not list((tmp_path / "full").rglob(".*.tmp"))
     assert not list((tmp_path / "full" / "audio").rglob("*.wav"))  # nothing half-written under a final name
-    cli(tmp_path / "full", "--sentences", str(sentences), *TINY, models=models_dir)  # space is back
-    cli(tmp_path / "clean", "--sentences", str(sentences), *TINY, models=models_dir)
+    cli(tmp_path / "full", "--sentences", str(sentences), *TINY, *NO_MEASURES, models=models_dir)  # space is back
+    cli(tmp_path / "clean", "--sentences", str(sentences), *TINY, *NO_MEASURES, models=models_dir)
     assert snapshot(tmp_path / "full") == snapshot(tmp_path / "clean")

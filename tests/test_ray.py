@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.core import store
-from tests.helpers import OWN_CACHE, SENTENCES, TINY, cli, rows_without_timing, write_sentences
+from tests.helpers import NO_MEASURES, OWN_CACHE, SENTENCES, TINY, cli, rows_without_timing, write_sentences
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
@@ -150,8 +150,8 @@ def open_cluster():
 def test_two_node_cluster_with_token_auth_shares_the_work(tmp_path, models_dir, token_cluster):
     address, env = token_cluster
     sentences = write_sentences(tmp_path / "s.txt")
-    cli(tmp_path, "--sentences", str(sentences), *TINY, "--set", "asr.batch_size=1", "--executor", "ray",
-        "--ray-address", address, models=models_dir, env=env)
+    cli(tmp_path, "--sentences", str(sentences), *TINY, *NO_MEASURES, "--set", "asr.batch_size=1", "--executor",
+        "ray", "--ray-address", address, models=models_dir, env=env)
     run = tmp_path / "results" / "default"
     rows = store.read_csv(run / "utterances.csv")
     assert len(rows) == len(SENTENCES) and all(r["status"] == "ok" for r in rows)
@@ -183,7 +183,7 @@ def test_a_driver_without_the_clusters_token_is_refused_clearly(tmp_path, models
 def test_a_cluster_without_auth_is_refused_unless_allowed(tmp_path, models_dir, open_cluster):
     address, env = open_cluster
     sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:2])
-    args = ["--sentences", str(sentences), *TINY, "--executor", "ray", "--ray-address", address]
+    args = ["--sentences", str(sentences), *TINY, *NO_MEASURES, "--executor", "ray", "--ray-address", address]
     proc = cli(tmp_path, *args, models=models_dir, env=env, check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "no token authentication" in proc.stderr and "run any code" in proc.stderr

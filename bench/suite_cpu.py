@@ -7,7 +7,8 @@ test its wall time and the CPU time of its worker and of the processes it waited
 own --durations gives wall time alone, which on two cores shared by three workers measures the neighbours as much
 as the test. Also records the machine's busy share over the run from /proc/stat: near 100%, the suite is
 CPU-bound, and only fewer computations shorten it. Ray's daemons and actors are no test's children: their CPU
-shows in the machine's total, not in a test's. Writes bench/out/suite_cpu.md."""
+shows in the machine's total, not in a test's; a process counts in the test that waited for it (a server stopped
+by a module's teardown, in that module's last test). Writes bench/out/suite_cpu.md."""
 from __future__ import annotations
 
 import json
@@ -76,25 +77,25 @@ def main() -> int:
     if not rows:
         print("no test ran", file=sys.stderr)
         return code or 1
-    ticks = os.sysconf("SC_CLK_TCK")
-    machine_cpu = (busy1 - busy0) / ticks
+    machine_cpu = (busy1 - busy0) / os.sysconf("SC_CLK_TCK")
+    busy = (busy1 - busy0) / max(all1 - all0, 1)
     by_file: dict[str, dict] = defaultdict(lambda: {"cpu": 0.0, "wall": 0.0})
     for r in rows:
-        by_file[r["test"].split("::")[0]]["cpu"] += r["cpu"]
-        by_file[r["test"].split("::")[0]]["wall"] += r["wall"]
+        total = by_file[r["test"].split("::")[0]]
+        total["cpu"] += r["cpu"]
+        total["wall"] += r["wall"]
     files = sorted(({"file": f, **v} for f, v in by_file.items()), key=lambda r: -r["cpu"])
     tests = sorted(rows, key=lambda r: -r["cpu"])
     tests_cpu = sum(r["cpu"] for r in rows)
     lines = ["# The test suite's CPU time", "",
              f"{cpu_name()}; load average {load0:.2f} at the start; pytest exit code {code}; "
              f"arguments: {' '.join(sys.argv[1:]) or '(the full suite)'}.", "",
-             f"- {len(rows)} tests in {wall / 60:.0f}:{wall % 60:02.0f}; the machine was "
-             f"{(busy1 - busy0) / (all1 - all0):.0%} busy: {machine_cpu:.0f} CPU-s on {os.cpu_count()} cores.",
+             f"- {len(rows)} tests in {int(wall // 60)}:{int(wall % 60):02d}; the machine was {busy:.0%} busy: "
+             f"{machine_cpu:.0f} CPU-s on {os.cpu_count()} cores.",
              f"- The tests and the processes they waited for: {tests_cpu:.0f} CPU-s (the rest: Ray's daemons and "
              "actors, pytest itself, anything else on the machine).",
              f"- On {os.cpu_count()} cores at that busy share, each 100 CPU-s taken out is about "
-             f"{100 / os.cpu_count() / max((busy1 - busy0) / (all1 - all0), 0.01):.0f} s of the suite's wall "
-             "time.", "",
+             f"{100 / os.cpu_count() / max(busy, 0.01):.0f} s of the suite's wall time.", "",
              f"## Files, by CPU (the first {TOP})", "", *table(files, "file", "file"), "",
              f"## Tests, by CPU (the first {TOP}; a module's fixture counts in the test that made it)", "",
              *table(tests, "test", "test")]

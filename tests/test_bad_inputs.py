@@ -8,7 +8,7 @@ import pytest
 import soundfile as sf
 
 from pipeline.core import store
-from tests.helpers import TINY, cli
+from tests.helpers import NO_MEASURES, TINY, cli
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
@@ -153,7 +153,7 @@ def test_audio_in_odd_formats_is_heard_and_broken_files_are_rows_with_errors(tmp
             ("ogg", "speech.ogg", texts[1]), ("u8", "u8.wav", texts[2]), ("notes", "notes.wav", "some words"),
             ("empty", "header-only.wav", "some words"), ("nan", "nan.wav", texts[1])]
     (tmp_path / "m.tsv").write_text(MANIFEST_HEAD + "".join(f"{i}\t{a}\t{t}\n" for i, a, t in rows))
-    proc = cli(tmp_path, "--audio-manifest", "m.tsv", *TINY, models=models_dir, check=False)
+    proc = cli(tmp_path, "--audio-manifest", "m.tsv", *TINY, *NO_MEASURES, models=models_dir, check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     out = {r["sentence_id"]: r for r in store.read_csv(tmp_path / "results" / "default" / "utterances.csv")}
     for good in ("stereo", "flac", "ogg", "u8"):

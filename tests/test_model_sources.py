@@ -14,7 +14,7 @@ from pipeline.asr import base, sources, weights
 from pipeline.core import store
 from pipeline.core.source import ModelDamaged
 from pipeline.tts import base as tts
-from tests.helpers import cli
+from tests.helpers import NO_MEASURES, cli
 
 REVISION = "d2c6f5b7e8a94c1b0f3e2d1c0b9a8f7e6d5c4b3a"
 
@@ -148,7 +148,7 @@ def test_own_models_by_path_and_cache_run_keyed_by_content(tmp_path, models_dir,
         shutil.copyfile(f, tmp_path / name)
     (tmp_path / "s.txt").write_text("To be, or not to be, that is the question.\nAll the world's a stage.\n")
     args = ["--sentences", "s.txt", "--voices", f"piper:joe,piper:{voice}",
-            "--asr", f"faster-whisper:small,faster-whisper:{whisper_copy}"]
+            "--asr", f"faster-whisper:small,faster-whisper:{whisper_copy}", *NO_MEASURES]
     first = cli(tmp_path, *args, models=models_dir, env={**os.environ, **env}, check=False)
     assert first.returncode == 0, first.stderr[-3000:]
     run = tmp_path / "results" / "default"

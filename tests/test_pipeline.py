@@ -199,7 +199,7 @@ def test_audio_manifest_scores_recordings_and_reports_bad_rows(tmp_path, models_
     manifest = tmp_path / "m.tsv"
     manifest.write_text("id\taudio\treference\n" + "".join(f"r{i}\trec{i}.wav\t{t}\n" for i, t in enumerate(texts))
                         + "bad1\tcorrupt.wav\tsome words\nbad2\tempty.wav\tsome words\nbad3\tmissing.wav\tsome words\n")
-    proc = cli(tmp_path, "--audio-manifest", str(manifest), *TINY, models=models_dir, check=False)
+    proc = cli(tmp_path, "--audio-manifest", str(manifest), *TINY, *NO_MEASURES, models=models_dir, check=False)
     assert ran(tmp_path) == ["recordings", "assess", "transcribe", "score", "compare", "report"]  # no LM, no attention
     assert proc.returncode == 1  # some rows failed, and the exit code says so
     rows = {r["sentence_id"]: r for r in store.read_csv(tmp_path / "results" / "default" / "utterances.csv")}

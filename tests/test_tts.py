@@ -26,6 +26,26 @@ def test_piper_voice_noise_is_an_option():
     assert not np.array_equal(a, b)
 
 
+@pytest.mark.parametrize("policy", ["", "PASSIVE", "passive"])
+def test_piper_speaks_as_its_own_loader_and_its_threads_wait_as_omp_wait_policy_says(monkeypatch, policy):
+    from piper import PiperVoice
+    from piper.config import SynthesisConfig
+
+    monkeypatch.setenv("OMP_WAIT_POLICY", policy)
+    ours = base.load("piper:joe")
+    options = ours.voice.session.get_session_options()
+    if policy:
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    else:  # ONNX Runtime's own default: its pool spins
+        with pytest.raises(RuntimeError, match="allow_spinning"):
+            options.get_session_config_entry("session.intra_op.allow_spinning")
+    text = "To be, or not to be, that is the question."
+    theirs = PiperVoice.load(ours.voice.session._model_path)
+    expected = np.concatenate([c.audio_float_array for c in theirs.synthesize(
+        text, syn_config=SynthesisConfig(noise_scale=0.0, noise_w_scale=0.0))])
+    assert np.array_equal(ours.synthesize(text)[0], expected)  # how a thread waits changes no sample
+
+
 @pytest.mark.parametrize("text", ["", "   \n\t", "...!?", "— —"])
 def test_empty_and_punctuation_only_text_is_refused_clearly(joe, text):
     with pytest.raises(UnspeakableText, match="nothing to speak"):

@@ -58,18 +58,35 @@ def resolve(spec: str, options: base.TTSConfig, models_dir: str) -> Source:
                        f"or name a voice file: piper:/path/to/{name}.onnx")
 
 
+def session(onnx: str):
+    """The voice's ONNX Runtime session on the CPU, its threads waiting asleep where OMP_WAIT_POLICY=PASSIVE asks that
+    of every thread pool: ONNX Runtime's pool is its own, not OpenMP's, and spins while it waits. Beside other work on
+    the same cores (three runs on two) a spinning pool took a third more CPU and time for the same clips (bench/README.md);
+    how a thread waits changes no sample."""
+    import os
+
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    if os.environ.get("OMP_WAIT_POLICY", "").upper() == "PASSIVE":
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(onnx, sess_options=options, providers=["CPUExecutionProvider"])
+
+
 class PiperVoice:
     def __init__(self, source: Source, options):
         try:
             from piper import PiperVoice as _Piper
-            from piper.config import SynthesisConfig
+            from piper.config import PiperConfig, SynthesisConfig
         except ImportError as e:
             raise base.VoiceUnavailable(f"{source.spec} needs piper-tts: run scripts/setup ({e})") from None
         if not source.files:
             raise base.VoiceUnavailable(f"{source.spec} needs {BUNDLED.get(source.name, 'its voice package')}: "
                                         "run scripts/setup")
         self.name = source.spec
-        self.voice = _Piper.load(source.files[0], source.files[1])
+        # as piper's own PiperVoice.load makes it, with the session's options ours
+        config = PiperConfig.from_dict(read_json_file(source.spec, Path(source.files[1]), "voice config"))
+        self.voice = _Piper(session=session(source.files[0]), config=config, download_dir=Path.cwd())
         self.sample_rate = self.voice.config.sample_rate
         # noise 0 makes synthesis bit-identical run to run; the voice's own noise is an option
         noise = options.voice_noise

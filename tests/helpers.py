@@ -24,6 +24,9 @@ TIMING = {"audio_path", "tts_seconds", "asr_seconds"}  # columns that differ bet
 SENTENCES = ["Now is the winter of our discontent.", "To be, or not to be, that is the question.",
              "My lord, I will go with you to the king.", "The quality of mercy is not strained.",
              "Friends, Romans, countrymen, lend me your ears.", "All the world's a stage."]
+# a user's first run, small: four sentences, tiny.en, clean and in 5 dB of noise (where tiny.en makes errors to
+# show), the default measures
+SMALL_RUN = ["--sentences", "s.txt", *TINY, "--conditions", "clean,noise:snr=5"]
 
 
 def cli(cwd: Path, *args, models: Path, check: bool = True, env: dict | None = None,
@@ -36,6 +39,36 @@ def cli(cwd: Path, *args, models: Path, check: bool = True, env: dict | None = N
     if check:
         assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
+
+
+def small_run(cwd: Path, models: Path) -> Path:
+    """SMALL_RUN made in `cwd`: its run is results/default."""
+    write_sentences(cwd / "s.txt", SENTENCES[:4])
+    cli(cwd, *SMALL_RUN, models=models)
+    return cwd
+
+
+def built_once(tmp_path_factory, worker_id: str, name: str, build) -> Path:
+    """build(folder), made once for all of a session's xdist workers (under a file lock, in the folder their own
+    temporary folders share) and copied into a folder of the caller's own, which its tests may change: modules on
+    different workers that read the same runs do not each make them."""
+    import shutil
+
+    from filelock import FileLock
+
+    mine = tmp_path_factory.mktemp(name)
+    if worker_id == "master":  # not distributed: the parent of the base folder outlives the session
+        build(mine)
+        return mine
+    built = tmp_path_factory.getbasetemp().parent / name
+    with FileLock(f"{built}.lock"):
+        if not (built / "made").is_file():
+            shutil.rmtree(built, ignore_errors=True)
+            built.mkdir()
+            build(built)
+            (built / "made").touch()
+    shutil.copytree(built, mine, dirs_exist_ok=True, ignore=shutil.ignore_patterns("made"))
+    return mine
 
 
 def stage_status(cwd: Path, run: str = "default") -> dict[str, str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.helpers import ROOT, cli
+from tests.helpers import ROOT, built_once, cli
 
 LINES = ["Now is the winter of our discontent.", "To be, or not to be, that is the question.",
          "My lord, I will go with you to the king.", "The quality of mercy is not strained.",
@@ -50,24 +50,9 @@ def team(cwd: Path, models: Path) -> Path:
 
 
 def shared_team(tmp_path_factory, worker_id: str, models: Path) -> Path:
-    """team(), made once for all of a session's xdist workers (under a file lock, in the folder their own temporary
-    folders share) and copied into this module's own folder, which its tests change: the listening modules run
-    side by side on two workers without each making the same two runs."""
-    import shutil
-
-    from filelock import FileLock
-
-    mine = tmp_path_factory.mktemp("listen")
-    if worker_id == "master":  # not distributed: the parent of the base folder outlives the session
-        return team(mine, models)
-    built = tmp_path_factory.getbasetemp().parent / "listening-team"
-    with FileLock(f"{built}.lock"):
-        if not (built / "made").is_file():
-            shutil.rmtree(built, ignore_errors=True)
-            team(built, models)
-            (built / "made").touch()
-    shutil.copytree(built, mine, dirs_exist_ok=True, ignore=shutil.ignore_patterns("made"))
-    return mine
+    """team(), made once for all workers and copied into this module's own folder (helpers.built_once): the
+    listening modules run side by side without each making the same two runs."""
+    return built_once(tmp_path_factory, worker_id, "listening-team", lambda folder: team(folder, models))
 
 
 def oracle(db) -> dict[str, tuple[str, int | None, str]]:

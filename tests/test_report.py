@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from tests.helpers import NO_MEASURES, SENTENCES, TINY, browser, cli, probed, write_sentences
+from tests.helpers import NO_MEASURES, SENTENCES, browser, built_once, cli, probed, small_run, write_sentences
 
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
@@ -32,10 +32,8 @@ def console_lines(stderr: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory, models_dir) -> Path:
-    cwd = tmp_path_factory.mktemp("report")
-    sentences = write_sentences(cwd / "s.txt", SENTENCES[:4])
-    cli(cwd, "--sentences", str(sentences), *TINY, "--conditions", "clean,noise:snr=5", models=models_dir)
+def report(tmp_path_factory, worker_id, models_dir) -> Path:
+    cwd = built_once(tmp_path_factory, worker_id, "small-run", lambda folder: small_run(folder, models_dir))
     return cwd / "results" / "default" / "report.html"
 
 

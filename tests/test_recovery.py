@@ -58,14 +58,16 @@ def test_a_manifest_id_never_writes_outside_the_run(tmp_path, models_dir):
     lines = ["id\taudio\treference"] + [f"{i}\ta.wav\tmy lord i will go" for i in ids]
     (work / "m.tsv").write_text("\n".join(lines) + "\n")
     before = set(tmp_path.rglob("*"))
-    proc = cli(work, "--audio-manifest", "m.tsv", *TINY, models=models_dir)
+    # one measure: each writes its per-id records through the same paths (config/paths.py)
+    proc = cli(work, "--audio-manifest", "m.tsv", *TINY, "--measures", "distill_mos", models=models_dir)
     assert "Traceback" not in proc.stderr
     made = set(tmp_path.rglob("*")) - before
     assert not list(outside.iterdir())
     assert all(p.is_relative_to(work) for p in made), [p for p in made if not p.is_relative_to(work)]
-    records = list((work / "results" / "default" / "transcripts").rglob("*.json"))
-    assert len(records) == len(ids)  # no two ids share a file
-    assert all(r.is_relative_to(work / "results" / "default" / "transcripts") for r in records)
+    for kind in ("transcripts", "measures"):
+        records = list((work / "results" / "default" / kind).rglob("*.json"))
+        assert len(records) == len(ids), kind  # no two ids share a file
+        assert all(r.is_relative_to(work / "results" / "default" / kind) for r in records)
     rows = store.read_csv(work / "results" / "default" / "utterances.csv")
     assert sorted(r["sentence_id"] for r in rows) == sorted(ids)  # the CSVs keep the ids as given
     assert all(r["status"] == "ok" for r in rows)

@@ -212,8 +212,8 @@ def test_a_rerun_retries_only_the_failed_items_and_matches_a_clean_run(tmp_path,
         write_sentences(cwd / "s.txt")
         env = {**os.environ, "TQDM_DISABLE": "1", "FLAKY_FAIL": str(fail)}
         return subprocess.run([sys.executable, str(script), "--set", f"models_dir={models_dir}", *OWN_CACHE, "--sentences",
-                               "s.txt", "--voices", "flaky:joe", *TINY, *NO_MEASURES], cwd=cwd, capture_output=True, text=True,
-                              env=env)
+                               "s.txt", "--voices", "flaky:joe", *TINY, *NO_MEASURES], cwd=cwd, capture_output=True,
+                              text=True, env=env)
 
     fail.touch()
     first = run(tmp_path / "a")

@@ -60,9 +60,9 @@ def resolve(spec: str, options: base.TTSConfig, models_dir: str) -> Source:
 
 def session(onnx: str):
     """The voice's ONNX Runtime session on the CPU, its threads waiting asleep where OMP_WAIT_POLICY=PASSIVE asks that
-    of every thread pool: ONNX Runtime's pool is its own, not OpenMP's, and spins while it waits. Beside other work on
-    the same cores (three runs on two) a spinning pool took a third more CPU and time for the same clips (bench/README.md);
-    how a thread waits changes no sample."""
+    of every thread pool: ONNX Runtime's pool is its own, not OpenMP's, and spins while it waits. Beside other work
+    on the same cores (three runs on two) a spinning pool took a quarter more CPU and time for the same clips
+    (bench/README.md); how a thread waits changes no sample."""
     import os
 
     import onnxruntime as ort

@@ -7,6 +7,7 @@
 Nothing is downloaded: a missing voice's error gives piper's own download command."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -63,8 +64,6 @@ def session(onnx: str):
     of every thread pool: ONNX Runtime's pool is its own, not OpenMP's, and spins while it waits. Beside other work
     on the same cores (three runs on two) a spinning pool took a quarter more CPU and time for the same clips
     (bench/README.md); how a thread waits changes no sample."""
-    import os
-
     import onnxruntime as ort
 
     options = ort.SessionOptions()

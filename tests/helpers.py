@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 SMALL_LM = ["--set", "model.n_layer=2", "--set", "model.n_head=2", "--set", "model.n_embd=64", "--iters", "30",
             "--set", "train.eval_interval=15", "--set", "train.eval_iters=2", "--num-samples", "3",
-            "--set", "sample.max_new_tokens=80", "--set", "sample.min_words=2"]
+            "--set", "sample.max_new_tokens=30", "--set", "sample.min_words=2"]
 TINY = ["--asr", "faster-whisper:tiny.en"]
 # each test computes what it checks: the cache every run shares (exec/items.py) would hand one test's transcripts
 # to the next; the tests of that cache name one themselves

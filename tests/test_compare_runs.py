@@ -39,12 +39,12 @@ def compare(cwd: Path, *args) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, models_dir) -> Path:
     """v1: piper:joe; v2: espeak:en-us, a voice tiny.en hears worse in noise; same sentences, engine, condition and
-    measures."""
+    measures. Each computes its own transcripts and scores into the cache the later runs here share."""
     cwd = tmp_path_factory.mktemp("runs")
     write_sentences(cwd / "s.txt", LINES)
     for run, voice in (("v1", "piper:joe"), ("v2", "espeak:en-us")):
         cli(cwd, "--run", run, "--sentences", "s.txt", "--voices", voice, *TINY, *NOISY, "--measures", "dnsmos",
-            models=models_dir)
+            models=models_dir, cache=cwd / "cache")
     return cwd
 
 
@@ -86,7 +86,8 @@ def test_a_run_against_a_copy_of_itself_is_no_change(runs):
 
 
 def test_a_run_heard_by_another_engine_is_refused(runs, models_dir):
-    cli(runs, "--run", "other", "--sentences", "s.txt", "--voices", "espeak:en-us", "--asr", "faster-whisper:base",
+    write_sentences(runs / "two.txt", LINES[:2])  # the engine is refused before any sentence is paired
+    cli(runs, "--run", "other", "--sentences", "two.txt", "--voices", "espeak:en-us", "--asr", "faster-whisper:base",
         "--measures", "none", models=models_dir)
     proc = compare(runs, "v1", "other")
     assert proc.returncode == 2 and "faster-whisper:base" in proc.stderr and "Traceback" not in proc.stderr
@@ -119,10 +120,11 @@ def test_each_evaluator_field_refuses_the_comparison(runs, field):
 
 def test_partial_overlap_is_counted_and_listed(runs, models_dir):
     """A sentences file's ids are its line numbers: the first 14 lines are shared, the 15th differs, and the 16th
-    is only in v1."""
+    is only in v1. What is checked is the pairing: the 14 shared lines' transcripts and scores are v1's, from the
+    cache."""
     write_sentences(runs / "s2.txt", LINES[:14] + ["Uneasy lies the head that wears a crown."])
     cli(runs, "--run", "part", "--sentences", "s2.txt", "--voices", "piper:joe", *TINY, *NOISY, "--measures",
-        "dnsmos", models=models_dir)
+        "dnsmos", models=models_dir, cache=runs / "cache")
     proc = compare(runs, "v1", "part", "--out", "part-out")
     assert proc.returncode == 0, proc.stderr[-2000:]
     unmatched = {u["sentence_id"]: u["reason"] for u in store.read_csv(runs / "part-out" / "unmatched.csv")}

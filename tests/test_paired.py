@@ -4,12 +4,14 @@ import random
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 from pipeline.scoring import sclite
 from pipeline.scoring.align import align
 from pipeline.scoring.paired import holm, mapsswe, sign_test, wilcoxon
+from tests.helpers import ROOT
 
 SCTK = "/usr/lib/sctk/bin"
 VOCAB = "a b c d e the king lord my sister phone".split()
@@ -113,3 +115,34 @@ def test_the_exact_signed_rank_test_is_scipys_exact_test_and_its_floor_is_two_ov
         assert ours.exact and ours.p == pytest.approx(scipy_wilcoxon(d, method="exact").pvalue, rel=1e-9)
     assert signed_rank([0.3] * 10).p == pytest.approx(smallest_p(10)) == pytest.approx(2 / 1024)
     assert signed_rank([0.0, 0.0]).p == 1.0 and signed_rank([]).p == 1.0
+
+
+def test_the_p_values_are_scipy_stats_own_to_the_bit_without_importing_it():
+    """Every run compares, and importing scipy.stats costs each run about half a second: the tests call the
+    special functions and ranks scipy.stats calls (t.sf is stdtr(df, −x), t.ppf stdtrit(df, q), norm.sf
+    ndtr(−x)), so every figure must be the same double as through scipy.stats."""
+    code = ("import sys, random; from pipeline.scoring import paired; from pipeline.scoring.align import align; "
+            "r = random.Random(1); refs = [[r.choice('abcde') for _ in range(9)] for _ in range(30)]; "
+            "hyps = [[w if r.random() > 0.3 else 'x' for w in ref] for ref in refs]; "
+            "paired.mapsswe([(align(a, b).ops, align(a, a).ops) for a, b in zip(refs, hyps)]); "
+            "paired.wilcoxon([1.0, 2.0, 2.0, 0.0], [0.0, 1.0, 3.0, 0.0]); "
+            "paired.signed_rank([r.uniform(-1, 1) for _ in range(500)]); paired.power([0.1, 0.3, -0.2], 0.1); "
+            "sys.exit('scipy.stats' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
+    import numpy as np
+    from scipy.special import ndtr, stdtr, stdtrit
+    from scipy.stats import norm, rankdata, t
+
+    from pipeline.scoring.rates import ranks
+
+    rng = np.random.default_rng(0)
+    for df in (1, 2, 3, 7, 19, 120, 4000):
+        for x in (*rng.normal(0, 3, 50), 0.0, 1e-12, 40.0):
+            assert stdtr(df, -abs(x)) == t.sf(abs(x), df)
+        for q in (0.5, 0.8, 0.975, *rng.uniform(0, 1, 20)):
+            assert stdtrit(df, q) == t.ppf(q, df)
+    for x in (*rng.normal(0, 4, 200), 0.0, 38.0):
+        assert ndtr(-abs(x)) == norm.sf(abs(x))
+    for _ in range(200):
+        values = rng.integers(0, rng.integers(1, 30), rng.integers(1, 60)).astype(float) / 4  # many ties
+        assert np.array_equal(ranks(values), rankdata(values))

@@ -40,7 +40,8 @@ def free_port() -> int:
 
 
 def test_ray_with_two_actors_gives_the_local_executors_csvs(tmp_path, models_dir):
-    sentences = write_sentences(tmp_path / "s.txt")
+    # three sentences, each heard clean and in noise by two engines, two clips a batch: work for both actors
+    sentences = write_sentences(tmp_path / "s.txt", SENTENCES[:3])
     engines = ["--asr", "faster-whisper:tiny.en,openai-whisper:tiny.en"]
     runs = {"local": [], "ray2": ["--executor", "ray", "--set", "executor.num_cpus=2", "--set", "executor.actors=2"]}
     for name, extra in runs.items():
@@ -48,7 +49,7 @@ def test_ray_with_two_actors_gives_the_local_executors_csvs(tmp_path, models_dir
         cli(tmp_path / name, "--sentences", str(sentences), *engines, "--conditions", "clean,noise:snr=10",
             "--set", "asr.batch_size=2", *extra, models=models_dir)
     local = tmp_path / "local" / "results" / "default"
-    assert len(store.read_csv(local / "utterances.csv")) == 2 * 2 * len(SENTENCES)
+    assert len(store.read_csv(local / "utterances.csv")) == 2 * 2 * 3
     wavs = lambda root: {p.relative_to(root): p.read_bytes() for p in (root / "audio").rglob("*.wav")}  # noqa: E731
     same_results(local, tmp_path / "ray2" / "results" / "default")
     assert wavs(tmp_path / "local") == wavs(tmp_path / "ray2")

@@ -23,7 +23,12 @@
   well under 1e-3). With n pairs, the smallest p it can give is 2 / 2ⁿ (`smallest_p`): 10 sentences never go below
   0.00195.
 - The paired mean over listeners and sentences (`two_way`): a vote's weight in a bootstrap draw is its listener's
-  count times its sentence's, so the interval holds for other listeners and other sentences."""
+  count times its sentence's, so the interval holds for other listeners and other sentences.
+
+Student's t and the normal are the special functions scipy.stats' distributions call (t.sf is stdtr(df, −x),
+t.ppf is stdtrit(df, q), norm.sf is ndtr(−x)), and the ranks are rates.ranks, scipy's rankdata: every run
+compares, and importing scipy.stats would cost each run half a second. The figures are the same doubles
+(tests/test_paired.py)."""
 from __future__ import annotations
 
 import math
@@ -31,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.scoring import rates
 from pipeline.scoring.align import Op
 from pipeline.scoring.align import Ops
 
@@ -96,10 +102,10 @@ def mapsswe(pairs: list[tuple[Ops, Ops]]) -> MAPSSWE:
     mean, sd = float(d.mean()), float(d.std(ddof=1))
     if sd == 0:  # every segment differs alike: Z is infinite; the exact sign test on the segments is the p-value
         return MAPSSWE(len(d), mean, sd, None, 1.0 if mean == 0 else min(1.0, 2 * 0.5 ** len(d)))
-    from scipy.stats import t
+    from scipy.special import stdtr
 
     z = mean / (sd / math.sqrt(len(d)))
-    return MAPSSWE(len(d), mean, sd, z, float(2 * t.sf(abs(z), len(d) - 1)))
+    return MAPSSWE(len(d), mean, sd, z, float(2 * stdtr(len(d) - 1, -abs(z))))
 
 
 @dataclass(frozen=True)
@@ -138,9 +144,7 @@ def wilcoxon(wer_a: list[float], wer_b: list[float]) -> Wilcoxon:
     n = len(diffs)
     if n == 0:
         return Wilcoxon(0.0, 0.0, 0.0, None, 1.0)
-    from scipy.stats import rankdata
-
-    ranks = rankdata(np.abs(diffs))
+    ranks = rates.ranks(np.abs(diffs))
     zero = float(ranks[diffs == 0].sum())
     w_plus, w_minus = float(ranks[diffs > 0].sum()) + zero / 2, float(ranks[diffs < 0].sum()) + zero / 2
     z = (min(w_plus, w_minus) - n * (n + 1) / 4) / math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
@@ -165,19 +169,19 @@ class SignedRank:
 def signed_rank(differences: list[float]) -> SignedRank:
     """The exact Wilcoxon signed-rank test of paired differences (B − A), as scipy's method="exact" with
     zero_method="wilcox" where there are no ties; with ties, the exact permutation distribution of the midranks."""
-    from scipy.stats import norm, rankdata
+    from scipy.special import ndtr
 
     d = np.round(np.asarray([x for x in differences if x is not None], dtype=float), 9)
     d = d[d != 0]
     n = len(d)
     if n == 0:
         return SignedRank(0, 0.0, 1.0, True)
-    doubled = np.rint(2 * rankdata(np.abs(d))).astype(np.int64)  # midranks are halves: twice them are integers
+    doubled = np.rint(2 * rates.ranks(np.abs(d))).astype(np.int64)  # midranks are halves: twice them are integers
     w = int(doubled[d > 0].sum())
     total = int(doubled.sum())
     if n > EXACT_UP_TO:
         z = (w - total / 2) / math.sqrt(float((doubled.astype(float) ** 2).sum()))
-        return SignedRank(n, w / 2, min(1.0, float(2 * norm.sf(abs(z)))), False)
+        return SignedRank(n, w / 2, min(1.0, float(2 * ndtr(-abs(z)))), False)
     dist = np.zeros(total + 1)
     dist[0] = 1.0
     for r in doubled:  # each rank is added or not, with probability ½ each
@@ -294,7 +298,7 @@ def power(contributions: list[float], delta: float | None, alpha: float = ALPHA,
     detects |Δ| ≥ (t(1 − alpha/2, n − 1) + t(chance, n − 1)) · s / √n with probability `chance`; the
     sentences needed for the observed Δ solve the same equation for n. docs/statistics.md checks both by
     simulation."""
-    from scipy.stats import t
+    from scipy.special import stdtrit
 
     n = len(contributions)
     if n < 2:
@@ -304,7 +308,7 @@ def power(contributions: list[float], delta: float | None, alpha: float = ALPHA,
         return Power(0.0 if delta else None, n if delta else None)
 
     def reach(k: int) -> float:
-        return float(t.ppf(1 - alpha / 2, k - 1) + t.ppf(chance, k - 1))
+        return float(stdtrit(k - 1, 1 - alpha / 2) + stdtrit(k - 1, chance))
 
     detectable = reach(n) * s / math.sqrt(n)
     if not delta:

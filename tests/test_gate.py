@@ -19,17 +19,14 @@ import pytest
 import soundfile as sf
 
 from pipeline.core import store
-from pipeline.measures.base import MEASURES
 from tests.helpers import NO_MEASURES, ROOT, cli, probed, stage_status
+from tests.listening import LINES, RUN, shared_team
 
 pytestmark = pytest.mark.slow
 
-LINES = ["Now is the winter of our discontent.", "To be, or not to be, that is the question.",
-         "My lord, I will go with you to the king.", "The quality of mercy is not strained.",
-         "Friends, Romans, countrymen, lend me your ears.", "All the world is a stage.",
-         "A horse, a horse, my kingdom for a horse.", "If music be the food of love, play on."]
 MISSING = "en_0005"
-RECIPE = ["--preset", "seed-tts-eval", "--asr", "faster-whisper:tiny.en", "--audio-manifest", "meta.lst"]
+RECIPE = RUN  # seed-tts-eval's preset on tiny.en, from meta.lst, with DNSMOS and speaker similarity
+MEASURED = RUN[RUN.index("--measures") + 1].split(",")
 
 
 def compare(cwd: Path, *args, **kwargs) -> subprocess.CompletedProcess:
@@ -38,24 +35,14 @@ def compare(cwd: Path, *args, **kwargs) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def team(tmp_path_factory, models_dir) -> tuple[Path, subprocess.CompletedProcess]:
-    """meta.lst; out/v1 spoken by Piper joe, out/v2 by espeak with one wav missing; each version scored in its own
-    run from its folder alone, through one cache shared by the team's runs."""
-    from pipeline.io import audio
-    from pipeline.tts import base
-
-    cwd = tmp_path_factory.mktemp("team")
-    (cwd / "prompts").mkdir()
-    joe, espeak = base.load("piper:joe"), base.load("espeak:en-us")
-    audio.write_wav(cwd / "prompts" / "p.wav", *joe.synthesize("This is the voice you should sound like."))
-    lines = []
-    for i, text in enumerate(LINES):
-        uid = f"en_{i:04d}"
-        lines.append(f"{uid}|This is the voice you should sound like.|prompts/p.wav|{text}\n")
-        audio.write_wav(cwd / "out" / "v1" / f"{uid}.wav", *joe.synthesize(text))
-        if uid != MISSING:
-            audio.write_wav(cwd / "out" / "v2" / f"{uid}.wav", *espeak.synthesize(text))
-    (cwd / "meta.lst").write_text("".join(lines))
+def team(tmp_path_factory, worker_id, models_dir) -> tuple[Path, subprocess.CompletedProcess]:
+    """The listening modules' team (tests/listening.py: meta.lst, out/v1 spoken by Piper joe, out/v2 by espeak, one
+    prompt wav) with v2's wav of MISSING taken away; each version scored in its own run from its folder alone,
+    through the team's cache. What is checked here is what the runs and the gate tell: the transcripts and scores
+    are the listening team's, computed once for every module that reads them."""
+    cwd = shared_team(tmp_path_factory, worker_id, models_dir)
+    shutil.rmtree(cwd / "results")
+    (cwd / "out" / "v2" / f"{MISSING}.wav").unlink()
     cli(cwd, *RECIPE, "--audio-dir", "out/v1", "--run", "v1", models=models_dir, cache=cwd / "cache")
     v2 = cli(cwd, *RECIPE, "--audio-dir", "out/v2", "--run", "v2", models=models_dir, cache=cwd / "cache", check=False)
     return cwd, v2
@@ -170,7 +157,7 @@ def test_both_versions_in_one_run_reuse_every_transcript_and_pair_by_system_name
     results = store.read_json(cwd / "results" / "both" / "manifest.json")["stage_results"]
     heard = 2 * len(LINES) - 1
     assert results["transcribe"]["reused"] == results["transcribe"]["ok"] == heard  # heard once, in v1 and v2
-    assert results["assess"]["reused"] == len(MEASURES.default()) * heard  # each default measure
+    assert results["assess"]["reused"] == len(MEASURED) * heard  # each measure
     for version in ("v1", "v2"):
         mine = {r["sentence_id"]: r["hypothesis"] for r in store.read_csv(cwd / "results" / version / "utterances.csv")}
         theirs = {r["sentence_id"]: r["hypothesis"] for r in store.read_csv(cwd / "results" / "both" / "utterances.csv")

@@ -16,7 +16,7 @@ import pytest
 
 from pipeline.listen import database
 from pipeline.listen.kinds import KINDS
-from tests.helpers import cli
+from tests.helpers import NO_MEASURES, cli
 from tests.listening import HOSTILE, RUN, Listener, create, invite, listen, oracle, seconds, served, shared_team
 
 KINDS_MOS = KINDS.get("mos")
@@ -256,7 +256,7 @@ def test_one_sample_rate_and_one_level_hide_the_system_in_every_byte(runs, model
     for path in sorted((cwd / "out" / "v2").glob("*.wav")):  # v2 at 16 kHz, against v1's 22.05 kHz
         samples, sr = audio.read(path)
         audio.write_wav(cwd / "out" / "v16" / path.name, audio.resample(samples, sr, 16000) * 0.3, 16000)
-    cli(cwd, *RUN, "--audio-dir", "out/v16", "--run", "v16", models=models_dir, cache=cwd / "cache")
+    cli(cwd, *RUN, *NO_MEASURES, "--audio-dir", "out/v16", "--run", "v16", models=models_dir, cache=cwd / "cache")
     assert audio.read(cwd / "out" / "v16" / "en_0001.wav")[1] == 16000
     assert audio.read(cwd / "out" / "v1" / "en_0001.wav")[1] == 22050
     listen(cwd, "create", "blind.db", "v16", "v1")

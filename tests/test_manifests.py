@@ -164,8 +164,10 @@ def test_six_formats_give_the_same_hypotheses_and_wer(tmp_path, models_dir, pipe
     results = {}
     for name, path in paths.items():
         extra = ["--audio-dir", str(tmp_path / "wavs")] if name == "seed-tts" else []
+        # through one cache: a transcript is keyed by its audio's sha256, so a format that read another file or
+        # another clip of it would be heard anew, and its reference is scored by its own run
         cli(tmp_path, "--audio-manifest", str(path), *extra, *TINY, "--measures", "none", "--run", name,
-            models=models_dir)
+            models=models_dir, cache=tmp_path / "cache")
         rows = store.read_csv(tmp_path / "results" / name / "utterances.csv")
         results[name] = [(r["sentence_id"], r["hypothesis"], r["wer"], r["errors"]) for r in rows]
         assert not (tmp_path / "results" / name / "attention").exists()  # no LM: no attention stage

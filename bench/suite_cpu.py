@@ -2,9 +2,9 @@
 
     .venv/bin/python bench/suite_cpu.py [pytest arguments, e.g. -m "not slow" or tests/test_ray.py]
 
-Runs the suite as the README does (its three workers) with this file as a pytest plugin, which records for each
+Runs the suite as the README does (its four workers) with this file as a pytest plugin, which records for each
 test its wall time and the CPU time of its worker and of the processes it waited for (its pipeline runs). pytest's
-own --durations gives wall time alone, which on two cores shared by three workers measures the neighbours as much
+own --durations gives wall time alone, which on two cores shared by four workers measures the neighbours as much
 as the test. Also records the machine's busy share over the run from /proc/stat: near 100%, the suite is
 CPU-bound, and only fewer computations shorten it. Ray's daemons and actors are no test's children: their CPU
 shows in the machine's total, not in a test's; a process counts in the test that waited for it (a server stopped

@@ -29,7 +29,7 @@ def piper_speech():
 
 def pytest_configure(config):
     os.environ.setdefault("TQDM_DISABLE", "1")
-    # Three workers share two cores (pyproject.toml). An OpenMP thread that spins while it waits for work (the GNU
+    # Four workers share two cores (pyproject.toml). An OpenMP thread that spins while it waits for work (the GNU
     # OpenMP that torch and CTranslate2 each bundle) then holds a core another worker's run needs: the LM's sampling
     # took 17.6 s beside two other runs, and 4.9 s with waiting threads asleep. How a thread waits changes no
     # arithmetic.

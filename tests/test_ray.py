@@ -1,4 +1,5 @@
 """--executor ray: the same results as the local executor, on a local instance and a two-node cluster."""
+import contextlib
 import os
 import signal
 import socket
@@ -105,21 +106,41 @@ def test_without_ray_the_message_says_how_to_install(tmp_path):
     assert proc.returncode == 2 and "pip install -e '.[ray]'" in proc.stderr
 
 
-def start_cluster(env: dict) -> tuple[str, dict]:
-    """Two nodes on loopback, one CPU each, started as the README's recipe says (auth from `env`, never argv)."""
+@contextlib.contextmanager
+def cluster(env: dict):
+    """Two nodes on loopback, one CPU each, started as the README's recipe says (auth from `env`, never argv);
+    yields its address and the driver's environment. Each `ray start` leads a process group of its own, which its
+    daemons and their workers inherit: stopping the cluster kills those groups alone (with SIGKILL, as
+    `ray stop --force`, which would kill every Ray process on the machine, another worker's runs too)."""
     port = free_port()
     # A short temp dir: Ray's Unix sockets live there, and socket paths are limited to 107 bytes.
     env = {**env, "RAY_TMPDIR": tempfile.mkdtemp(prefix="ray", dir="/tmp")}
     common = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--disable-usage-stats"]
-    subprocess.run([RAY, "start", "--head", "--port", str(port), "--include-dashboard", "false", *common],
-                   check=True, capture_output=True, env=env)
-    subprocess.run([RAY, "start", "--address", f"127.0.0.1:{port}", *common], check=True, capture_output=True,
-                   env=env)
-    return f"127.0.0.1:{port}", env
+    groups = []
+    try:
+        for argv in (["--head", "--port", str(port), "--include-dashboard", "false"],
+                     ["--address", f"127.0.0.1:{port}"]):
+            node = subprocess.Popen([RAY, "start", *argv, *common], env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            groups.append(node.pid)
+            told = node.communicate(timeout=300)[0]
+            assert node.returncode == 0, told[-2000:]
+        yield f"127.0.0.1:{port}", env
+    finally:
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while any(group_alive(g) for g in groups) and time.monotonic() < deadline:
+            time.sleep(0.1)
 
 
-def stop_cluster(env: dict) -> None:
-    subprocess.run([RAY, "stop", "--force"], capture_output=True, env=env)
+def group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 @pytest.fixture(scope="module")
@@ -131,21 +152,15 @@ def token_cluster(tmp_path_factory):
     env.pop("RAY_AUTH_TOKEN_PATH", None)
     subprocess.run([RAY, "get-auth-token", "--generate"], check=True, capture_output=True, env=env)
     assert (home / ".ray" / "auth_token").stat().st_size >= 32
-    address, env = start_cluster(env)
-    try:
+    with cluster(env) as (address, env):
         yield address, env
-    finally:
-        stop_cluster(env)
 
 
 @pytest.fixture(scope="module")
 def open_cluster():
     """A cluster started without token authentication: what the pipeline must refuse by default."""
-    address, env = start_cluster({**os.environ, "RAY_AUTH_MODE": "disabled"})
-    try:
+    with cluster({**os.environ, "RAY_AUTH_MODE": "disabled"}) as (address, env):
         yield address, env
-    finally:
-        stop_cluster(env)
 
 
 def test_two_node_cluster_with_token_auth_shares_the_work(tmp_path, models_dir, token_cluster):

@@ -367,3 +367,11 @@ def test_an_artifacts_files_are_declared_once(tmp_path):
     loaded = tables.load(scoring.FILES, tmp_path, Results)
     assert [e.type for e in loaded.events] == ["substitution"] and loaded.summary[0].errors == 1
     assert loaded.normalizer == "basic" and loaded.summary == results.summary
+
+
+def test_every_file_the_suite_starts_first_exists():
+    from tests.conftest import LONGEST_FIRST
+
+    here = Path(__file__).parent
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
+    assert [name for name in LONGEST_FIRST if not (here / name).is_file()] == []  # a renamed file loses its place

@@ -118,7 +118,7 @@ def test_the_exact_signed_rank_test_is_scipys_exact_test_and_its_floor_is_two_ov
 
 
 def test_the_p_values_are_scipy_stats_own_to_the_bit_without_importing_it():
-    """Every run compares, and importing scipy.stats costs each run about half a second: the tests call the
+    """Every run compares, and importing scipy.stats costs each run about half a second: paired.py calls the
     special functions and ranks scipy.stats calls (t.sf is stdtr(df, −x), t.ppf stdtrit(df, q), norm.sf
     ndtr(−x)), so every figure must be the same double as through scipy.stats."""
     code = ("import sys, random; from pipeline.scoring import paired; from pipeline.scoring.align import align; "

@@ -24,8 +24,9 @@ LINES = ["Now is the winter of our discontent.", "To be, or not to be, that is t
          "If music be the food of love, play on.", "All that glisters is not gold.",
          "Brevity is the soul of wit.", "The lady doth protest too much, methinks."]  # ten: enough for a gate
 HOSTILE = "<script>alert('x')</script>"  # in the first line's reference text, and in the test's name
+MEASURED = ("dnsmos", "speaker_sim")
 RUN = ["--preset", "seed-tts-eval", "--asr", "faster-whisper:tiny.en", "--audio-manifest", "meta.lst",
-       "--measures", "dnsmos,speaker_sim"]
+       "--measures", ",".join(MEASURED)]
 
 
 def team(cwd: Path, models: Path) -> Path:

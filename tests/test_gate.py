@@ -20,13 +20,12 @@ import soundfile as sf
 
 from pipeline.core import store
 from tests.helpers import NO_MEASURES, ROOT, cli, probed, stage_status
-from tests.listening import LINES, RUN, shared_team
+from tests.listening import LINES, MEASURED, RUN, shared_team
 
 pytestmark = pytest.mark.slow
 
 MISSING = "en_0005"
 RECIPE = RUN  # seed-tts-eval's preset on tiny.en, from meta.lst, with DNSMOS and speaker similarity
-MEASURED = RUN[RUN.index("--measures") + 1].split(",")
 
 
 def compare(cwd: Path, *args, **kwargs) -> subprocess.CompletedProcess:

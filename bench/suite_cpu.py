@@ -8,7 +8,8 @@ own --durations gives wall time alone, which on two cores shared by four workers
 as the test. Also records the machine's busy share over the run from /proc/stat: near 100%, the suite is
 CPU-bound, and only fewer computations shorten it. Ray's daemons and actors are no test's children: their CPU
 shows in the machine's total, not in a test's; a process counts in the test that waited for it (a server stopped
-by a module's teardown, in that module's last test). Writes bench/out/suite_cpu.md."""
+by a module's teardown, in that module's last test). Writes bench/out/suite_cpu.md, and the rows (with each
+test's worker and start time: where the suite's end waits on one worker) to bench/out/suite_cpu.jsonl."""
 from __future__ import annotations
 
 import json
@@ -47,7 +48,8 @@ def pytest_runtest_protocol(item, nextitem):
     path = os.environ.get(OUT_VAR)
     if path:
         with open(path, "a") as f:
-            f.write(json.dumps({"test": item.nodeid, "wall": time.time() - start,
+            f.write(json.dumps({"test": item.nodeid, "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                                "start": start, "wall": time.time() - start,
                                 "cpu": own1 - own0 + waited1 - waited0}) + "\n")
 
 
@@ -73,7 +75,6 @@ def main() -> int:
     wall = time.perf_counter() - started
     busy1, all1 = machine_ticks()
     rows = [json.loads(line) for line in rows_path.read_text().splitlines()] if rows_path.exists() else []
-    rows_path.unlink(missing_ok=True)
     if not rows:
         print("no test ran", file=sys.stderr)
         return code or 1
@@ -87,6 +88,10 @@ def main() -> int:
     files = sorted(({"file": f, **v} for f, v in by_file.items()), key=lambda r: -r["cpu"])
     tests = sorted(rows, key=lambda r: -r["cpu"])
     tests_cpu = sum(r["cpu"] for r in rows)
+    begun = min(r["start"] for r in rows)
+    workers = defaultdict(list)
+    for r in rows:
+        workers[r["worker"]].append(r)
     lines = ["# The test suite's CPU time", "",
              f"{cpu_name()}; load average {load0:.2f} at the start; pytest exit code {code}; "
              f"arguments: {' '.join(sys.argv[1:]) or '(the full suite)'}.", "",
@@ -96,6 +101,10 @@ def main() -> int:
              "actors, pytest itself, anything else on the machine).",
              f"- On {os.cpu_count()} cores at that busy share, each 100 CPU-s taken out is about "
              f"{100 / os.cpu_count() / max(busy, 0.01):.0f} s of the suite's wall time.", "",
+             "## Workers: when each ran out of files (seconds from the first test's start)", "",
+             "| worker | tests | last test ended | its tests' CPU s |", "|---|---|---|---|",
+             *(f"| {w} | {len(rs)} | {max(r['start'] + r['wall'] for r in rs) - begun:.0f} | "
+               f"{sum(r['cpu'] for r in rs):.0f} |" for w, rs in sorted(workers.items())), "",
              f"## Files, by CPU (the first {TOP})", "", *table(files, "file", "file"), "",
              f"## Tests, by CPU (the first {TOP}; a module's fixture counts in the test that made it)", "",
              *table(tests, "test", "test")]

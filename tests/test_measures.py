@@ -56,6 +56,50 @@ def test_dnsmos_equals_speechmos_clean_and_in_noise(voices_speech):
     assert np.mean(bak["noise"]) < np.mean(bak["clean"]) - 1  # 0 dB of noise: the background is rated far worse
 
 
+def test_dnsmos_parts_and_filters_are_onnx_and_librosas_own_bytes():
+    """DNSMOS cuts its model and makes its mel filters without importing onnx or librosa (most of its loading time):
+    the bytes are those onnx.helper serializes for the same nodes, and the floats those librosa gives."""
+    import librosa
+    import onnx
+    from onnx import TensorProto, helper
+
+    from pipeline.measures import _filters, _onnx_part, dnsmos
+
+    primary = dnsmos.source().files[0]
+    model = onnx.load(primary)
+
+    def onnx_part(inputs, outputs) -> bytes:  # the nodes that make `outputs` from `inputs`, by onnx's own API
+        made = {out: node for node in model.graph.node for out in node.output}
+        keep, todo, seen = set(), list(outputs), set(inputs)
+        while todo:
+            name = todo.pop()
+            if name not in seen and name in made:
+                seen.add(name)
+                keep.add(id(made[name]))
+                todo.extend(made[name].input)
+        nodes = [n for n in model.graph.node if id(n) in keep]
+        used = {i for n in nodes for i in n.input}
+        floats = lambda names: [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in names]  # noqa: E731
+        graph = helper.make_graph(nodes, "part", floats(inputs), floats(outputs),
+                                  [t for t in model.graph.initializer if t.name in used])
+        sub = helper.make_model(graph, opset_imports=model.opset_import)
+        sub.ir_version = model.ir_version
+        return sub.SerializeToString()
+
+    data = open(primary, "rb").read()
+    for inputs, outputs in (([dnsmos.INTO_CONVS], [dnsmos.OUT_OF_CONVS]), ([dnsmos.OUT_OF_CONVS], ["Identity:0"])):
+        ours = _onnx_part.part(data, inputs, outputs)
+        assert ours == onnx_part(inputs, outputs) and len(onnx.load_from_string(ours).graph.node) > 2
+    assert _filters.mel(16000, 321, 120).tobytes() == librosa.filters.mel(sr=16000, n_fft=321, n_mels=120).tobytes()
+    assert _filters.hann(321).tobytes() == librosa.filters.get_window("hann", 321, fftbins=True).tobytes()
+    for sr, n_fft, n_mels in ((22050, 1024, 80), (16000, 512, 40)):  # the scale's both parts, other shapes
+        assert np.array_equal(_filters.mel(sr, n_fft, n_mels), librosa.filters.mel(sr=sr, n_fft=n_fft, n_mels=n_mels))
+    code = "import sys; from pipeline.measures import dnsmos; dnsmos.DNSMOS(dnsmos.source()); " \
+           "print(sorted({'onnx', 'librosa', 'scipy.signal'} & set(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert loaded.stdout.strip() == "[]", loaded.stderr[-2000:]
+
+
 def test_dnsmos_windows_are_speechmos_windows():
     """speechmos cuts window k at int((k + 9.01) * 16000) and skips those one sample short: from k = 7 on."""
     from pipeline.measures import dnsmos

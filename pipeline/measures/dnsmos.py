@@ -13,8 +13,9 @@ those layers run once over every frame a run of windows covers (at most CHUNK fr
 minutes takes the memory of one of 20 s), and each window takes its 900 frames from there. Only a
 window's first and last 8 frames differ (its own zero padding, where the shared pass sees neighbours): those are
 computed from a 16-frame patch of that window alone, which four same-padded 3×3 convolutions, reaching 4 frames,
-make exact. The rest of the model runs per window as before. The P.808 model's mel spectrograms are made with
-numpy from librosa's filters, each frame's transform shared by the windows that hold it. Values equal speechmos's to 1e-6 (tests/test_measures.py);
+make exact. The rest of the model runs per window as before (the two parts cut from the model by _onnx_part.py).
+The P.808 model's mel spectrograms are made with numpy from librosa's filters (_filters.py: the same floats), each
+frame's transform shared by the windows that hold it. Values equal speechmos's to 1e-6 (tests/test_measures.py);
 bench/measures_speed.py times both."""
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.core.source import ModelDamaged, Source, check_onnx
+from pipeline.measures import _filters, _onnx_part
 from pipeline.measures.base import MEASURES, Declaration, Scores
 
 SR = 16000
@@ -59,32 +61,6 @@ def source() -> Source:
                   repo="speechmos")
 
 
-def part(model, inputs: list[str], outputs: list[str]):
-    """The nodes of an ONNX model from tensors `inputs` to `outputs`, as a model of its own that takes any batch
-    and number of frames."""
-    from onnx import TensorProto, helper
-
-    made = {out: node for node in model.graph.node for out in node.output}
-    keep, todo, seen = set(), list(outputs), set(inputs)
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in made:
-            continue
-        seen.add(name)
-        keep.add(id(made[name]))
-        todo.extend(made[name].input)
-    nodes = [n for n in model.graph.node if id(n) in keep]
-    used = {i for n in nodes for i in n.input}
-    def tensors(names: list[str]) -> list:
-        return [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in names]
-
-    graph = helper.make_graph(nodes, "part", tensors(inputs), tensors(outputs),
-                              [t for t in model.graph.initializer if t.name in used])
-    sub = helper.make_model(graph, opset_imports=model.opset_import)
-    sub.ir_version = model.ir_version
-    return sub.SerializeToString()
-
-
 def chunks(firsts: list[int]) -> list[list[int]]:
     """Windows (by their first frame) in runs whose frames span at most CHUNK."""
     out: list[list[int]] = []
@@ -106,19 +82,17 @@ def windows(audio: np.ndarray) -> tuple[np.ndarray, list[int]]:
 
 class DNSMOS:
     def __init__(self, source: Source):
-        import librosa
-        import onnx
         import onnxruntime as ort
 
         primary, p808 = source.files
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1  # one utterance per core (measures/base.py); the same arithmetic anywhere
-        model = onnx.load(primary)
-        self.convs = ort.InferenceSession(part(model, [INTO_CONVS], [OUT_OF_CONVS]), options)
-        self.head = ort.InferenceSession(part(model, [OUT_OF_CONVS], ["Identity:0"]), options)
+        model = Path(primary).read_bytes()
+        self.convs = ort.InferenceSession(_onnx_part.part(model, [INTO_CONVS], [OUT_OF_CONVS]), options)
+        self.head = ort.InferenceSession(_onnx_part.part(model, [OUT_OF_CONVS], ["Identity:0"]), options)
         self.p808 = ort.InferenceSession(p808, options)
-        self.mel = librosa.filters.mel(sr=SR, n_fft=321, n_mels=120).astype(np.float32)
-        self.hann = librosa.filters.get_window("hann", 321, fftbins=True).astype(np.float32)
+        self.mel = _filters.mel(SR, 321, 120)
+        self.hann = _filters.hann(321).astype(np.float32)
 
     def score(self, audio: np.ndarray) -> Scores:
         peak = float(np.max(np.abs(audio))) if len(audio) else 0.0

@@ -39,11 +39,13 @@ def pytest_configure(config):
 # The files whose tests take the longest, in the order the workers start them (bench/suite_cpu.py's wall times on
 # two cores). A worker takes the next file as it runs out, so a long file started last would set the suite's end
 # alone. The listening team's first builder (test_listen_server.py) starts before the other modules that wait for
-# it. pyproject.toml turns off pytest-xdist's own order (by number of tests), which this replaces.
-LONGEST_FIRST = ("test_ray.py", "test_listen_server.py", "test_invariance.py", "test_pipeline.py", "test_measures.py",
-                 "test_listen.py", "test_listen_typed.py", "test_distill_mos.py", "test_compare_runs.py",
-                 "test_manifests.py", "test_recovery.py", "test_gate.py", "test_report.py", "test_damage.py",
-                 "test_interrupts.py", "test_model_sources.py")
+# it. A file that mostly waits (test_interrupts.py: 210 s for 34 CPU-s) starts early, where the others' work fills
+# its waits, and not last, where the machine would idle with it. pyproject.toml turns off pytest-xdist's own order
+# (by number of tests), which this replaces.
+LONGEST_FIRST = ("test_ray.py", "test_listen_server.py", "test_invariance.py", "test_pipeline.py",
+                 "test_interrupts.py", "test_listen.py", "test_listen_typed.py", "test_measures.py",
+                 "test_recovery.py", "test_damage.py", "test_distill_mos.py", "test_compare_runs.py",
+                 "test_manifests.py", "test_gate.py", "test_report.py", "test_model_sources.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -16,8 +16,7 @@ from tests.helpers import OWN_CACHE, ROOT
 pytestmark = pytest.mark.slow  # real models and pipeline runs: left out of `pytest -m "not slow"`
 
 LINES = [f"{w} is the winter of our discontent, made glorious summer by this sun of York." for w in
-         ("Now", "Then", "Here", "There", "Once", "Still", "Soon", "Long", "Late", "Cold", "Dark", "Deep", "Grey",
-          "Hard", "High", "Loud", "Pale", "Slow", "Vast", "Wild", "Wet", "Dry", "Bleak", "Brief")]
+         ("Now", "Then", "Here", "There", "Once", "Still", "Soon", "Long", "Late", "Cold", "Dark", "Deep")]
 KEPT = re.compile(r"^interrupted: (\d+) of (\d+) transcripts kept \(transcribe faster-whisper:tiny\.en\); "
                   r"run the same command to continue$")
 

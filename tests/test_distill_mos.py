@@ -99,9 +99,10 @@ def test_its_column_reaches_every_table_of_a_run(tmp_path, models_dir):
     from pipeline.core import store
 
     write_sentences(tmp_path / "s.txt", ["Now is the winter of our discontent.", "To be, or not to be."])
-    for run, voices in (("a", "piper:joe"), ("b", "piper:joe,espeak:en-us")):
+    for run, voices in (("a", "piper:joe"), ("b", "piper:joe,espeak:en-us")):  # b hears and measures espeak alone
         proc = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "--set", f"models_dir={models_dir}",
-                               *OWN_CACHE, "--sentences", "s.txt", *TINY, "--voices", voices, "--run", run],
+                               "--set", f"cache_dir={tmp_path / 'cache'}", "--sentences", "s.txt", *TINY, "--voices",
+                               voices, "--run", run],
                               cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "TQDM_DISABLE": "1"})
         assert proc.returncode == 0, proc.stderr[-2000:]
     out = tmp_path / "results" / "b"

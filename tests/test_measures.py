@@ -79,14 +79,14 @@ def test_dnsmos_parts_and_filters_are_onnx_and_librosas_own_bytes():
                 todo.extend(made[name].input)
         nodes = [n for n in model.graph.node if id(n) in keep]
         used = {i for n in nodes for i in n.input}
-        floats = lambda names: [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in names]  # noqa: E731
-        graph = helper.make_graph(nodes, "part", floats(inputs), floats(outputs),
+        graph = helper.make_graph(nodes, "part", *([helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+                                                    for n in names] for names in (inputs, outputs)),
                                   [t for t in model.graph.initializer if t.name in used])
         sub = helper.make_model(graph, opset_imports=model.opset_import)
         sub.ir_version = model.ir_version
         return sub.SerializeToString()
 
-    data = open(primary, "rb").read()
+    data = Path(primary).read_bytes()
     for inputs, outputs in (([dnsmos.INTO_CONVS], [dnsmos.OUT_OF_CONVS]), ([dnsmos.OUT_OF_CONVS], ["Identity:0"])):
         ours = _onnx_part.part(data, inputs, outputs)
         assert ours == onnx_part(inputs, outputs) and len(onnx.load_from_string(ours).graph.node) > 2

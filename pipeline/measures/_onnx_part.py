@@ -39,7 +39,8 @@ def fields(data: bytes) -> list[tuple[int, int | bytes, bytes]]:
             size, at = varint(data, at)
             value, at = data[at:at + size], at + size
         elif wire in (1, 5):  # fixed 64 and 32 bits
-            value, at = data[at:at + (8 if wire == 1 else 4)], at + (8 if wire == 1 else 4)
+            size = 8 if wire == 1 else 4
+            value, at = data[at:at + size], at + size
         else:
             raise ValueError(f"wire type {wire} at byte {start}: not a protobuf message ONNX writes")
         out.append((key >> 3, value, data[start:at]))

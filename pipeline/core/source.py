@@ -13,7 +13,7 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from pipeline.core import store
+from pipeline.core import protowire, store
 from pipeline.errors import ConfigError
 
 NETWORK_TIMEOUT_S = 5  # a probe that hangs (a firewall dropping packets) is given up, never waited on
@@ -91,10 +91,10 @@ def check_onnx(spec: str, path: Path) -> None:
         while complete and f.tell() < size:
             tag = _varint(f)
             wire = -1 if tag is None else tag & 7
-            if wire == 0:
+            if wire == protowire.VARINT:
                 complete = _varint(f) is not None
-            elif wire in (1, 2, 5):
-                length = {1: 8, 5: 4}.get(wire) or _varint(f)
+            elif wire == protowire.LEN or wire in protowire.FIXED:
+                length = protowire.FIXED.get(wire) or _varint(f)
                 complete = length is not None and f.seek(length, os.SEEK_CUR) <= size
             else:
                 complete = False
@@ -105,13 +105,14 @@ def check_onnx(spec: str, path: Path) -> None:
 
 
 def _varint(f) -> int | None:
-    value = shift = 0
-    while byte := f.read(1):
-        value |= (byte[0] & 0x7F) << shift
-        if byte[0] < 0x80:
-            return value
-        shift += 7
-    return None
+    """The varint at the file's position, which moves past it; None where the file ends inside one."""
+    at = f.tell()
+    try:
+        value, end = protowire.varint(f.read(protowire.LONGEST_VARINT), 0)
+    except protowire.Torn:
+        return None
+    f.seek(at + end)
+    return value
 
 
 def offline() -> bool:

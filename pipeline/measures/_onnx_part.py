@@ -1,7 +1,7 @@
-"""Part of an ONNX model as a model of its own, cut at the protobuf wire level: the nodes that make some tensors from
-others, with the initializers they read, taking and giving float tensors of any shape. The bytes are those
-onnx.helper serializes for the same part (tests/test_measures.py compares them); the onnx package is not imported,
-whose import (its ml_dtypes) takes about 0.6 s of every run that measures DNSMOS.
+"""Part of an ONNX model as a model of its own, cut at the protobuf wire level (core/protowire.py): the nodes that
+make some tensors from others, with the initializers they read, taking and giving float tensors of any shape. The
+bytes are those onnx.helper serializes for the same part (tests/test_measures.py compares them); the onnx package
+is not imported, whose import (its ml_dtypes) takes about 0.6 s of every run that measures DNSMOS.
 
 Field numbers are onnx.proto3's: ModelProto ir_version 1, graph 7, opset_import 8; GraphProto node 1, name 2,
 initializer 5, input 11, output 12; NodeProto input 1, output 2; TensorProto name 8; ValueInfoProto name 1, type 2;
@@ -10,54 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-VARINT, LEN = 0, 2
-FLOAT = 1
+from pipeline.core.protowire import VARINT, encode_varint, field, fields
 
-
-def varint(data: bytes, at: int) -> tuple[int, int]:
-    """The varint at `at`, and where the next field starts."""
-    value = shift = 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, at
-        shift += 7
-
-
-def fields(data: bytes) -> list[tuple[int, int | bytes, bytes]]:
-    """Each field of a message: (number, its varint or its bytes, the field as written, key included)."""
-    out, at = [], 0
-    while at < len(data):
-        start = at
-        key, at = varint(data, at)
-        wire = key & 7
-        if wire == VARINT:
-            value, at = varint(data, at)
-        elif wire == LEN:
-            size, at = varint(data, at)
-            value, at = data[at:at + size], at + size
-        elif wire in (1, 5):  # fixed 64 and 32 bits
-            size = 8 if wire == 1 else 4
-            value, at = data[at:at + size], at + size
-        else:
-            raise ValueError(f"wire type {wire} at byte {start}: not a protobuf message ONNX writes")
-        out.append((key >> 3, value, data[start:at]))
-    return out
-
-
-def encode_varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def field(number: int, body: bytes) -> bytes:
-    return encode_varint(number << 3 | LEN) + encode_varint(len(body)) + body
+FLOAT = 1  # TensorProto.DataType
 
 
 def strings(message: bytes, number: int) -> list[str]:

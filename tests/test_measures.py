@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -57,8 +58,9 @@ def test_dnsmos_equals_speechmos_clean_and_in_noise(voices_speech):
 
 
 def test_dnsmos_parts_and_filters_are_onnx_and_librosas_own_bytes():
-    """DNSMOS cuts its model and makes its mel filters without importing onnx or librosa (most of its loading time):
-    the bytes are those onnx.helper serializes for the same nodes, and the floats those librosa gives."""
+    """DNSMOS cuts its model and makes its mel filters, and speaker_sim its mel spectrograms, without importing onnx
+    or librosa's spectral modules (most of their loading time): the bytes are those onnx.helper serializes for the
+    same nodes, and the floats those librosa gives."""
     import librosa
     import onnx
     from onnx import TensorProto, helper
@@ -94,8 +96,17 @@ def test_dnsmos_parts_and_filters_are_onnx_and_librosas_own_bytes():
     assert _filters.hann(321).tobytes() == librosa.filters.get_window("hann", 321, fftbins=True).tobytes()
     for sr, n_fft, n_mels in ((22050, 1024, 80), (16000, 512, 40)):  # the scale's both parts, other shapes
         assert np.array_equal(_filters.mel(sr, n_fft, n_mels), librosa.filters.mel(sr=sr, n_fft=n_fft, n_mels=n_mels))
-    code = "import sys; from pipeline.measures import dnsmos; dnsmos.DNSMOS(dnsmos.source()); " \
-           "print(sorted({'onnx', 'librosa', 'scipy.signal'} & set(sys.modules)))"
+    rng = np.random.default_rng(0)
+    for n in (300, 400, 16000 * 3 + 7, 16000 * 9):  # under one FFT, one, and several of librosa's STFT blocks
+        y = (rng.standard_normal(n) * 0.1).astype(np.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # librosa's warning that 300 samples are fewer than n_fft
+            theirs = librosa.feature.melspectrogram(y=y, sr=16000, n_fft=400, hop_length=160, n_mels=40)
+        assert _filters.melspectrogram(y, 16000, 400, 160, 40).tobytes() == theirs.tobytes()
+    code = "import sys; import numpy as np; from pipeline.measures import dnsmos, speaker_sim; " \
+           "dnsmos.DNSMOS(dnsmos.source()); s = speaker_sim.SpeakerSimilarity(speaker_sim.source()); " \
+           "s.embed(np.sin(np.arange(48000, dtype=np.float32) / 9)); " \
+           "print(sorted({'onnx', 'librosa.core', 'librosa.feature', 'numba', 'scipy.signal'} & set(sys.modules)))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert loaded.stdout.strip() == "[]", loaded.stderr[-2000:]
 
@@ -119,6 +130,8 @@ def test_speaker_sim_equals_resemblyzers_own_and_tells_voices_apart(voices_speec
     ours = speaker_sim.SpeakerSimilarity(speaker_sim.source())
     encoder = VoiceEncoder("cpu", verbose=False)
     joe, slt = voices_speech["piper:joe"], voices_speech["flite:slt"]
+    for x in (*joe, *slt):  # the embedding itself, to the bit
+        assert ours.embed(x).tobytes() == encoder.embed_utterance(preprocess_wav(x, 16000)).tobytes()
     a, b = (encoder.embed_utterance(preprocess_wav(x, 16000)) for x in (joe[0], joe[1]))
     assert ours.score(joe[0], joe[1]).values["speaker_sim"] == pytest.approx(float(a @ b / np.linalg.norm(a) /
                                                                                     np.linalg.norm(b)), abs=1e-5)

@@ -1,5 +1,6 @@
 """scripts/setup compiles numba's kernels once per install (scripts/precompile), so that no run compiles them in
-the middle of a stage: after it, speaker_sim's measure and scoring, as a run calls them, compile nothing."""
+the middle of a stage: after it, a speed condition, speaker_sim's measure and scoring, as a run calls them, compile
+nothing."""
 import os
 import subprocess
 import sys
@@ -13,10 +14,11 @@ pytestmark = pytest.mark.slow  # compiles librosa's kernels into an empty cache:
 FIRST_USE = """
 from pipeline.measures import base
 from pipeline.scoring.align import INTERPRETED_CELLS, align
-from pipeline.io import audio
+from pipeline.io import audio, conditions
 from pipeline.tts import base as tts
 
 speech = audio.resample(*tts.load("piper:joe").synthesize("Now is the winter of our discontent."))
+assert len(conditions.change_speed(speech, 16000, 1.25)) == round(len(speech) / 1.25)
 measure = base.MEASURES.get("speaker_sim")
 scores = measure.load(measure.source()).score(speech, speaker_reference=speech)
 assert scores.values["speaker_sim"] > 0.99, scores

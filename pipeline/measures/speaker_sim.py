@@ -2,7 +2,9 @@
 trained by its authors on VoxCeleb and LibriSpeech, its weights inside the wheel.
 
 Each utterance's embedding is Resemblyzer's own `embed_utterance(preprocess_wav(audio, 16000))` of the 16 kHz
-audio the ASR heard. `speaker_sim` is its cosine with the speaker reference's embedding (a voice-cloning
+audio the ASR heard, to the bit (tests/test_measures.py), computed with Resemblyzer's own encoder, volume
+normalization and silence trimming, and its mel spectrogram made by _filters.py: librosa's spectral modules, which
+Resemblyzer calls for it, cost a run 1.5-2 s to import, several times the measure's own work on a run's clips. `speaker_sim` is its cosine with the speaker reference's embedding (a voice-cloning
 system's prompt audio, given per row by an --audio-manifest column `speaker_reference`, or per voice by
 `assess.speaker_references`). Without a reference, the embeddings still give each voice's consistency and the
 similarity between voices (statistics/voices.py).
@@ -19,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.core.source import ModelDamaged, Source
+from pipeline.measures import _filters
 from pipeline.measures.base import MEASURES, SPEAKER_REFERENCE, Declaration, Scores
 
 SR = 16000
@@ -38,19 +41,33 @@ def source() -> Source:
 
 class SpeakerSimilarity:
     def __init__(self, source: Source):
-        from resemblyzer import VoiceEncoder, preprocess_wav
+        import torch
+        from resemblyzer import VoiceEncoder, hparams, normalize_volume, trim_long_silences
 
+        self.torch, self.hparams = torch, hparams
         self.encoder = VoiceEncoder("cpu", verbose=False, weights_fpath=source.path)
-        self.preprocess = preprocess_wav
+        self.normalize_volume, self.trim_long_silences = normalize_volume, trim_long_silences
         self.references: dict[str, np.ndarray | None] = {}  # by content: one reference serves many utterances
 
     def embed(self, audio: np.ndarray) -> np.ndarray | None:
+        """Resemblyzer's embed_utterance(preprocess_wav(audio, 16000)), step by step: its preprocess_wav resamples
+        16 kHz to 16 kHz (librosa returns the audio as it is), then normalizes the volume and trims silences."""
         if not len(audio) or not np.any(audio):
             return None
-        wav = self.preprocess(np.asarray(audio, dtype=np.float32), SR)
+        h = self.hparams
+        wav = self.normalize_volume(np.asarray(audio, dtype=np.float32), h.audio_norm_target_dBFS, increase_only=True)
+        wav = self.trim_long_silences(wav)
         if len(wav) < MIN_SPEECH_S * SR:
             return None
-        return self.encoder.embed_utterance(wav)
+        wav_slices, mel_slices = self.encoder.compute_partial_slices(len(wav), rate=1.3, min_coverage=0.75)
+        if wav_slices[-1].stop >= len(wav):
+            wav = np.pad(wav, (0, wav_slices[-1].stop - len(wav)), "constant")
+        mel = _filters.melspectrogram(wav, SR, n_fft=SR * h.mel_window_length // 1000,
+                                      hop_length=SR * h.mel_window_step // 1000, n_mels=h.mel_n_channels).T
+        with self.torch.no_grad():
+            partials = self.encoder(self.torch.from_numpy(np.array([mel[s] for s in mel_slices]))).numpy()
+        raw = np.mean(partials, axis=0)
+        return raw / np.linalg.norm(raw, 2)
 
     def score(self, audio: np.ndarray, speaker_reference: np.ndarray | None) -> Scores:
         reference = speaker_reference

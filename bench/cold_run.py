@@ -1,6 +1,6 @@
 """The first run on a fresh clone, as a user meets it: setup, then the default pipeline, then a rerun.
 
-    .venv/bin/python bench/cold_run.py [-- run_pipeline.py arguments, e.g. --quick]
+    .venv/bin/python bench/cold_run.py [--report NAME] [-- run_pipeline.py arguments, e.g. --iters 200]
 
 Clones the committed HEAD into a temporary folder (nothing of this checkout's models/, audio/ or results/ comes
 along), times `scripts/setup` there (pip's download cache is the machine's, so this is the install time, not the
@@ -11,7 +11,8 @@ The goal (≤ 5 minutes for the run, the setup apart; ≤ 1 s for the rerun) is 
 run gets the training's budget (what the goal leaves it once the other stages are paid, per step) beside the step
 `bench/train_speed.py` measured on this CPU in the precision the run trained in, and its matmul floor. Each
 measure's seconds in the run (the assess stage records them) stand beside the same measure alone, in a process of
-its own, on the run's clips, and all of them beside transcription. Writes bench/out/cold_run.{json,md}."""
+its own, on the run's clips, and all of them beside transcription. Writes bench/out/cold_run.{json,md}, or
+NAME.{json,md}: cold_run is the default run's report, cold_run_measures the short run's (`--iters 200`)."""
 from __future__ import annotations
 
 import argparse
@@ -43,6 +44,7 @@ def timed(argv: list[str], cwd: Path) -> float:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--keep", action="store_true", help="keep the clone (its path is printed)")
+    p.add_argument("--report", default="cold_run", help="the report's name in bench/out/ (default: cold_run)")
     p.add_argument("args", nargs="*", help="arguments for run_pipeline.py (after --)")
     args = p.parse_args()
     clone = Path(tempfile.mkdtemp(prefix="cold_run-")) / "repo"
@@ -91,7 +93,7 @@ def main() -> None:
                   f"{floor_ms:.0f} ms at the {precision} peak measured there ({peak:.0f} GFLOP/s): "
                   f"{iters * floor_ms / 1000:.0f} s for {iters} steps."]
     lines += measures_beside_alone(measured, alone_s, audio_s, stages.get("transcribe"))
-    write_report("cold_run", lines, {"head": head.strip(), "args": args.args, "setup_s": setup_s, "run_s": run_s,
+    write_report(args.report, lines, {"head": head.strip(), "args": args.args, "setup_s": setup_s, "run_s": run_s,
                                      "rerun_s": rerun_s, "stage_seconds": stages, "measure_seconds": measured,
                                      "alone_seconds": alone_s,
                                      "audio_s": audio_s, "cpu": cpu_name()})

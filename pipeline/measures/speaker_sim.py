@@ -4,10 +4,11 @@ trained by its authors on VoxCeleb and LibriSpeech, its weights inside the wheel
 Each utterance's embedding is Resemblyzer's own `embed_utterance(preprocess_wav(audio, 16000))` of the 16 kHz
 audio the ASR heard, to the bit (tests/test_measures.py), computed with Resemblyzer's own encoder, volume
 normalization and silence trimming, and its mel spectrogram made by _filters.py: librosa's spectral modules, which
-Resemblyzer calls for it, cost a run 1.5-2 s to import, several times the measure's own work on a run's clips. `speaker_sim` is its cosine with the speaker reference's embedding (a voice-cloning
-system's prompt audio, given per row by an --audio-manifest column `speaker_reference`, or per voice by
-`assess.speaker_references`). Without a reference, the embeddings still give each voice's consistency and the
-similarity between voices (statistics/voices.py).
+Resemblyzer calls for it, cost a run 1.5-2 s to import, several times the measure's own work on a run's clips.
+`speaker_sim` is its cosine with the speaker reference's embedding (a voice-cloning system's prompt audio, given
+per row by an --audio-manifest column `speaker_reference`, or per voice by `assess.speaker_references`). Without a
+reference, the embeddings still give each voice's consistency and the similarity between voices
+(statistics/voices.py).
 
 These values are on Resemblyzer's scale, not on that of the WavLM-ECAPA SIM in seed-tts-eval and most papers: GE2E
 embeddings are non-negative, so cosines between any two voices run high (0.6-0.8 between different speakers is
@@ -50,8 +51,10 @@ class SpeakerSimilarity:
         self.references: dict[str, np.ndarray | None] = {}  # by content: one reference serves many utterances
 
     def embed(self, audio: np.ndarray) -> np.ndarray | None:
-        """Resemblyzer's embed_utterance(preprocess_wav(audio, 16000)), step by step: its preprocess_wav resamples
-        16 kHz to 16 kHz (librosa returns the audio as it is), then normalizes the volume and trims silences."""
+        """Resemblyzer's embed_utterance(preprocess_wav(audio, 16000)), step by step: preprocess_wav's resampling
+        from 16 kHz to 16 kHz returns the audio as it is, then it normalizes the volume and trims silences;
+        embed_utterance cuts 1.6 s partials 1.3 a second, zero-pads the last, and L2-normalizes the mean of their
+        embeddings."""
         if not len(audio) or not np.any(audio):
             return None
         h = self.hparams

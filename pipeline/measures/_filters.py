@@ -6,6 +6,8 @@ compares them bit for bit): importing librosa's spectral modules brings scipy.si
 of every run that measures DNSMOS or speaker similarity."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 F_SP = 200.0 / 3  # Slaney's scale: linear below 1 kHz, 200/3 Hz a mel; logarithmic above
@@ -59,8 +61,18 @@ def melspectrogram(y: np.ndarray, sr: int, n_fft: int, hop_length: int, n_mels: 
     n_mels=n_mels) of float32 audio: power 2 of its centred STFT (n_fft // 2 zeros each side, a periodic Hann
     window in float64, each frame's rfft in float64 stored as complex64 in a Fortran-ordered matrix, as librosa
     stores it) times the mel filters, through the same einsum."""
+    window, filters = _spectrogram_filters(sr, n_fft, n_mels)
     padded = np.pad(np.asarray(y, dtype=np.float32), n_fft // 2)
     frames = np.lib.stride_tricks.sliding_window_view(padded, n_fft)[::hop_length].T
     stft = np.zeros((1 + n_fft // 2, frames.shape[1]), dtype=np.complex64, order="F")
-    stft[:] = np.fft.rfft(hann(n_fft)[:, np.newaxis] * frames, axis=-2)
-    return np.einsum("...ft,mf->...mt", np.abs(stft) ** 2, mel(sr, n_fft, n_mels), optimize=True)
+    stft[:] = np.fft.rfft(window * frames, axis=-2)
+    return np.einsum("...ft,mf->...mt", np.abs(stft) ** 2, filters, optimize=True)
+
+
+@lru_cache(maxsize=4)
+def _spectrogram_filters(sr: int, n_fft: int, n_mels: int) -> tuple[np.ndarray, np.ndarray]:
+    """melspectrogram's window (a column) and mel filters, made once, not for every clip (a tenth of its cost);
+    read-only, since every call shares them."""
+    window, filters = hann(n_fft)[:, np.newaxis], mel(sr, n_fft, n_mels)
+    window.flags.writeable = filters.flags.writeable = False
+    return window, filters

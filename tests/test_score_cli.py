@@ -1,5 +1,9 @@
+import os
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 from pipeline.core import store
 from pipeline.core.records import columns
@@ -97,6 +101,7 @@ def test_a_streamed_score_holds_no_row(tmp_path):
     import tracemalloc
 
     from pipeline.scoring.config import ScoreConfig
+    from pipeline.scoring.evaluate import prepare
     from pipeline.scoring.files import stream
     from pipeline.scoring.utterances import Pair
 
@@ -109,13 +114,14 @@ def test_a_streamed_score_holds_no_row(tmp_path):
             yield Pair(sentence_id=f"line{k:05d}", reference=" ".join(ref),
                        hypothesis=" ".join(w if rng.random() > 0.2 else rng.choice(words) for w in ref))
 
+    prepare("basic", "en")  # what scoring loads once (the compiled aligner), loaded before memory is traced
     peaks = []
-    for n in (2_000, 2_000, 20_000):  # the first loads what scoring loads once (the compiled aligner)
+    for n in (2_000, 20_000):
         tracemalloc.start()
-        stream(pairs(n), ScoreConfig(bootstrap=0), out_dir=tmp_path / str(n))
+        stream(pairs(n), ScoreConfig(bootstrap=0), out_dir=tmp_path / str(n), workers=1)  # all scored here
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
-    assert peaks[2] < 1.5 * peaks[1], peaks  # held, 18,000 more rows would take tens of MB more
+    assert peaks[1] < 1.5 * peaks[0], peaks  # held, 18,000 more rows would take tens of MB more
 
 
 def test_lines_are_read_a_block_at_a_time_as_splitlines_splits_them(tmp_path):
@@ -176,3 +182,91 @@ def test_outputs_writes_only_the_files_asked_for_each_as_a_full_scoring_writes_i
     proc = score(*files, "--outputs", "utterances.csv,words.csv", "--out", str(tmp_path / "bad"))
     assert proc.returncode == 2 and "'words.csv'" in proc.stderr and "pralign.txt" in proc.stderr
     assert not (tmp_path / "bad").exists()
+
+
+def test_worker_processes_write_the_bytes_one_process_writes(tmp_path):
+    """`score` spreads its chunks of pairs over worker processes (pipeline/exec/fanout.py); each pair is scored
+    alone and the chunks' tallies are joined in order, so one, two or three processes write the nine files the
+    pipeline's path writes, bootstrap intervals included, with the compiled aligner and with jiwer's."""
+    from pipeline.scoring.config import ScoreConfig
+    from pipeline.scoring.evaluate import CHUNK_CHARS, evaluate
+    from pipeline.scoring.files import FILES, stream, write
+    from pipeline.scoring.utterances import Pair
+
+    pairs = [Pair(sentence_id=f"u{k:05d}", reference=r, hypothesis=h)
+             for k, (r, h) in enumerate(zip(REFS * 400, HYPS * 400))]
+    assert sum(len(p.reference) + len(p.hypothesis) + 1 for p in pairs) > 4 * CHUNK_CHARS  # chunks for each worker
+    for normalizer, lang in (("basic", "en"), ("seed-tts-eval", "zh")):
+        options = ScoreConfig(normalize=normalizer, bootstrap=50)
+        held = tmp_path / f"{normalizer}-held"
+        write(evaluate(pairs, options, language=lang), held)
+        for workers in (1, 2, 3):
+            out = tmp_path / f"{normalizer}-{workers}"
+            _, n = stream(iter(pairs), options, language=lang, out_dir=out, workers=workers)
+            assert n == len(pairs)
+            for f in FILES:
+                assert (held / f.name).read_bytes() == (out / f.name).read_bytes(), (normalizer, workers, f.name)
+
+
+def _item_and_process(x: int) -> tuple[int, int]:
+    return x * x, os.getpid()
+
+
+def test_fanout_gives_results_in_order_from_its_workers_drawing_items_a_window_ahead():
+    from pipeline.exec import fanout
+
+    drawn = []
+
+    def items():
+        for k in range(30):
+            drawn.append(k)
+            yield k
+
+    results = []
+    for result in fanout.ordered(_item_and_process, items(), workers=2):
+        results.append(result)
+        assert len(drawn) <= len(results) + fanout.WINDOW * 2  # a stream of any length holds a few items
+    assert [x for x, _ in results] == [k * k for k in range(30)]
+    assert os.getpid() not in {pid for _, pid in results}
+    # one worker, or a single item, is computed here: no process is forked for nothing
+    assert {pid for _, pid in fanout.ordered(_item_and_process, range(5), workers=1)} == {os.getpid()}
+    assert list(fanout.ordered(_item_and_process, [3], workers=4)) == [(9, os.getpid())]
+
+
+def _children(pid: int) -> set[int]:
+    out = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == pid:
+            out.add(int(stat.parent.name))
+    return out
+
+
+def test_ctrl_c_while_workers_score_stops_them_and_leaves_no_file(tmp_path):
+    """Ctrl-C reaches `score` while its workers score: it exits 130 at once, its workers are stopped (not left
+    running), and no output file, whole or part, is left."""
+    import random
+
+    rng = random.Random(3)
+    words = "the a king crown to be or not question".split()
+    with open(tmp_path / "ref.trn", "w") as ref, open(tmp_path / "hyp.trn", "w") as hyp:
+        for k in range(60_000):
+            line = " ".join(rng.choice(words) for _ in range(12))
+            ref.write(f"{line} (u{k})\n")
+            hyp.write(f"{line[::-1]} (u{k})\n")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "run_pipeline.py"), "score", "--ref", "ref.trn", "--hyp",
+                             "hyp.trn", "--out", "out"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (workers := _children(proc.pid)):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert not [p for p in workers if Path(f"/proc/{p}").exists()]
+    assert not list((tmp_path / "out").iterdir())

@@ -11,36 +11,38 @@ from pipeline.config.presets import preset
 from pipeline.core.options import add_flags, apply, check, given
 from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
-from pipeline.io.inputs import read_text, text_lines
+from pipeline.exec import fanout
+from pipeline.io.inputs import text_lines
 from pipeline.scoring import language, sclite
 from pipeline.scoring.config import ScoreConfig
 from pipeline.render.terminal import summary_table
 from pipeline.scoring.files import FILES, SUMMARY, SUMMARY_JSON, stream
 
 
-def survey(path: str, flag: str) -> tuple[int, bool]:
-    """How many lines a file has, and whether it is a trn file (every non-blank line `text (id)`), from one pass
-    that holds a line at a time."""
-    n, blank, trn = 0, 0, True
+def survey(path: str, flag: str) -> tuple[int, list[tuple[str, str]] | None]:
+    """How many lines a file has, and its (id, text) entries when it is a trn file (every non-blank line
+    `text (id)`), from one pass: a plain file is held a line at a time, a trn file's entries as they are read."""
+    n, entries = 0, []
     for line in text_lines(path, flag):
         n += 1
-        if not line.strip():
-            blank += 1
-        elif trn and sclite.trn_entry(line) is None:
-            trn = False
-    return n, trn and n > blank
+        if entries is not None and line.strip():
+            entry = sclite.trn_entry(line)
+            if entry is None:
+                entries = None
+            else:
+                entries.append(entry)
+    return n, entries or None
 
 
 def read_pairs(ref_path: str, hyp_path: str) -> Iterator[Pair]:
     """The pairs of the two files, both checked whole before the first pair is given. Plain files pair line by line,
     each line an utterance with its line number as id, empty lines too (an engine that heard nothing wrote an empty
     line), read a pair at a time; trn files pair by id."""
-    (n_refs, ref_trn), (n_hyps, hyp_trn) = survey(ref_path, "--ref"), survey(hyp_path, "--hyp")
-    if ref_trn != hyp_trn:
+    (n_refs, refs), (n_hyps, hyps) = survey(ref_path, "--ref"), survey(hyp_path, "--hyp")
+    if (refs is None) != (hyps is None):
         raise InputError(f"{ref_path} and {hyp_path}: one is a trn file and the other is not; give both as trn "
                          "(`text (id)` lines) or both as one utterance per line")
-    if ref_trn:
-        refs, hyps = sclite.read_trn(read_text(ref_path, "--ref")), sclite.read_trn(read_text(hyp_path, "--hyp"))
+    if refs is not None:
         ref_ids, hyp_ids = dict(refs), dict(hyps)
         for flag, path, pairs, ids in (("--ref", ref_path, refs, ref_ids), ("--hyp", hyp_path, hyps, hyp_ids)):
             if len(ids) != len(pairs):
@@ -91,9 +93,14 @@ def main(argv: list[str]) -> int:
                    help="comma-separated files to write besides summary.csv and summary.json, as sclite's -o picks "
                         f"its reports (default every one): {', '.join(f.name for f in OPTIONAL)}; a file left out "
                         "is not computed, and an earlier scoring's copy of it in --out is removed")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="processes that score the pairs, a chunk at a time (default one per core, at most "
+                        f"{fanout.MAX_WORKERS}); every pair is scored alone, so the files are the same for any N")
     args = p.parse_args(argv)
     cfg, lang, comparable = ScoreConfig(), args.language or "en", None
     try:
+        if args.workers is not None and args.workers < 1:
+            raise ConfigError(f"--workers {args.workers}: give 1 or more processes (1 scores in this one)")
         outputs = chosen(args.outputs)
         if args.preset:
             values = preset(args.preset)
@@ -107,7 +114,8 @@ def main(argv: list[str]) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
-        results, n = stream(pairs, cfg, comparable=comparable, language=lang, out_dir=args.out, outputs=outputs)
+        results, n = stream(pairs, cfg, comparable=comparable, language=lang, out_dir=args.out, outputs=outputs,
+                            workers=args.workers)
     except OSError as e:
         print(f"error: cannot write --out {args.out} ({e.strerror}); free some space or pick another directory",
               file=sys.stderr)

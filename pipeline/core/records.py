@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
+import io
 import operator
 import typing
 from enum import StrEnum
@@ -211,7 +212,8 @@ class RowWriter:
 
     def __enter__(self) -> RowWriter:
         self._file = store.atomic_file(self.path)
-        self._writer = csv.writer(self._file.__enter__(), lineterminator="\n")
+        self._file_handle = self._file.__enter__()
+        self._writer = csv.writer(self._file_handle, lineterminator="\n")
         return self
 
     def __exit__(self, *exc) -> bool | None:
@@ -220,13 +222,33 @@ class RowWriter:
         return self._file.__exit__(*exc)
 
     def write(self, row) -> None:
-        if self.unwritten is not None and self.unwritten(row) != self.defaults:
-            raise ValueError(f"{self.path}: a {self.cls.__name__} row with a value in a column this table does not "
-                             "write; write it with write_csv")
+        self._check(row)
         if not self.rows:
             self._writer.writerow(self.names)
         self.rows += 1
         self._writer.writerow(self.cells(row))
+
+    def render(self, rows: Iterable) -> str:
+        """The lines write() would write for these rows, header apart: for a process that scores rows and leaves
+        writing them to the one that holds the file (write_rendered)."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        for row in rows:
+            self._check(row)
+            writer.writerow(self.cells(row))
+        return buffer.getvalue()
+
+    def write_rendered(self, text: str, rows: int) -> None:
+        """Lines that render() made of `rows` rows, written as write() would have written the rows."""
+        if rows and not self.rows:
+            self._writer.writerow(self.names)
+        self.rows += rows
+        self._file_handle.write(text)
+
+    def _check(self, row) -> None:
+        if self.unwritten is not None and self.unwritten(row) != self.defaults:
+            raise ValueError(f"{self.path}: a {self.cls.__name__} row with a value in a column this table does not "
+                             "write; write it with write_csv")
 
 
 def _cells(names: list[str], lists: dict[str, Codec]):

@@ -130,6 +130,14 @@ def _compiled():
     return numba.njit(cache=True, nogil=True)(_codes)
 
 
+def preload() -> None:
+    """Align compiled from now on, with the kernel loaded: in this process and in those forked from it, which so
+    neither load it again nor align their first cells uncompiled (the codes are the same either way)."""
+    global _cells_aligned
+    _cells_aligned = max(_cells_aligned, INTERPRETED_CELLS)
+    align_codes([["a"]], [["b"]])
+
+
 def align_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[bytes]:
     """The op codes of every (reference, hypothesis) pair, a byte each. Each pair is aligned alone; they only share one
     compiled call (words become integers, equal where the words are equal), so a corpus costs one call."""

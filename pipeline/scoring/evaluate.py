@@ -12,7 +12,7 @@ from pipeline.core.records import Status, utterance_id
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import sclite
-from pipeline.scoring.align import WORDS, align_codes, edits, jiwer_codes, tally
+from pipeline.scoring.align import WORDS, align_codes, edits, jiwer_codes, preload, tally
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.flags import flags
 from pipeline.scoring.tally import Tally
@@ -150,6 +150,15 @@ def chunks(pairs: Iterable[Pair]) -> Iterator[list[Pair]]:
         yield chunk
 
 
+def prepare(normalizer: str, lang: str) -> None:
+    """Load what scoring with this normalizer loads once (the normalizer, the compiled aligner, RapidFuzz), so that
+    processes forked afterwards to score (files.stream) start with it."""
+    norm.for_language(normalizer, lang)
+    _levenshtein()
+    if normalizer not in norm.JIWER_COUNTED:
+        preload()
+
+
 def scored(pairs: Iterable[Pair], normalizer: str, lang: str, aligned: bool = True) -> Iterator[Scored]:
     """Each pair scored, in order: each utterance is aligned alone; a chunk's texts are normalized together (the
     same texts as one at a time: normalize.each) and go through one call of the aligner (pipeline/scoring/align.py),
@@ -214,6 +223,15 @@ class Tallies:
         if t is None:
             t = self.groups[group] = Tally()
         t.add(s.utterance, s.events)
+
+    def merge(self, later: Tallies) -> None:
+        """Take in the groups' tallies of the rows that come after these (scored elsewhere: files.stream)."""
+        for group, t in later.groups.items():
+            mine = self.groups.get(group)
+            if mine is None:
+                self.groups[group] = t
+            else:
+                mine.merge(t)
 
     def close(self, options: ScoreConfig, confusions: bool = True) -> None:
         """The results' summary and error words; their confusions too, unless the caller writes them itself from

@@ -3,16 +3,18 @@ sclite's trn, pralign and dtl texts."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import heapq
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from pipeline.core import records, store, tables
 from pipeline.core.records import ALIGNED, as_row
 from pipeline.core.tables import Document, Table
+from pipeline.exec import fanout
 from pipeline.scoring import sclite
 from pipeline.scoring.config import Comparability, ScoreConfig
-from pipeline.scoring.evaluate import Tallies, scored, without_cycle_collection
+from pipeline.scoring.evaluate import Tallies, chunks, prepare, scored, without_cycle_collection
 from pipeline.scoring.utterances import Confusion, ErrorEvent, GroupSummary, Pair, Results, ScoredUtterance
 
 
@@ -69,40 +71,73 @@ def write(results: Results, out_dir: str | Path) -> list[Path]:
         return tables.write(FILES, results, out_dir)
 
 
+class Part(NamedTuple):
+    """A stretch of pairs scored: the text of its rows in each file written, by file name, how many rows each CSV's
+    text holds, and the stretch's tallies. What a worker process gives back: a scored row costs about as
+    much to unpickle as to score, its text next to nothing."""
+    texts: dict[str, str]
+    rows: dict[str, int]
+    tallies: Tallies
+    n: int
+
+
+# how a worker renders its rows, as the files' writers would write them
+_ROWS = {table: records.RowWriter(table.name, table.record, lm=False) for table in (UTTERANCES, EVENTS)}
+
+
+def scored_part(job: tuple[list[Pair], str, str, frozenset[str]]) -> Part:
+    """A chunk of pairs scored, with its normalizer, language and the names of the files wanted."""
+    pairs, normalizer, language, wanted = job
+    tallies, n = Tallies(None), 0
+    utterances, events, ref, hyp, pralign = [], [], [], [], []
+    for s in scored(pairs, normalizer, language, aligned=bool(wanted & {f.name for f in ALIGNED_FILES})):
+        u, n = s.utterance, n + 1
+        utterances.append(u)
+        events += s.events
+        ref.append(_ref_line(u))
+        hyp.append(_hyp_line(u))
+        if s.pralign:
+            pralign.append(s.pralign + "\n")
+        tallies.add(s)
+    texts = {REF_TRN.name: "".join(ref), HYP_TRN.name: "".join(hyp), PRALIGN.name: "".join(pralign)}
+    texts[UTTERANCES.name] = _ROWS[UTTERANCES].render(utterances) if UTTERANCES.name in wanted else ""
+    texts[EVENTS.name] = _ROWS[EVENTS].render(events) if EVENTS.name in wanted else ""
+    return Part({k: v for k, v in texts.items() if k in wanted}, {UTTERANCES.name: n, EVENTS.name: len(events)},
+                tallies, n)
+
+
 def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparability | None = None,
-           language: str = "en", out_dir: str | Path = ".", outputs: Iterable = FILES) -> tuple[Results, int]:
+           language: str = "en", out_dir: str | Path = ".", outputs: Iterable = FILES,
+           workers: int | None = None) -> tuple[Results, int]:
     """The files write(evaluate(pairs, ...)) writes, byte for byte, each row written as it is scored: only each
     group's tally is held (scoring/tally.py), so 100,000 pairs take about the memory of one. For pairs that carry
     nothing of a run (no LM figures, no measures: what `run_pipeline.py score` reads). `outputs`: which of FILES
     to write, summary.csv and summary.json always; the others are removed from out_dir (an earlier scoring's),
     and what only they need is not computed (without errors.csv, confusions.csv, dtl.txt and pralign.txt, no
-    alignment is walked). Returns the results' figures (no rows) and how many rows were scored."""
+    alignment is walked). `workers`: processes that score chunks of pairs (pipeline/exec/fanout.py; default one
+    per core); each pair is scored alone, so the files are the same for any number. Returns the results' figures
+    (no rows) and how many rows were scored."""
     out = Path(out_dir)
     wanted = {*outputs, SUMMARY, SUMMARY_JSON}
+    names = frozenset(f.name for f in wanted)
     results = Results(options.normalize, comparable or Comparability(), language=language)
     tallies, n = Tallies(results), 0
     with contextlib.ExitStack() as files, without_cycle_collection():
-        def opened(f: Table | Document, make):
-            return files.enter_context(make()) if f in wanted else None
-
-        utterances = opened(UTTERANCES, lambda: records.RowWriter(out / UTTERANCES.name, ScoredUtterance, lm=False))
-        events = opened(EVENTS, lambda: records.RowWriter(out / EVENTS.name, ErrorEvent, lm=False))
-        texts = (REF_TRN, HYP_TRN, PRALIGN)
-        ref, hyp, pralign = (opened(f, lambda f=f: store.atomic_file(out / f.name)) for f in texts)
-        for s in scored(pairs, options.normalize, language, aligned=bool(wanted & ALIGNED_FILES)):
-            u, n = s.utterance, n + 1
-            if utterances:
-                utterances.write(u)
-            if events:
-                for e in s.events:
-                    events.write(e)
-            if ref:
-                ref.write(_ref_line(u))
-            if hyp:
-                hyp.write(_hyp_line(u))
-            if pralign and s.pralign:
-                pralign.write(s.pralign + "\n")
-            tallies.add(s)
+        csvs = {t: files.enter_context(records.RowWriter(out / t.name, t.record, lm=False))
+                for t in (UTTERANCES, EVENTS) if t in wanted}
+        texts = {f: files.enter_context(store.atomic_file(out / f.name))
+                 for f in (REF_TRN, HYP_TRN, PRALIGN) if f in wanted}
+        jobs = ((chunk, options.normalize, language, names) for chunk in chunks(pairs))
+        parts = files.enter_context(contextlib.closing(fanout.ordered(  # its workers stopped before the files go
+            scored_part, jobs, fanout.default_workers() if workers is None else workers,
+            prepare=functools.partial(prepare, options.normalize, language))))
+        for part in parts:
+            n += part.n
+            for t, writer in csvs.items():
+                writer.write_rendered(part.texts[t.name], part.rows[t.name])
+            for f, file in texts.items():
+                file.write(part.texts[f.name])
+            tallies.merge(part.tallies)
         if CONFUSIONS in wanted:
             with records.RowWriter(out / CONFUSIONS.name, Confusion) as confusions:  # before the bootstrap's arrays
                 for c in tallies.confusions():

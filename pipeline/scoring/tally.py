@@ -27,7 +27,7 @@ class Tally:
         self.errors, self.ref_words, self.char_errors, self.ref_chars = (array("i") for _ in range(4))
         self.rated: list[tuple[float, float]] = []  # (perplexity, WER) of scored rows that have both
         self.flags: Counter = Counter()
-        self.seconds = 0.0  # of a silence condition's scored rows, and the normalized words written in them
+        self.seconds = array("d")  # of a silence condition's scored rows, and the normalized words written in them
         self.words_heard = 0
         self.words = Words()
 
@@ -47,8 +47,22 @@ class Tally:
         if u.wer is not None and u.perplexity is not None:
             self.rated.append((u.perplexity, u.wer))
         if u.condition == SILENCE:
-            self.seconds += u.audio_seconds or 0.0
+            self.seconds.append(u.audio_seconds or 0.0)
             self.words_heard += len(u.hypothesis_normalized.split())
+
+    def merge(self, later: Tally) -> None:
+        """Take in the tally of the rows that come after this one's (kept in order: the bootstrap draws by
+        position, and the seconds are summed in the rows' order, as one tally of them all would)."""
+        self.members += later.members
+        self.flagged += later.flagged
+        self.flags.update(later.flags)
+        self.words.merge(later.words)
+        for mine, theirs in ((self.errors, later.errors), (self.ref_words, later.ref_words),
+                             (self.char_errors, later.char_errors), (self.ref_chars, later.ref_chars),
+                             (self.seconds, later.seconds)):
+            mine.extend(theirs)
+        self.rated += later.rated
+        self.words_heard += later.words_heard
 
     def summary(self, group: Group, normalizer: str, unit: str, n_boot: int, seed: int) -> GroupSummary:
         voice, engine, condition = group
@@ -58,7 +72,7 @@ class Tally:
         c, *rest = corpus_rates(counts, n_boot, seed, macro={0})  # the macro CER has no column
         chars = rest[0] if rest else None
         rho = spearman([p for p, _ in self.rated], [w for _, w in self.rated])
-        minutes = self.seconds / 60
+        minutes = sum(self.seconds, 0.0) / 60
         return GroupSummary(
             voice=voice, asr=engine, condition=condition, normalizer=normalizer, unit=unit,
             n_utterances=c.n_utterances, n_excluded=self.members - len(self.errors), ref_words=c.ref_words,

@@ -171,6 +171,11 @@ class Words:
             else:
                 self.inserted[intern(e.hypothesis_word)] += 1
 
+    def merge(self, later: Words) -> None:
+        for mine, theirs in ((self.substituted, later.substituted), (self.deleted, later.deleted),
+                             (self.inserted, later.inserted)):
+            mine.update(theirs)
+
 
 @dataclass
 class Results:

@@ -49,6 +49,18 @@ def cpu_name() -> str:
             f"{native or 'no native bf16, no VNNI'}")
 
 
+# An AVX2-only CPU's instruction set on an AVX-512 one, for the libraries `score` runs that choose theirs at run
+# time: numpy's dispatch (its X86_V3 group is AVX2 and FMA) and numba's target (Zen 3: AVX2, no AVX-512). Only the
+# instructions are an AVX2 machine's: its clock, caches and memory stay this one's, so a figure taken so stands
+# beside one from the real machine, never for it.
+ISA_CAPS = {"avx2": {"NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL", "NUMBA_CPU_NAME": "znver3"}}
+
+
+def isa_env(isa: str | None) -> dict | None:
+    """The environment that caps a child process's libraries at `isa` (None: this CPU's own)."""
+    return None if isa is None else {**os.environ, **ISA_CAPS[isa]}
+
+
 def write_report(name: str, lines: list[str], data: dict | None = None) -> None:
     """Print the table and write it to bench/out/<name>.md (and the raw figures to <name>.json)."""
     import json

@@ -5,7 +5,11 @@
 Pairs are made from the bundled plays' words with seeded substitutions, deletions and insertions (3-20 words
 each), and one long pair stands for a 40-minute recording. Each tool runs as its own process; wall time and
 peak RSS (the process's own maximum resident set) come from os.wait4. sclite runs as `sclite -r ref.trn trn
--h hyp.trn trn -i spu_id -o sum`; its column is left out where it is not installed."""
+-h hyp.trn trn -i spu_id -o sum`; its column is left out where it is not installed.
+
+`--isa avx2` runs ours with numpy's and numba's AVX-512 code turned off (bench/common.py's ISA_CAPS), and writes
+bench/out/score_scale_avx2.md: the instructions of the AVX2 EPYC, on this machine. Debian's sclite is built for
+plain x86-64 and uses no AVX-512 either way."""
 from __future__ import annotations
 
 import argparse
@@ -16,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import ROOT, cpu_name, measure, write_report
+from common import ISA_CAPS, ROOT, cpu_name, isa_env, measure, write_report
 
 SCLITE = shutil.which("sclite") or "/usr/lib/sctk/bin/sclite"
 GOALS = {"pairs": (None, 1024), "long": (None, 500), "longest": (None, 2048)}  # (wall vs sclite, MB)
@@ -57,9 +61,9 @@ def write_pairs(folder: Path, lengths: list[int], vocab: list[str], seed: int) -
     return ref, hyp
 
 
-def ours(folder: Path) -> tuple[float, float, float]:
+def ours(folder: Path, isa: str | None = None) -> tuple[float, float, float]:
     wall, mb, _ = measure([sys.executable, str(ROOT / "run_pipeline.py"), "score", "--ref", "ref.trn",
-                           "--hyp", "hyp.trn", "--normalize", "none", "--out", "out"], folder)
+                           "--hyp", "hyp.trn", "--normalize", "none", "--out", "out"], folder, isa_env(isa))
     import csv
 
     with open(folder / "out" / "summary.csv") as f:
@@ -83,6 +87,7 @@ def main() -> None:
     p.add_argument("--long", type=int, default=6000)
     p.add_argument("--longest", type=int, default=20_000)
     p.add_argument("--seed", type=int, default=1337)
+    p.add_argument("--isa", choices=sorted(ISA_CAPS), help="cap ours at this instruction set (default: the CPU's)")
     args = p.parse_args()
     vocab = vocabulary()
     rng = random.Random(args.seed)
@@ -96,12 +101,14 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             write_pairs(folder, lengths, vocab, args.seed)
-            o = ours(folder)
+            o = ours(folder, args.isa)
             s = sclite(folder) if kind != "longest" else None
             data[label] = {"ours": o, "sclite": s, "pairs": len(lengths)}
             rows.append((label, kind, len(lengths), o, s))
             print(label, o, s, flush=True)
-    lines = [f"# Scoring at scale ({cpu_name()})", "",
+    where = cpu_name() + (f"; ours capped at {args.isa.upper()}: " + ", ".join(
+        f"{k}={v}" for k, v in ISA_CAPS[args.isa].items()) if args.isa else "")
+    lines = [f"# Scoring at scale ({where})", "",
              "| case | ours s | ours peak MB | ours micro WER | sclite s | sclite peak MB | sclite micro WER | "
              "ours s per 1,000 pairs | goal |", "|---|---|---|---|---|---|---|---|---|"]
     for label, kind, n, o, s in rows:
@@ -118,7 +125,7 @@ def main() -> None:
     lines += ["", "Time per pair between sizes (the start-up, imports and the compiled aligner's load, cancels out): " +
               ", ".join(f"{a:,} → {b:,}: {1000 * (tb - ta) / (b - a):.3f} ms"
                         for (a, ta), (b, tb) in zip(sizes, sizes[1:]))]
-    write_report("score_scale", lines, data)
+    write_report("score_scale" + (f"_{args.isa}" if args.isa else ""), lines, data)
 
 
 if __name__ == "__main__":

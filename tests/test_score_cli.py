@@ -233,6 +233,16 @@ def test_fanout_gives_results_in_order_from_its_workers_drawing_items_a_window_a
     assert list(fanout.ordered(_item_and_process, [3], workers=4)) == [(9, os.getpid())]
 
 
+def test_a_containers_cpu_quota_bounds_the_workers(tmp_path):
+    from pipeline.exec import fanout
+
+    for text, cores in (("200000 100000\n", 2), ("150000 100000\n", 2), ("50000 100000\n", 1),
+                        ("max 100000\n", fanout.MAX_WORKERS)):
+        (tmp_path / "cpu.max").write_text(text)
+        assert fanout.cgroup_cpus(str(tmp_path / "cpu.max")) == cores, text
+    assert fanout.cgroup_cpus(str(tmp_path / "absent")) == fanout.MAX_WORKERS
+
+
 def _children(pid: int) -> set[int]:
     out = set()
     for stat in Path("/proc").glob("[0-9]*/stat"):

@@ -94,8 +94,9 @@ def main(argv: list[str]) -> int:
                         f"its reports (default every one): {', '.join(f.name for f in OPTIONAL)}; a file left out "
                         "is not computed, and an earlier scoring's copy of it in --out is removed")
     p.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="processes that score the pairs, a chunk at a time (default one per core, at most "
-                        f"{fanout.MAX_WORKERS}); every pair is scored alone, so the files are the same for any N")
+                   help="processes that score the pairs, a chunk at a time (default one per core this process may "
+                        f"use, a container's CPU quota included, at most {fanout.MAX_WORKERS}); every pair is scored "
+                        "alone, so the files are the same for any N")
     args = p.parse_args(argv)
     cfg, lang, comparable = ScoreConfig(), args.language or "en", None
     try:

@@ -7,12 +7,14 @@ with what the parent has loaded (a compiled aligner), where spawned ones would i
 not how processes are made (not Linux), the loop runs in this process."""
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import signal
 import sys
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Callable, Iterable, Iterator, TypeVar
 
 T, R = TypeVar("T"), TypeVar("R")
@@ -25,7 +27,17 @@ def default_workers() -> int:
     """One process per core this process may run on, up to MAX_WORKERS; one where processes are not forked."""
     if sys.platform != "linux":
         return 1
-    return max(1, min(len(os.sched_getaffinity(0)), MAX_WORKERS))
+    return max(1, min(len(os.sched_getaffinity(0)), cgroup_cpus(), MAX_WORKERS))
+
+
+def cgroup_cpus(cpu_max: str = "/sys/fs/cgroup/cpu.max") -> int:
+    """The cores a container's CPU quota allows (cgroup v2 `cpu.max`, "200000 100000": two), rounded up; a
+    container may see every core of its host and be allowed two, where more processes than two only contend."""
+    try:
+        quota, period = Path(cpu_max).read_text().split()[:2]
+        return max(1, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError):  # no cgroup v2 file here, or "max": no quota
+        return MAX_WORKERS
 
 
 def _ignore_interrupts() -> None:

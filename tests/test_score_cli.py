@@ -233,6 +233,21 @@ def test_fanout_gives_results_in_order_from_its_workers_drawing_items_a_window_a
     assert list(fanout.ordered(_item_and_process, [3], workers=4)) == [(9, os.getpid())]
 
 
+def _item_or_death(job: tuple[int, int]) -> int:
+    x, parent = job
+    if x == 7 and os.getpid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the system's out-of-memory killer would
+    return x * x
+
+
+def test_a_worker_that_dies_costs_time_not_results(caplog):
+    from pipeline.exec import fanout
+
+    jobs = [(k, os.getpid()) for k in range(20)]
+    assert list(fanout.ordered(_item_or_death, jobs, workers=2)) == [k * k for k in range(20)]
+    assert "a worker process died" in caplog.text
+
+
 def test_a_containers_cpu_quota_bounds_the_workers(tmp_path):
     from pipeline.exec import fanout
 

@@ -7,20 +7,26 @@ with what the parent has loaded (a compiled aligner), where spawned ones would i
 not how processes are made (not Linux), the loop runs in this process."""
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import multiprocessing
 import os
 import signal
 import sys
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, TypeVar
 
 T, R = TypeVar("T"), TypeVar("R")
+log = logging.getLogger(__name__)
 _END = object()
 MAX_WORKERS = 8  # past this, the parent's own share (reading the items, writing the results) is the limit
 WINDOW = 2  # items in flight per worker: one being computed, one waiting, so no worker waits on the parent
+STOPS = {signal.SIGINT, signal.SIGTERM}
+POLL_S = 0.05  # how long a Ctrl-C may wait for the executor's code to finish what it is doing
 
 
 def default_workers() -> int:
@@ -40,16 +46,34 @@ def cgroup_cpus(cpu_max: str = "/sys/fs/cgroup/cpu.max") -> int:
         return MAX_WORKERS
 
 
-def _ignore_interrupts() -> None:
-    # Ctrl-C reaches the whole process group; the parent alone stops the work and removes what it had not finished
+def _in_worker() -> None:
+    # Ctrl-C reaches the whole process group; the parent alone stops the work and removes what it had not
+    # finished. A SIGTERM sent to a worker ends it, as it would any process.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+@contextlib.contextmanager
+def _held():
+    """Ctrl-C and SIGTERM held back while the executor's own code runs, and delivered when it is done. Raised inside
+    it (a lock held, a worker half forked, a thread not yet started) they leave it unable to shut down, and Python
+    drops what a handler raises inside an at-fork hook, so the run would go on. Threads and processes it starts
+    meanwhile keep them blocked: only this thread acts on them."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def ordered(fn: Callable[[T], R], items: Iterable[T], workers: int,
             prepare: Callable[[], None] | None = None) -> Iterator[R]:
     """fn(item) for each item, in order, on up to `workers` forked processes (in this one when `workers` is 1 or
     there is only one item). `fn` must be a module-level function, and its items and results picklable.
-    `prepare`: called here before the processes are forked, to load once what each of them would load."""
+    `prepare`: called here before the processes are forked, to load once what each of them would load. A worker
+    that dies (killed by the system, out of memory) costs time, not results: the items it and the others had not
+    given back are computed here, as every item after them."""
     items = iter(items)
     first, second = next(items, _END), next(items, _END)
     if workers <= 1 or second is _END or sys.platform != "linux":
@@ -58,15 +82,52 @@ def ordered(fn: Callable[[T], R], items: Iterable[T], workers: int,
         return
     if prepare is not None:
         prepare()
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                               initializer=_ignore_interrupts)
+    with _held():
+        pool = _Pool(fn, workers)
     try:
-        waiting = deque([pool.submit(fn, first), pool.submit(fn, second)])
+        waiting = deque([pool.submit(first), pool.submit(second)])
         for item in items:
-            waiting.append(pool.submit(fn, item))
+            waiting.append(pool.submit(item))
             if len(waiting) >= WINDOW * workers:
-                yield waiting.popleft().result()
+                yield pool.result(*waiting.popleft())
         while waiting:
-            yield waiting.popleft().result()
+            yield pool.result(*waiting.popleft())
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        with _held():
+            pool.executor.shutdown(wait=True, cancel_futures=True)
+
+
+class _Pool:
+    """The worker processes, and this process once one of them has died. Every call into the executor is _held."""
+
+    def __init__(self, fn: Callable, workers: int) -> None:
+        self.fn, self.broken = fn, False
+        self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                            initializer=_in_worker)
+
+    def submit(self, item) -> tuple[object, Future | None]:
+        if not self.broken:
+            try:
+                with _held():
+                    return item, self.executor.submit(self.fn, item)
+            except BrokenProcessPool:
+                self._died()
+        return item, None
+
+    def result(self, item, future: Future | None):
+        while future is not None:  # one given back before a worker died is whole
+            try:
+                with _held():
+                    return future.result(timeout=POLL_S)
+            except TimeoutError:
+                continue  # a Ctrl-C that came meanwhile is raised here, between two waits
+            except BrokenProcessPool:
+                self._died()
+                break
+        return self.fn(item)
+
+    def _died(self) -> None:
+        if not self.broken:
+            log.warning("a worker process died (killed by the system, out of memory?): what is left is computed "
+                        "in this process")
+        self.broken = True

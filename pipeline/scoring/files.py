@@ -89,21 +89,22 @@ def scored_part(job: tuple[list[Pair], str, str, frozenset[str]]) -> Part:
     """A chunk of pairs scored, with its normalizer, language and the names of the files wanted."""
     pairs, normalizer, language, wanted = job
     tallies, n = Tallies(None), 0
-    utterances, events, ref, hyp, pralign = [], [], [], [], []
-    for s in scored(pairs, normalizer, language, aligned=bool(wanted & {f.name for f in ALIGNED_FILES})):
-        u, n = s.utterance, n + 1
-        utterances.append(u)
+    utterances, events, pralign = [], [], []
+    for s in scored(pairs, normalizer, language, aligned=not wanted.isdisjoint(f.name for f in ALIGNED_FILES)):
+        n += 1
+        utterances.append(s.utterance)
         events += s.events
-        ref.append(_ref_line(u))
-        hyp.append(_hyp_line(u))
         if s.pralign:
             pralign.append(s.pralign + "\n")
         tallies.add(s)
-    texts = {REF_TRN.name: "".join(ref), HYP_TRN.name: "".join(hyp), PRALIGN.name: "".join(pralign)}
-    texts[UTTERANCES.name] = _ROWS[UTTERANCES].render(utterances) if UTTERANCES.name in wanted else ""
-    texts[EVENTS.name] = _ROWS[EVENTS].render(events) if EVENTS.name in wanted else ""
-    return Part({k: v for k, v in texts.items() if k in wanted}, {UTTERANCES.name: n, EVENTS.name: len(events)},
-                tallies, n)
+    texts = {  # only the files written: a trn line or a CSV row that no file takes is not made
+        REF_TRN.name: lambda: "".join(map(_ref_line, utterances)),
+        HYP_TRN.name: lambda: "".join(map(_hyp_line, utterances)),
+        PRALIGN.name: lambda: "".join(pralign),
+        UTTERANCES.name: lambda: _ROWS[UTTERANCES].render(utterances),
+        EVENTS.name: lambda: _ROWS[EVENTS].render(events)}
+    return Part({name: make() for name, make in texts.items() if name in wanted},
+                {UTTERANCES.name: n, EVENTS.name: len(events)}, tallies, n)
 
 
 def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparability | None = None,

@@ -1,4 +1,6 @@
 import math
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -6,6 +8,7 @@ import torch.nn.functional as F
 
 from pipeline.lm import fused_loss
 from pipeline.lm.model import GPT, GPT2_VOCAB, GPTConfig, attention, causal_mask
+from tests.helpers import ROOT
 
 
 def test_simplified_attention_matches_the_seed_example():
@@ -223,3 +226,38 @@ def test_under_bf16_autocast_the_head_multiplies_in_bf16_and_keeps_the_loss_in_f
     for ours, theirs in ((h.grad, hf.grad), (w.grad, wf.grad)):
         assert ours.dtype == torch.float32
         assert F.cosine_similarity(ours.flatten(), theirs.flatten(), dim=0) > 0.999
+
+
+def test_the_model_and_its_loss_leave_torch_dynamo_unloaded():
+    """torch._dynamo costs 1.3 s of a process's start: a run that scores its own sentences with a trained model
+    needs none of it (torch's optimizers load it, so training does)."""
+    code = ("import sys, torch; from pipeline.lm.model import GPT, GPTConfig; "
+            "m = GPT(GPTConfig(n_layer=1, n_head=1, n_embd=8, block_size=4)); x = torch.zeros(1, 4, dtype=torch.long); "
+            "m(x, x)[1].backward(); print('torch._dynamo' in sys.modules)")
+    told = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert told.returncode == 0 and told.stdout.strip() == "False", told.stderr[-2000:]
+
+
+def test_torch_compile_leaves_the_fused_head_out_of_its_graphs():
+    """Compiled, the head's loops would be unrolled into one graph: every logits-sized (N, vocabulary) tensor stays
+    outside what torch.compile captures, and the loss and gradients are eager's."""
+    graphs = []
+
+    def keep(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(n_layer=1, n_head=2, n_embd=16, block_size=8))
+    x, y = torch.randint(0, GPT2_VOCAB, (2, 8)), torch.randint(0, GPT2_VOCAB, (2, 8))
+    _, eager = model(x, y)
+    eager.backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    _, compiled = torch.compile(model, backend=keep)(x, y)
+    compiled.backward()
+    widths = {n.meta["example_value"].shape[-1] for gm in graphs for n in gm.graph.nodes
+              if isinstance(n.meta.get("example_value"), torch.Tensor) and n.meta["example_value"].dim()}
+    assert graphs and model.cfg.vocab_size not in widths and model.cfg.n_embd in widths
+    assert torch.equal(compiled, eager)
+    assert all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), grads))

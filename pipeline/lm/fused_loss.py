@@ -109,12 +109,28 @@ def _function(device_type: str) -> type[torch.autograd.Function]:
 _FUNCTIONS = {"cpu": _function("cpu"), "cuda": _function("cuda")}
 
 
-# torch.compile once unrolled the head's loops into one graph (1162 ms a step against 464 eager, and 126 s to compile
-# on 2 cores); it compiles the rest of the model around the head instead.
-@torch.compiler.disable
 def head_loss(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy of `targets` (N,) under logits `h @ w.T`, for h (N, C) and w (V, C); the matmuls in
     bf16 under bf16 autocast, else in fp32."""
+    if torch.compiler.is_compiling():
+        return _untraced()(h, w, targets)
+    return _head_loss(h, w, targets)
+
+
+_UNTRACED = {}  # not functools.cache: torch.compile traces through its wrapper, with a warning
+
+
+def _untraced():
+    """The head as torch.compile leaves it, eager. Compiled, its loops were unrolled into one graph (1162 ms a step
+    against 464 eager, and 126 s to compile on 2 cores), so the model compiles around it. Made here, not by
+    decorating head_loss: `torch.compiler.disable` imports torch._dynamo, 1.3 s of every process that loads the
+    model, and only a process that compiles gets here, with it already loaded."""
+    if not _UNTRACED:
+        _UNTRACED["head"] = torch.compiler.disable(_head_loss)
+    return _UNTRACED["head"]
+
+
+def _head_loss(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     device = h.device.type
     bf16 = torch.is_autocast_enabled(device) and torch.get_autocast_dtype(device) == torch.bfloat16
     # Decided here, not from ctx.needs_input_grad: that stays True under torch.no_grad(), and an evaluation

@@ -107,8 +107,8 @@ def test_without_ray_the_message_says_how_to_install(tmp_path):
 
 
 @contextlib.contextmanager
-def cluster(env: dict):
-    """Two nodes on loopback, one CPU each, started as the README's recipe says (auth from `env`, never argv);
+def cluster(env: dict, nodes: int = 2):
+    """`nodes` nodes on loopback, one CPU each, started as the README's recipe says (auth from `env`, never argv);
     yields its address and the driver's environment. Each `ray start` leads a process group of its own, which its
     daemons and their workers inherit: stopping the cluster kills those groups alone (with SIGKILL, as
     `ray stop --force`, which would kill every Ray process on the machine, another worker's runs too)."""
@@ -118,8 +118,8 @@ def cluster(env: dict):
     common = ["--num-cpus", "1", "--node-ip-address", "127.0.0.1", "--disable-usage-stats"]
     groups = []
     try:
-        for argv in (["--head", "--port", str(port), "--include-dashboard", "false"],
-                     ["--address", f"127.0.0.1:{port}"]):
+        head = ["--head", "--port", str(port), "--include-dashboard", "false"]
+        for argv in [head] + [["--address", f"127.0.0.1:{port}"]] * (nodes - 1):
             node = subprocess.Popen([RAY, "start", *argv, *common], env=env, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, text=True, start_new_session=True)
             groups.append(node.pid)
@@ -158,8 +158,8 @@ def token_cluster(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def open_cluster():
-    """A cluster started without token authentication: what the pipeline must refuse by default."""
-    with cluster({**os.environ, "RAY_AUTH_MODE": "disabled"}) as (address, env):
+    """A cluster started without token authentication, one node: what the pipeline must refuse by default."""
+    with cluster({**os.environ, "RAY_AUTH_MODE": "disabled"}, nodes=1) as (address, env):
         yield address, env
 
 

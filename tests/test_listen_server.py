@@ -69,7 +69,8 @@ def test_the_server_refuses_whoever_has_no_link_and_anything_off_the_scale(runs)
         for clip in ("..%2F..%2Fmos.db", "%2Fetc%2Fpasswd", "....//....//etc", "A" * 200):
             assert ann.client.get(f"/audio/{clip}").status_code == 404
         # as sent, not as a client would normalize it (httpx asks for /guard.db): no route takes it
-        raw = http.client.HTTPConnection(httpx.URL(url).host, httpx.URL(url).port, timeout=10)
+        server = httpx.URL(url)
+        raw = http.client.HTTPConnection(server.host, server.port, timeout=10)
         raw.request("GET", "/audio/../../guard.db", headers={"cookie": "; ".join(
             f"{k}={v}" for k, v in ann.client.cookies.items())})
         assert raw.getresponse().status == 404

@@ -117,7 +117,7 @@ def head_loss(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor) -> torch.
     return _head_loss(h, w, targets)
 
 
-_UNTRACED = {}  # not functools.cache: torch.compile traces through its wrapper, with a warning
+_untraced_head = None  # made once, not by functools.cache: torch.compile traces through its wrapper, with a warning
 
 
 def _untraced():
@@ -125,9 +125,10 @@ def _untraced():
     against 464 eager, and 126 s to compile on 2 cores), so the model compiles around it. Made here, not by
     decorating head_loss: `torch.compiler.disable` imports torch._dynamo, 1.3 s of every process that loads the
     model, and only a process that compiles gets here, with it already loaded."""
-    if not _UNTRACED:
-        _UNTRACED["head"] = torch.compiler.disable(_head_loss)
-    return _UNTRACED["head"]
+    global _untraced_head
+    if _untraced_head is None:
+        _untraced_head = torch.compiler.disable(_head_loss)
+    return _untraced_head
 
 
 def _head_loss(h: torch.Tensor, w: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

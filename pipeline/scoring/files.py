@@ -88,10 +88,9 @@ _ROWS = {table: records.RowWriter(table.name, table.record, lm=False) for table 
 def scored_part(job: tuple[list[Pair], str, str, frozenset[str]]) -> Part:
     """A chunk of pairs scored, with its normalizer, language and the names of the files wanted."""
     pairs, normalizer, language, wanted = job
-    tallies, n = Tallies(None), 0
+    tallies = Tallies(None)
     utterances, events, pralign = [], [], []
     for s in scored(pairs, normalizer, language, aligned=not wanted.isdisjoint(f.name for f in ALIGNED_FILES)):
-        n += 1
         utterances.append(s.utterance)
         events += s.events
         if s.pralign:
@@ -104,7 +103,7 @@ def scored_part(job: tuple[list[Pair], str, str, frozenset[str]]) -> Part:
         UTTERANCES.name: lambda: _ROWS[UTTERANCES].render(utterances),
         EVENTS.name: lambda: _ROWS[EVENTS].render(events)}
     return Part({name: make() for name, make in texts.items() if name in wanted},
-                {UTTERANCES.name: n, EVENTS.name: len(events)}, tallies, n)
+                {UTTERANCES.name: len(utterances), EVENTS.name: len(events)}, tallies, len(utterances))
 
 
 def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparability | None = None,

@@ -6,7 +6,7 @@ Clones the committed HEAD into a temporary folder (nothing of this checkout's mo
 along), times `scripts/setup` there (pip's download cache is the machine's, so this is the install time, not the
 download time), then `.venv/bin/python run_pipeline.py`, with each stage's seconds from its manifest, then three
 reruns (the best counts). Python runs as on a user's machine, writing its bytecode cache: PYTHONDONTWRITEBYTECODE,
-which some sandboxes set, is dropped, since without the cache every start compiles the project's modules again.
+which some sandboxes set, is dropped (scripts/setup compiles the project's own modules either way).
 The goal (≤ 5 minutes for the run, the setup apart; ≤ 1 s for the rerun) is printed as met or not met. A missed
 run gets the training's budget (what the goal leaves it once the other stages are paid, per step) beside the step
 `bench/train_speed.py` measured on this CPU in the precision the run trained in, and its matmul floor. Each

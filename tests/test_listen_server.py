@@ -2,6 +2,7 @@
 from a copied file refused; a server killed with -9 keeps every vote it acknowledged; one sample rate and level
 hide the systems; damaged, foreign or newer files are named; a lock held elsewhere is a bounded wait. The same two
 runs as test_listen.py (tests/listening.py shared_team), on its own copy."""
+import contextlib
 import http.client
 import io
 import json
@@ -70,11 +71,10 @@ def test_the_server_refuses_whoever_has_no_link_and_anything_off_the_scale(runs)
             assert ann.client.get(f"/audio/{clip}").status_code == 404
         # as sent, not as a client would normalize it (httpx asks for /guard.db): no route takes it
         server = httpx.URL(url)
-        raw = http.client.HTTPConnection(server.host, server.port, timeout=10)
-        raw.request("GET", "/audio/../../guard.db", headers={"cookie": "; ".join(
-            f"{k}={v}" for k, v in ann.client.cookies.items())})
-        assert raw.getresponse().status == 404
-        raw.close()
+        with contextlib.closing(http.client.HTTPConnection(server.host, server.port, timeout=10)) as raw:
+            raw.request("GET", "/audio/../../guard.db", headers={"cookie": "; ".join(
+                f"{k}={v}" for k, v in ann.client.cookies.items())})
+            assert raw.getresponse().status == 404
 
         vote = {"trial": trial["trial"], "value": 4, "submission": "s" * 20}
         assert ann.vote(trial, 4).status_code == 409  # not heard yet

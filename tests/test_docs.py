@@ -78,7 +78,8 @@ def test_the_architecture_doc_lists_the_layers_in_the_order_the_imports_keep():
 
 def test_the_architecture_doc_names_every_module_of_every_folder():
     """The tree of docs/architecture.md: each folder of pipeline/ with every module in it (a module of a
-    registry's package by its name; the one-file extension points are named by their folder)."""
+    registry's package by its name; the one-file extension points are named by their folder), every preset of
+    configs/ and every benchmark of bench/."""
     text = ARCHITECTURE.read_text()
     tree = text[text.index("    pipeline/\n"):text.index("    configs/")]
     folders = {m.group(1): m.start() for m in re.finditer(r"^      ([a-z_]+)/ ", tree, re.M)}
@@ -91,6 +92,9 @@ def test_the_architecture_doc_names_every_module_of_every_folder():
         entry = tree[start:min([s for s in folders.values() if s > start] or [len(tree)])]
         missing += [f"pipeline/{folder.name}/{m.name}" for m in sorted(folder.glob("*.py"))
                     if m.name != "__init__.py" and m.name not in entry and m.stem not in entry]
+    rest = text[text.index("    configs/"):text.index("**A change that must not change results**")]
+    missing += [f"{f.parent.name}/{f.name}" for pattern in ("configs/*.toml", "bench/*.py")
+                for f in sorted(ROOT.glob(pattern)) if f.name not in rest]
     assert not missing, missing
 
 

@@ -51,6 +51,11 @@ def test_mismatched_ids_and_counts_are_clear_errors(tmp_path):
     (tmp_path / "hyp.trn").write_text("a b (x_1)\nc d (x_3)\n")
     proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--out", str(tmp_path / "o"))
     assert proc.returncode == 2 and "ids do not match" in proc.stderr and "x_2" in proc.stderr
+    assert "`(id)`" in proc.stderr  # the fix it names: an utterance heard as nothing is its id alone
+    (tmp_path / "hyp.trn").write_text("a b (x_1)\n(x_2)\n")
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 0, proc.stderr
+    assert store.read_csv(tmp_path / "o" / "utterances.csv")[1]["deletions"] == "2"
     (tmp_path / "r.txt").write_text("a\nb\nc\n")
     (tmp_path / "h.txt").write_text("a\nb\n")
     proc = score("--ref", str(tmp_path / "r.txt"), "--hyp", str(tmp_path / "h.txt"), "--out", str(tmp_path / "o"))

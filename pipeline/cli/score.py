@@ -50,7 +50,8 @@ def read_pairs(ref_path: str, hyp_path: str) -> Iterator[Pair]:
         missing, extra = sorted(set(ref_ids) - set(hyp_ids)), sorted(set(hyp_ids) - set(ref_ids))
         if missing or extra:
             raise InputError(f"ids do not match: {len(missing)} only in {ref_path} (e.g. {missing[:3]}), "
-                             f"{len(extra)} only in {hyp_path} (e.g. {extra[:3]})")
+                             f"{len(extra)} only in {hyp_path} (e.g. {extra[:3]}); give each utterance a line in "
+                             "both, with the same id (where an engine heard nothing, its id alone: `(id)`)")
         return iter([Pair(sentence_id=uid, reference=text, hypothesis=hyp_ids[uid]) for uid, text in refs])
     if n_refs != n_hyps:
         raise InputError(f"--ref {ref_path} has {n_refs} lines but --hyp {hyp_path} has {n_hyps}; they pair "

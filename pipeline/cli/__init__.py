@@ -1,5 +1,5 @@
 """Command line: running the pipeline (what it does without a command), and each registered command
-(pipeline/cli/command.py: `score`, `compare-runs`, one module each)."""
+(`COMMANDS` in pipeline/cli/command.py; each built-in command is one module of this folder)."""
 from __future__ import annotations
 
 import argparse

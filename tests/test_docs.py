@@ -76,6 +76,28 @@ def test_the_architecture_doc_lists_the_layers_in_the_order_the_imports_keep():
     assert named == LAYERS
 
 
+def test_the_architecture_docs_plan_is_what_the_default_run_plans():
+    """Its abridged `--plan`: the default run's stages in order, each with what it reads, makes and depends on
+    as its declaration says (a line that goes on below is joined to it)."""
+    from pipeline.config.run import Config
+    from pipeline.run import runner
+    from pipeline.stages import ALL
+
+    text = ARCHITECTURE.read_text()
+    block = text[text.index("    prepare:    reads"):text.index("Every module of `pipeline/stages/`")]
+    entries: list[str] = []
+    for line in filter(str.strip, block.splitlines()):
+        if re.match(r"    [a-z_]+: ", line):
+            entries.append(line)
+        else:
+            entries[-1] += line
+    documented = [re.fullmatch(r"([a-z_]+): reads (.+?) makes (.+?) config (.+)", " ".join(e.split())).groups()
+                  for e in entries]
+    declared = [(s.name, ", ".join([*s.reads, *(f"{n} (if any)" for n in s.optional)]), ", ".join(s.makes),
+                 ", ".join(s.config)) for s in runner.plan(Config(), ALL)]
+    assert documented == declared
+
+
 def test_the_architecture_doc_names_every_module_of_every_folder():
     """The tree of docs/architecture.md: each folder of pipeline/ with every module in it (a module of a
     registry's package by its name; the one-file extension points are named by their folder), every preset of

@@ -98,6 +98,24 @@ def test_the_architecture_docs_plan_is_what_the_default_run_plans():
     assert documented == declared
 
 
+def test_the_architecture_doc_places_every_config_section_in_the_module_that_owns_it():
+    import dataclasses
+
+    from pipeline.config.run import Config
+
+    text = ARCHITECTURE.read_text()
+    paragraph = text[text.index("**One source for every option.**"):text.index("`config/run.py` only")]
+    wrong = []
+    for section in dataclasses.fields(Config):
+        if not dataclasses.is_dataclass(section.default_factory):
+            continue  # a key of the run itself, not a section
+        owner = section.default_factory.__module__.removeprefix("pipeline.").replace(".", "/") + ".py"
+        named = re.search(rf"`{section.name}`[^;]*?\sin\s`([a-z_/]+\.py)`", paragraph)
+        if not named or named.group(1) != owner:
+            wrong.append(f"{section.name}: {named and named.group(1)}, not {owner}")
+    assert not wrong, wrong
+
+
 def test_the_architecture_doc_names_every_module_of_every_folder():
     """The tree of docs/architecture.md: each folder of pipeline/ with every module in it (a module of a
     registry's package by its name; the one-file extension points are named by their folder), every preset of

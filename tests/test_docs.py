@@ -116,6 +116,27 @@ def test_the_architecture_doc_places_every_config_section_in_the_module_that_own
     assert not wrong, wrong
 
 
+def test_every_name_the_architecture_doc_places_in_a_module_is_defined_there():
+    """`Speech` (`io/speech.py`), `Rating` in `mos.py`, `render/html.py` `Page`: each such name is the module's own
+    (a module named by its file alone is any module of that name; a config section has its own test above)."""
+    import importlib
+
+    text = ARCHITECTURE.read_text()
+    placed = [r"`(?P<name>[A-Z][A-Za-z_]*|[a-z_]+\(\))` (?:\(|in )`(?:pipeline/)?(?P<path>[a-z_/]+)\.py`",
+              r"`(?:pipeline/)?(?P<path>[a-z_/]+)\.py` `(?P<name>[A-Za-z_]+)`"]
+    wrong, checked = [], 0
+    for pattern in placed:
+        for m in re.finditer(pattern, text):
+            name, path = m.group("name").removesuffix("()"), m.group("path")
+            modules = [".".join(f.relative_to(ROOT).with_suffix("").parts)
+                       for f in (ROOT / "pipeline").rglob(f"{path.rsplit('/', 1)[-1]}.py") if f.match(f"{path}.py")]
+            checked += 1
+            if not any(hasattr(importlib.import_module(m), name) for m in modules):
+                wrong.append(f"{name} in {path}.py")
+    assert not wrong, wrong
+    assert checked > 10
+
+
 def test_the_architecture_doc_names_every_module_of_every_folder():
     """The tree of docs/architecture.md: each folder of pipeline/ with every module in it (a module of a
     registry's package by its name; the one-file extension points are named by their folder), every preset of

@@ -42,6 +42,17 @@ def test_the_readme_is_short_and_starts_with_the_two_commands_and_the_main_optio
     assert "--audio-manifest" in first_screen and "## Main options" in first_screen
 
 
+def test_the_readme_lists_utterances_csv_columns_as_the_record_declares_them():
+    import dataclasses
+
+    from pipeline.scoring.utterances import ScoredUtterance
+
+    row = next(line for line in (ROOT / "README.md").read_text().splitlines()
+               if line.startswith("| `results/default/utterances.csv` |"))
+    listed = re.search(r"\): `(id, [^`]+)`, then each measure's columns", row).group(1).split(", ")
+    assert listed == [f.name for f in dataclasses.fields(ScoredUtterance) if "columns" not in f.metadata]
+
+
 def test_every_registered_choice_is_in_the_docs_that_list_its_kind():
     """The lists the docs keep of each registry (formats, measures, normalizers, commands, recipes, listening-test
     kinds) hold every entry the registry has."""

@@ -66,6 +66,10 @@ def test_every_registered_choice_is_in_the_docs_that_list_its_kind():
     readme, manifest_doc = (ROOT / "README.md").read_text(), (ROOT / "docs" / "manifests.md").read_text()
     stats = (ROOT / "docs" / "statistics.md").read_text()
     missing = [f"docs/manifests.md: format {f}" for f in manifests.formats() if f"| `{f}` |" not in manifest_doc]
+    counted = ("one two three four five six seven eight nine ten eleven twelve".split()[len(manifests.formats()) - 1]
+               + " formats")
+    missing += [f"README.md: the formats counted as {n}" for n in re.findall(r"\b(\w+) formats\b", readme)
+                if f"{n} formats" != counted]
     missing += [f"docs/statistics.md: measure {m}" for m in MEASURES.names() if f"| `{m}` |" not in stats]
     missing += [f"docs/statistics.md: normalizer {n}" for n in NORMALIZERS if f"`{n}`" not in stats]
     missing += [f"README.md: command {c}" for c in COMMANDS.names() if f"run_pipeline.py {c}" not in readme]

@@ -37,7 +37,8 @@ def recordings(folder: Path, speech=None) -> list[Path]:
 
 
 def write_formats(d: Path) -> dict[str, Path]:
-    """The same four recordings in all six formats; each path is what a user passes to --audio-manifest."""
+    """The same four recordings in every format that reads a folder of wavs (Common Voice's clips are mp3: its own
+    test); each path is what a user passes to --audio-manifest."""
     (d / "m.tsv").write_text("id\taudio\treference\n" + "".join(f"{u}\twavs/{u}.wav\t{t}\n" for u, t in zip(IDS, TEXTS)))
     (d / "meta.lst").write_text("".join(f"{u}|a prompt|prompts/{u}.wav|{t}\n" for u, t in zip(IDS, TEXTS)))
     (d / "train.jsonl").write_text("".join(json.dumps({"audio_filepath": f"wavs/{u}.wav", "text": t, "duration": 2.9})

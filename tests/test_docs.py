@@ -55,13 +55,15 @@ def test_the_readme_lists_utterances_csv_columns_as_the_record_declares_them():
 
 def test_every_registered_choice_is_in_the_docs_that_list_its_kind():
     """The lists the docs keep of each registry (formats, measures, normalizers, commands, recipes, listening-test
-    kinds) hold every entry the registry has."""
+    kinds, voice and engine families) hold every entry the registry has."""
+    from pipeline.asr.base import ENGINES
     from pipeline.cli.command import COMMANDS
     from pipeline.config import recipes
     from pipeline.io import manifests
     from pipeline.listen.kinds import KINDS
     from pipeline.measures.base import MEASURES
     from pipeline.scoring.normalize import NORMALIZERS
+    from pipeline.tts.base import VOICES
 
     readme, manifest_doc = (ROOT / "README.md").read_text(), (ROOT / "docs" / "manifests.md").read_text()
     stats = (ROOT / "docs" / "statistics.md").read_text()
@@ -76,6 +78,9 @@ def test_every_registered_choice_is_in_the_docs_that_list_its_kind():
     missing += [f"docs/manifests.md: recipe {r}" for r in recipes.names() if f"--preset {r}" not in manifest_doc]
     listening = (ROOT / "docs" / "listening.md").read_text()
     missing += [f"docs/listening.md: kind {k}" for k in KINDS.names() if f"| `{k}` |" not in listening]
+    backends = (ROOT / "docs" / "voices-and-engines.md").read_text()
+    missing += [f"docs/voices-and-engines.md: {name}" for name in (*VOICES.names(), *ENGINES.names())
+                if f"`{name.split(':')[0]}:" not in backends]
     assert not missing, missing
 
 

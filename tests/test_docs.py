@@ -55,7 +55,7 @@ def test_the_readme_lists_utterances_csv_columns_as_the_record_declares_them():
 
 def test_every_registered_choice_is_in_the_docs_that_list_its_kind():
     """The lists the docs keep of each registry (formats, measures, normalizers, commands, recipes, listening-test
-    kinds, voice and engine families) hold every entry the registry has."""
+    kinds, voice and engine families, the statistics' files) hold every entry the registry has."""
     from pipeline.asr.base import ENGINES
     from pipeline.cli.command import COMMANDS
     from pipeline.config import recipes
@@ -63,6 +63,7 @@ def test_every_registered_choice_is_in_the_docs_that_list_its_kind():
     from pipeline.listen.kinds import KINDS
     from pipeline.measures.base import MEASURES
     from pipeline.scoring.normalize import NORMALIZERS
+    from pipeline.statistics import STATISTICS
     from pipeline.tts.base import VOICES
 
     readme, manifest_doc = (ROOT / "README.md").read_text(), (ROOT / "docs" / "manifests.md").read_text()
@@ -78,6 +79,8 @@ def test_every_registered_choice_is_in_the_docs_that_list_its_kind():
     missing += [f"docs/manifests.md: recipe {r}" for r in recipes.names() if f"--preset {r}" not in manifest_doc]
     listening = (ROOT / "docs" / "listening.md").read_text()
     missing += [f"docs/listening.md: kind {k}" for k in KINDS.names() if f"| `{k}` |" not in listening]
+    what_you_get = readme[readme.index("## What you get"):readme.index("## Speed")]
+    missing += [f"README.md: {s.file} in What you get" for s in STATISTICS.all() if f"{s.file}`" not in what_you_get]
     backends = (ROOT / "docs" / "voices-and-engines.md").read_text()
     missing += [f"docs/voices-and-engines.md: {name}" for name in (*VOICES.names(), *ENGINES.names())
                 if f"`{name.split(':')[0]}:" not in backends]

@@ -55,13 +55,15 @@ def test_the_readme_lists_utterances_csv_columns_as_the_record_declares_them():
 
 def test_every_registered_choice_is_in_the_docs_that_list_its_kind():
     """The lists the docs keep of each registry (formats, measures, normalizers, commands, recipes, listening-test
-    kinds, voice and engine families, the statistics' files) hold every entry the registry has."""
+    kinds, voice and engine families, the statistics' files, health flags, each measure's columns) hold every entry
+    the registry has."""
     from pipeline.asr.base import ENGINES
     from pipeline.cli.command import COMMANDS
     from pipeline.config import recipes
     from pipeline.io import manifests
     from pipeline.listen.kinds import KINDS
     from pipeline.measures.base import MEASURES
+    from pipeline.scoring import flags
     from pipeline.scoring.normalize import NORMALIZERS
     from pipeline.statistics import STATISTICS
     from pipeline.tts.base import VOICES
@@ -74,6 +76,11 @@ def test_every_registered_choice_is_in_the_docs_that_list_its_kind():
     missing += [f"README.md: the formats counted as {n}" for n in re.findall(r"\b(\w+) formats\b", readme)
                 if f"{n} formats" != counted]
     missing += [f"docs/statistics.md: measure {m}" for m in MEASURES.names() if f"| `{m}` |" not in stats]
+    rows = {m: next((line for line in stats.splitlines() if line.startswith(f"| `{m}` |")), "")
+            for m in MEASURES.names()}
+    missing += [f"docs/statistics.md: measure {d.name}'s column {c}" for d in MEASURES.all() for c in d.columns
+                if f"`{c}`" not in rows[d.name]]
+    missing += [f"docs/statistics.md: flag {f}" for f in flags.NAMES if f"| `{f}` |" not in stats]
     missing += [f"docs/statistics.md: normalizer {n}" for n in NORMALIZERS if f"`{n}`" not in stats]
     missing += [f"README.md: command {c}" for c in COMMANDS.names() if f"run_pipeline.py {c}" not in readme]
     missing += [f"docs/manifests.md: recipe {r}" for r in recipes.names() if f"--preset {r}" not in manifest_doc]

@@ -103,6 +103,26 @@ def test_every_source_makes_the_sentences_and_the_rest_follows(source, stages, t
     assert {"sentences", "speech", "transcripts", "scores", "statistics", "report"} <= made
 
 
+def test_plan_shows_the_stages_that_stages_and_from_select(capsys, tmp_path, monkeypatch):
+    """`--plan --stages …`/`--from …` is what that run would do, not the whole run; a stage the run has not is
+    refused as the run refuses it."""
+    monkeypatch.chdir(tmp_path)
+    shown = {}
+    for flags in (["--stages", "score,report"], ["--from", "transcribe"], ["--from", "train", "--stages", "sample"]):
+        assert main(["--plan", *flags]) == 0
+        out = capsys.readouterr().out
+        shown[flags[-1]] = [line.split(":")[0] for line in out.splitlines() if not line.startswith((" ", "("))]
+        assert out.startswith("(left out by --stages/--from")
+    assert shown == {"score,report": ["score", "report"], "transcribe": ["transcribe", "score", "compare", "report"],
+                     "sample": ["sample"]}
+    (tmp_path / "s.txt").write_text("Hello there, friend.\n")
+    assert main(["--plan", "--sentences", "s.txt", "--from", "train"]) == 2
+    assert "'train' is not part of this run" in capsys.readouterr().err
+    assert main(["--plan"]) == 0 and not capsys.readouterr().out.startswith("(")
+    assert main(["--from", "train", "--stages", "sample", "--quick", "--set", f"models_dir={tmp_path}"]) == 2
+    assert "run train first: --from train without --stages, train added to --stages" in capsys.readouterr().err
+
+
 def leaves(cfg, key):
     """(dotted key, field) of every option under a declared config key."""
     return [(k, f) for k, f, _ in options.declared(cfg) if k == key or k.startswith(key + ".")]

@@ -43,7 +43,8 @@ def run_parser(every_key: bool = False) -> tuple[argparse.ArgumentParser, list[s
                    help="--preset quick: a smoke test (60 training iterations, 2 samples)")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as TOML and exit")
     p.add_argument("--plan", action="store_true",
-                   help="print the stages this config runs, with what each reads, makes and depends on, and exit")
+                   help="print the stages this config runs (those --stages/--from select), with what each reads, makes "
+                        "and depends on, and exit")
     p.add_argument("--stages", help=f"comma-separated subset of: {','.join(STAGES)}")
     p.add_argument("--from", dest="start", choices=STAGES, help="run from this stage on")
     p.add_argument("--force", action="store_true", help="rerun the selected stages even when up to date")
@@ -181,7 +182,11 @@ def _run(cfg: Config, args: argparse.Namespace, stages: list[str] | None) -> int
     from pipeline.stages import ALL
 
     if args.plan:
-        print(runner.describe(cfg, ALL))
+        try:
+            print(runner.describe(cfg, ALL, stages, args.start))
+        except ConfigError as e:
+            print(f"config error: {e}", file=sys.stderr)
+            return 2
         return 0
 
     try:

@@ -49,10 +49,15 @@ def plan(cfg: Config, declared: list[Stage]) -> list[Stage]:
     return chosen
 
 
-def describe(cfg: Config, declared: list[Stage]) -> str:
-    """The plan as a reader follows it: each stage with what it reads and makes, and the config it depends on."""
+def describe(cfg: Config, declared: list[Stage], stages: list[str] | None = None, start: str | None = None) -> str:
+    """The plan as a reader follows it: each stage the run executes (`stages`, `start`: as `select` takes them)
+    with what it reads and makes, and the config it depends on."""
     lines = []
-    for stage in plan(cfg, declared):
+    chosen = select(cfg, declared, stages, start)
+    if stages or start:
+        skipped = [s.name for s in plan(cfg, declared) if s not in chosen]
+        lines.append(f"(left out by --stages/--from, what they made used as it stands: {', '.join(skipped)})")
+    for stage in chosen:
         reads = ", ".join([*stage.reads, *(f"{n} (if any)" for n in stage.optional)])
         lines.append(f"{stage.name}: {stage.doc}")
         lines.append(f"    reads  {reads}")
@@ -87,8 +92,8 @@ def config_of(cfg: Config, keys: tuple[str, ...]) -> dict:
     return out
 
 
-def maker(name: str, planned: list[Stage]) -> str:
-    return next((s.name for s in planned if name in s.makes), "an earlier stage")
+def maker(name: str, planned: list[Stage]) -> str | None:
+    return next((s.name for s in planned if name in s.makes), None)
 
 
 def resolve_models(cfg: Config, stages: list[Stage]) -> dict[str, dict]:
@@ -102,9 +107,11 @@ def stage_key(cfg: Config, stage: Stage, models: dict | None = None, planned: li
     for name in stage.reads + stage.optional:
         contents[name] = ARTIFACTS[name].content(cfg)
         if contents[name] is None and name in stage.reads:
+            first = maker(name, planned)
+            fix = (f"run {first} first: --from {first} without --stages, {first} added to --stages, or neither flag"
+                   if first else "it is this run's input: check its path")
             raise MissingInput(f"stage {stage.name} needs {name} ({ARTIFACTS[name].path(cfg)}), which does not "
-                               f"exist yet; run the stages before it (e.g. --from {maker(name, planned)}, or no "
-                               f"--stages at all)")
+                               f"exist yet; {fix}")
     key = {"inputs": contents, "config": config_of(cfg, stage.config),
            "models": {spec: source.content(cfg.models_dir) for spec, source in (models or {}).items()},
            "environment": stage.environment(cfg) if stage.environment else {}}

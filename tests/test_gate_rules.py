@@ -56,3 +56,33 @@ def test_a_run_manifest_is_one_typed_record_and_a_newer_one_is_refused_by_name(t
     store.write_record(tmp_path / "manifest.json", {**data, "manifest_version": 2})
     with pytest.raises(InputError, match=r"manifest.json: manifest_version 2: written by a newer version"):
         sealed.load(str(tmp_path))
+
+
+def test_what_no_exact_test_can_find_is_not_promised_and_needs_the_sentences_that_reach():
+    """Five sentences and seven metrics, as a first comparison of two voices: the t-test's power figures would
+    promise a Δ of 0.85 is found with 80% power, but the exact test's p cannot go below 0.375 once Holm-corrected,
+    so nothing is promised; and a Δ needs at least the sentences that bring that floor under α."""
+    from pipeline.gate.release import floors
+    from pipeline.scoring.paired import Power, holm, within_reach
+    from pipeline.statistics.comparisons import undetected
+
+    rows = [row("wer", 5, test="MAPSSWE"), *(row(f"m{k}", 5) for k in range(6))]
+    found = within_reach([Power(0.85, 3)] * 7, floors(rows))
+    assert found[0] == Power(0.85, 3, 0.0)  # MAPSSWE has no floor: the t-test's figures stand
+    assert found[1] == Power(None, 8, holm([0.0, *[smallest_p(5)] * 6])[1]) and found[1].floor == 6 * 2 / 32
+    # 8 is the fewest sentences whose floor, Holm-corrected beside the others as they are, is under α: by brute force
+    least = min(n for n in range(1, 64) if holm([0.0, smallest_p(n), *[smallest_p(5)] * 5])[1] < ALPHA)
+    assert least == 8
+    said = undetected(5, -1.13, found[1])
+    assert "its p cannot go below 0.375" in said and "would take about 8" in said and "detect |Δ|" not in said
+    assert within_reach([Power(0.3, 40)], [smallest_p(40)]) == [Power(0.3, 40, smallest_p(40))]  # nothing to add
+
+
+def test_micro_wer_has_no_floor_so_the_exact_tests_beside_it_are_corrected_for_fewer():
+    """Holm's least for each test is its correction with every test at its own floor: ten MAPSSWE tests, whose p
+    can go to 0, leave twenty exact tests of ten sentences a floor of 20 × 2/1024 = 0.039, which can fail the
+    gate; thirty tests times the floor (0.059) said it could not."""
+    rows = [*(row(f"wer{k}", 10, test="MAPSSWE") for k in range(10)), *(row(f"m{k}", 10) for k in range(20))]
+    found = reach(rows)
+    assert found.smallest["m0"] == pytest.approx(20 * smallest_p(10)) and found.said(10) == ""
+    assert 20 * smallest_p(10) < ALPHA < 30 * smallest_p(10)

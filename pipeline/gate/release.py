@@ -271,6 +271,9 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
     better = {c: d.better for d in a.measures.values() for c in d.columns}
     found = _derived(found, {c: f for d in a.measures.values() for c, f in d.derived.items()})
     tested = [m for m in found if not m.derived_from]
+    reachable = iter(paired.within_reach([m.power for m in tested], floors(tested)))
+    found = [m if m.derived_from else replace(m, power=next(reachable)) for m in found]
+    tested = [m for m in found if not m.derived_from]
     corrected = dict(zip(map(id, tested), paired.holm([m.p for m in tested])))
     source = {(m.matched, m.metric): corrected[id(m)] for m in tested}
     out = []
@@ -310,7 +313,7 @@ def verdict(m: _Metric, delta: float, low: float | None, high: float | None, p_h
         return f"{head}: {figures}; a function of {m.derived_from}, not a test of its own (its verdict is " \
                f"{m.derived_from}'s)"
     if not significant or worse_by == 0:
-        power = paired.Power(rounded(m.power.detectable), m.power.needed)
+        power = replace(m.power, detectable=rounded(m.power.detectable))
         return f"{head}: no significant difference, {figures}" + undetected(m.sentences, delta, power, 4)
     if worse_by < 0:
         return f"{head}: better, {figures}"
@@ -393,13 +396,18 @@ class Reach:
                 f"(smallest {min(self.smallest[c] for c in self.cannot):.3g}): only the other metrics can fail the gate")
 
 
+def floors(tested: list) -> list[float]:
+    """Each test's own smallest p, before correction: none for MAPSSWE (a t statistic), 2 / 2ⁿ for the exact
+    signed-rank test of n sentences."""
+    return [0.0 if t.test == "MAPSSWE" else paired.smallest_p(t.sentences) for t in tested]
+
+
 def reach(rows: list[RunComparison]) -> Reach:
     tested = [r for r in rows if not r.derived_from]
     smallest = {}
-    for r in tested:
-        floor = 0.0 if r.test == "MAPSSWE" else paired.smallest_p(r.sentences)  # a t statistic has no floor
+    for r, floor in zip(tested, paired.holm(floors(tested))):  # each at its floor: Holm's least for every test
         key = r.metric if r.metric not in smallest else f"{r.metric} ({r.voice_b} against {r.voice_a})"
-        smallest[key] = min(1.0, floor * len(tested))
+        smallest[key] = floor
     return Reach(len(tested), smallest, [m for m, p in smallest.items() if p >= ALPHA])
 
 

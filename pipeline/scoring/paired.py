@@ -287,6 +287,7 @@ POWER = 0.8  # the chance of detecting a difference that the power figures are f
 class Power:
     detectable: float | None  # the smallest |Δ| these sentences detect with POWER at ALPHA (a paired t-test)
     needed: int | None  # sentences it takes to detect the observed Δ so; None when Δ is 0
+    floor: float = 0.0  # the smallest p the test can give here, corrected (within_reach): at ALPHA or above, no Δ
 
 
 def power(contributions: list[float], delta: float | None, alpha: float = ALPHA, chance: float = POWER) -> Power:
@@ -320,6 +321,28 @@ def power(contributions: list[float], delta: float | None, alpha: float = ALPHA,
             break
         needed = again
     return Power(detectable, needed)
+
+
+def within_reach(powers: list[Power], floors: list[float], alpha: float = ALPHA) -> list[Power]:
+    """Each test's power among Holm-corrected tests whose own smallest p are `floors` (smallest_p of the sentences
+    for an exact test, 0 for one without a floor). Holm's correction only grows with each p, so test k cannot go
+    below holm(floors)[k] however large Δ is: where that is at least alpha no Δ is detectable here, and any Δ needs
+    at least the sentences that bring it under alpha, the other tests held as they are."""
+    corrected = holm(floors)
+
+    def reaches(k: int, n: int) -> bool:
+        return holm([*floors[:k], smallest_p(n), *floors[k + 1:]])[k] < alpha
+
+    out = []
+    for k, (found, floor) in enumerate(zip(powers, corrected)):
+        needed = found.needed
+        if floors[k] > 0 and needed and not reaches(k, needed):
+            low, high = needed, math.ceil(math.log2(2 * len(floors) / alpha)) + 1  # at high every test reaches
+            while high - low > 1:
+                low, high = (low, (low + high) // 2) if reaches(k, (low + high) // 2) else ((low + high) // 2, high)
+            needed = high
+        out.append(Power(found.detectable if floor < alpha else None, needed, floor))
+    return out
 
 
 def pooled_contributions(errors_a: list[int], errors_b: list[int], words: list[int]) -> list[float]:

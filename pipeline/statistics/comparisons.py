@@ -68,14 +68,27 @@ def family(a: Group, b: Group) -> str:
     return ONE_FACTOR if "+" not in differs(a, b) else CROSS_FACTOR
 
 
-def corrected(pairs: list[tuple[Group, Group]], p: list[float]) -> list[float]:
-    """The p-values of these pairs Holm-corrected within each pair's family, in their order."""
-    out = list(p)
+def per_family(pairs: list[tuple[Group, Group]], values: list, within) -> list:
+    """`within` (a list of a family's values → as many results) applied to each pair's Holm family, in order."""
+    out = list(values)
     for name in (ONE_FACTOR, CROSS_FACTOR):
         members = [i for i, (a, b) in enumerate(pairs) if family(a, b) == name]
-        for i, q in zip(members, paired.holm([p[i] for i in members])):
+        for i, q in zip(members, within([values[i] for i in members])):
             out[i] = q
     return out
+
+
+def corrected(pairs: list[tuple[Group, Group]], p: list[float]) -> list[float]:
+    """The p-values of these pairs Holm-corrected within each pair's family, in their order."""
+    return per_family(pairs, p, paired.holm)
+
+
+def exact_reach(pairs: list[tuple[Group, Group]], powers: list[paired.Power],
+                sentences: list[int]) -> list[paired.Power]:
+    """Each pair's power where its exact signed-rank test, Holm-corrected within its family, has a floor
+    (paired.within_reach)."""
+    return per_family(pairs, list(zip(powers, sentences)), lambda family_of: paired.within_reach(
+        [power for power, _ in family_of], [paired.smallest_p(n) for _, n in family_of]))
 
 
 def significant_digits(p: float) -> float:
@@ -101,9 +114,14 @@ def rounded(x: float | None, digits: int = 4) -> float | None:
 def undetected(sentences: int, delta: float | None, power: paired.Power, digits: int = 3) -> str:
     """What a comparison that found no difference could have found (paired.power), in words; "" when nothing can
     be said."""
-    if power.detectable is None:
+    if power.floor >= ALPHA:
+        note = (f"; with {sentences} sentences its p cannot go below {power.floor:.3g} (the exact test's least, "
+                "Holm-corrected), so no Δ could be found")
+    elif power.detectable is None:
         return ""
-    note = f"; {sentences} sentences detect |Δ| ≥ {power.detectable:.{digits}f} ({paired.POWER:.0%} power, α {ALPHA})"
+    else:
+        note = (f"; {sentences} sentences detect |Δ| ≥ {power.detectable:.{digits}f} ({paired.POWER:.0%} power, "
+                f"α {ALPHA})")
     return note + (f", Δ = {delta:+.{digits}f} would take about {power.needed}" if power.needed and delta else "")
 
 

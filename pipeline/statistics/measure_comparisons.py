@@ -13,7 +13,8 @@ from pipeline.scoring import paired
 from pipeline.scoring.paired import ALPHA
 from pipeline.scoring.utterances import ScoredUtterance
 from pipeline.statistics import STATISTICS, Statistic
-from pipeline.statistics.comparisons import corrected, differs, family, rounded, short, significant_digits, undetected
+from pipeline.statistics.comparisons import (corrected, differs, exact_reach, family, rounded, short,
+                                             significant_digits, undetected)
 from pipeline.statistics.measure_summary import columns, valued
 
 
@@ -74,8 +75,11 @@ def comparisons(utterances: list[ScoredUtterance], n_boot: int, seed: int) -> li
         pairs = [(a, b) for a, b, *_ in found]
         holm = corrected(pairs, [w.p for *_, w, _ in found])
         exact_holm = corrected(pairs, [e.p for *_, e in found])
-        for (a, b, va, vb, (delta, low, high), w, exact), p_holm, e_holm in zip(found, holm, exact_holm):
-            power = paired.power([q - p for p, q in zip(va, vb)], delta, ALPHA)
+        powers = [paired.power([q - p for p, q in zip(va, vb)], delta, ALPHA)
+                  for _, _, va, vb, (delta, *_), *_ in found]
+        powers = exact_reach(pairs, powers, [len(va) for _, _, va, *_ in found])
+        for (a, b, va, vb, (delta, low, high), w, exact), p_holm, e_holm, power in zip(found, holm, exact_holm,
+                                                                                        powers):
             out.append(MeasureComparison(
                 a=a, b=b, measure=column, sentences=len(va), mean_a=rounded(np.mean(va)), mean_b=rounded(np.mean(vb)),
                 delta=rounded(delta), delta_ci95_low=rounded(low), delta_ci95_high=rounded(high),

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -83,3 +85,42 @@ def test_missing_binary_says_how_to_install(monkeypatch):
 
 def test_registry_lists_every_family():
     assert {"piper", "flite", "espeak"} <= set(base.VOICES.families())
+
+
+def test_a_voice_says_its_language_and_a_run_in_another_is_refused_with_a_voice_that_speaks_it():
+    """Piper's config and espeak-ng's own voice list say what each voice speaks; an English voice reading a run's
+    Chinese sentences is refused before any work, as an English-only ASR model is, naming espeak-ng's Mandarin."""
+    from pipeline.errors import ConfigError
+    from pipeline.stages.synthesize import speaks
+
+    found = {name: base.resolve(name) for name in ("piper:joe", "flite:slt", "espeak:cmn", "espeak:en-us+f3",
+                                                   "espeak:de", "espeak:no-such-voice")}
+    assert {name: s.language for name, s in found.items()} == {
+        "piper:joe": "en_US", "flite:slt": "en", "espeak:cmn": "cmn", "espeak:en-us+f3": "en-us", "espeak:de": "de",
+        "espeak:no-such-voice": ""}
+    for name, lang in [("piper:joe", "en"), ("espeak:cmn", "zh"), ("espeak:de", "de-AT"), ("flite:slt", "en"),
+                       ("espeak:no-such-voice", "zh")]:  # a voice that says nothing is taken at its word
+        speaks(found[name], lang)
+    with pytest.raises(ConfigError, match=r"piper:joe speaks en_US, and this run's sentences are in zh .*"
+                                          r"e\.g\. espeak:cmn .* as zh=VOICE.*--language en"):
+        speaks(found["piper:joe"], "zh")
+    with pytest.raises(ConfigError, match="espeak:cmn speaks cmn, and this run's sentences are in fr .*espeak:fr-fr"):
+        speaks(found["espeak:cmn"], "fr")
+
+
+def test_espeak_mandarin_reads_characters_by_their_pinyin_in_context():
+    """Debian's espeak-ng has no dictionary of Chinese characters: its cmn voice says English letters and tone
+    digits for them. espeak:cmn gives its pinyin voice each character's reading in its phrase (银行 is yin2 hang2,
+    行走 xing2 zou3), and pypinyin's dictionaries join the voice's files, so its wavs' keys."""
+    from pipeline.tts import espeak
+
+    assert espeak.pinyin("我们一起去银行，然后行走。") == "wo3 men5 yi4 qi3 qu4 yin2 hang2 , ran2 hou4 xing2 zou3 ."
+    assert espeak.pinyin("Hello, world.") == "Hello, world."  # nothing to read: as it was
+    source = base.resolve("espeak:cmn")
+    assert {Path(f).name for f in source.files[1:]} == {"__init__.py", "pinyin_dict.json", "phrases_dict.json"}
+    assert base.resolve("espeak:de").files == source.files[:1]  # the others: the program alone, as before
+    voice = base.load(source)
+    assert voice.voice == "cmn-latn-pinyin"
+    a, sr = voice.synthesize("今天天气很好。")
+    b, _ = voice.synthesize("jin1 tian1 tian1 qi4 hen3 hao3 .")  # what it says is what the pinyin voice says
+    assert np.array_equal(a, b) and 1.0 < len(a) / sr < 4.0

@@ -113,7 +113,10 @@ def run(parts_: list[Part], load: Callable[[dict], object], run_one: Callable[[o
         codes[lang] = run_one(cfg)
     if tabulate:
         say("runs: " + ", ".join(f"{lang} {'done' if code == 0 else f'exit {code}'}" for lang, code in codes.items()))
-        if not _table(list(configs.items()), name):
+        stopped = [lang for lang, code in codes.items() if code not in (0, 1)]  # 1: finished, with failed rows
+        for lang in stopped:
+            say(f"--language {lang}: not in the table: its run stopped (exit {codes[lang]}) before it finished")
+        if not _table([(lang, cfg) for lang, cfg in configs.items() if lang not in stopped], name):
             codes["table"] = 4
     return next((code for code in codes.values() if code), 0)
 

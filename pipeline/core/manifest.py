@@ -37,6 +37,7 @@ class Model:
     repo: str = ""
     revision: str = ""
     multilingual: bool | None = None
+    language: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -28,6 +28,7 @@ class Source:
     repo: str = ""  # the Hugging Face repo, PyPI package or download URL it came from
     revision: str = ""  # the Hugging Face snapshot (commit) it came from
     multilingual: bool | None = None  # Whisper only: whether it knows languages other than English
+    language: str = ""  # a voice's language where it declares one (Piper's en_US, espeak-ng's cmn); "" for any
 
     def __post_init__(self):
         if ":" not in self.spec or not self.found:

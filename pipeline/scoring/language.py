@@ -18,6 +18,8 @@ import unicodedata
 # ISO 639-1 codes (and Whisper's "yue") of languages written without spaces between words
 CHARACTER_LANGUAGES = {"zh": "Chinese", "yue": "Cantonese", "ja": "Japanese", "th": "Thai", "lo": "Lao",
                        "km": "Khmer", "my": "Burmese", "bo": "Tibetan"}
+# ISO 639-3 codes a voice declares where the tool, as Whisper, names the language by its ISO 639-1 code
+VOICE_CODES = {"cmn": "zh"}
 CHARACTER, WORD = "character", "word"
 RATE = {CHARACTER: "CER", WORD: "WER"}
 # languages a recipe's normalizer scores by characters beyond this tool's list: CV3-Eval's run_wer.py cuts
@@ -29,6 +31,12 @@ RECIPE_CHARACTERS = {"cv3-eval": frozenset({"ko"})}
 def base(language: str) -> str:
     """The language of a tag: "zh-CN", "zh_cn" and "ZH" are "zh"."""
     return re.split(r"[-_]", language.strip().lower(), maxsplit=1)[0]
+
+
+def same(spoken: str, language: str) -> bool:
+    """Whether a voice that declares `spoken` (espeak-ng's cmn, Piper's en_US) speaks `language` (--language)."""
+    code = base(spoken)
+    return VOICE_CODES.get(code, code) == base(language)
 
 
 def unit(language: str, normalizer: str = "") -> str:

@@ -20,12 +20,30 @@ from pipeline.exec.items import Item, as_is, cached, cached_map, tally, written
 from pipeline.io import audio, conditions
 from pipeline.run import artifacts
 from pipeline.run.stage import Outcome, Stage
+from pipeline.errors import ConfigError
+from pipeline.scoring import language
 from pipeline.tts import base as tts
+from pipeline.tts import espeak
 from pipeline.tts.speaker import Speaker, Spoken
 
 
 def models(cfg: Config) -> dict[str, Source]:
-    return {voice: tts.resolve(voice, cfg.tts, cfg.models_dir) for voice in cfg.tts.voices}
+    found = {voice: tts.resolve(voice, cfg.tts, cfg.models_dir) for voice in cfg.tts.voices}
+    for source in found.values():
+        speaks(source, cfg.asr.language)
+    return found
+
+
+def speaks(source: Source, lang: str) -> None:
+    """A voice that declares its language speaks only the run's: an English voice reading Chinese gives a CER of
+    the voice, not of anything a user asked about (the run is refused, as an English-only ASR model is)."""
+    if not source.language or language.same(source.language, lang):
+        return
+    own = espeak.voices_of(lang)
+    raise ConfigError(f"tts.voices: {source.spec} speaks {source.language}, and this run's sentences are in {lang} "
+                      f"(--language); give a voice of {lang}" + (f", e.g. espeak:{own[0]}" if own else "") +
+                      f" (in a command of several languages, as {lang}=VOICE), or run it in --language "
+                      f"{language.base(source.language)}")
 
 
 def run(cfg: Config, loaded: dict) -> Outcome:

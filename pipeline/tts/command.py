@@ -19,14 +19,17 @@ Argv = Callable[[str, Path, Path], list[str]]  # (voice, text file, wav file) ->
 class CommandVoice:
     """A voice spoken by `program`; the text goes through a file, so no text is ever taken for an option."""
 
-    def __init__(self, source: Source, program: str, argv: Argv, install_hint: str):
+    def __init__(self, source: Source, program: str, argv: Argv, install_hint: str, voice: str = "",
+                 prepare: Callable[[str], str] = str):
+        """`voice`: the program's voice, where it is not the source's name; `prepare`: the text as the program
+        is given it."""
         if not source.files:
             raise base.VoiceUnavailable(f"{source.spec} needs the {program} program: {install_hint}")
         self.name = source.spec
-        self.program, self.voice, self.argv = source.files[0], source.name, argv
+        self.program, self.voice, self.argv, self.prepare = source.files[0], voice or source.name, argv, prepare
 
     def synthesize(self, text: str) -> tuple[np.ndarray, int]:
-        text = base.speakable(text)
+        text = self.prepare(base.speakable(text))
         with tempfile.TemporaryDirectory() as tmp:
             text_file, wav_file = Path(tmp) / "text.txt", Path(tmp) / "out.wav"
             text_file.write_text(text + "\n", encoding="utf-8")

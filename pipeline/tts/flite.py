@@ -1,5 +1,7 @@
-"""CMU flite voices (Debian `flite`): slt, awb, rms, kal. Cheap, distinct, robotic."""
+"""CMU flite voices (Debian `flite`): slt, awb, rms, kal. Cheap, distinct, robotic; English only."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 from pipeline.tts import base
 from pipeline.tts.command import CommandVoice, program
@@ -13,4 +15,8 @@ def load(source, options) -> CommandVoice:
                         "apt-get install flite (scripts/setup does this)")
 
 
-base.VOICES.register("flite", load, resolve=program("flite"), names=VOICES)
+def resolve(spec: str, options, models_dir: str):
+    return replace(program("flite")(spec, options, models_dir), language="en")
+
+
+base.VOICES.register("flite", load, resolve=resolve, names=VOICES)

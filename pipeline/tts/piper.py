@@ -32,7 +32,9 @@ def voice_source(spec: str, onnx: Path, found: str, repo: str = "") -> Source:
     if not isinstance(settings.get("audio"), dict) or not isinstance(settings["audio"].get("sample_rate"), int):
         raise ModelDamaged(f"{spec}: {config} has no audio.sample_rate; it is not a Piper voice config: download "
                            "or copy it again with its .onnx")
-    return Source(spec=spec, found=found, path=str(onnx), files=(str(onnx), str(config)), repo=repo)
+    language = settings.get("language") if isinstance(settings.get("language"), dict) else {}
+    return Source(spec=spec, found=found, path=str(onnx), files=(str(onnx), str(config)), repo=repo,
+                  language=str(language.get("code") or ""))
 
 
 def resolve(spec: str, options: base.TTSConfig, models_dir: str) -> Source:

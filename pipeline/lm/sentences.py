@@ -40,7 +40,9 @@ def write(out: Path, yardstick: Path, lm_dir: Path | None, texts: list[tuple[str
 
         model = load_model(lm_dir / "ckpt.pt", device)
     if model is None and warn_without_lm:
-        log.warning("no intact trained model for this config: perplexity and surprisal are left empty")
+        log.warning("perplexity and surprisal are left empty: no intact LM trained with this config's model and "
+                    "train settings (`python run_pipeline.py --stages prepare,train`, with the same settings, trains "
+                    "one)")
     start_ids = tokenizer.encode(prompt)
 
     def scored(sentence_id: str, sample: int | None, text: str) -> Sentence:

@@ -15,12 +15,12 @@ from pipeline.core.records import Status
 from pipeline.io.speech import Speech
 from pipeline.lm.sentences import Sentence
 from pipeline.core.source import Source
+from pipeline.errors import ConfigError
 from pipeline.exec import executor
 from pipeline.exec.items import Item, as_is, cached, cached_map, tally, written
 from pipeline.io import audio, conditions
 from pipeline.run import artifacts
 from pipeline.run.stage import Outcome, Stage
-from pipeline.errors import ConfigError
 from pipeline.scoring import language
 from pipeline.tts import base as tts
 from pipeline.tts import espeak

@@ -1,12 +1,12 @@
 """eSpeak NG voices (Debian `espeak-ng`), named by espeak's voice code: espeak:en-us, espeak:de, espeak:cmn, ...
 
 espeak:cmn, Mandarin, reads Chinese characters through their pinyin. Debian's espeak-ng is built without the
-Chinese character dictionary (upstream's optional cmn_listx), so its cmn voice spells each character it does not
-know as English letters and tone digits: Whisper hears "今天天气很好。" as "盡望 盡望 盡望 其4103" and "我们一起去公园
-散步吧。" as "1-3-4-4-1-1-2-3-4-4-5". Here pypinyin gives each character its reading in context (its phrase
-dictionary chooses among a character's readings), with tone numbers, and espeak-ng's own pinyin voice,
-cmn-latn-pinyin, speaks them: "我们一起去公园散步吧。" comes back as "我們一起去當人散步吧". pypinyin's dictionaries are
-among the voice's model files, so they join its wavs' keys."""
+Chinese character dictionary (upstream's optional cmn_listx), so its cmn voice says each character as an English
+reading of its romanization and tone digit: Whisper base hears "今天天气很好。" as "盡望 盡望 盡望 其4103" and
+"我们一起去公园散步吧。" as "1-3-4-4-1-1-2-3-4-4-5". Here pypinyin gives each character its reading in context (its
+phrase dictionary chooses among a character's readings), with tone numbers, and espeak-ng's own pinyin voice,
+cmn-latn-pinyin, speaks them: "我们一起去公园散步吧。" comes back as "我們一起去當原山步行". pypinyin's dictionaries
+are among the voice's model files, so they join its wavs' keys."""
 from __future__ import annotations
 
 import functools

@@ -209,8 +209,8 @@ def bad_model_cases(tmp_path: Path, tiny_dir: Path) -> list[tuple[list[str], dic
         (["--asr", f"faster-whisper:{torn}"], {}, [str(torn / "model.bin"), "truncated"]),
         (["--voices", f"piper:{lone}"], {}, [str(lone) + ".json", "is missing"]),
         (["--voices", "piper:en_GB-alan-medium"], {}, ["piper.download_voices en_GB-alan-medium", "--data-dir"]),
-        (["--language", "fr", "--voices", "espeak:fr-fr"], {},
-         ["English-only", "faster-whisper:tiny.en", "--language en"]),
+        (["--language", "fr"], {},  # two problems, both named
+         ["English-only", "faster-whisper:tiny.en", "--language en", "piper:joe speaks en_US", "espeak:fr-fr"]),
     ]
 
 

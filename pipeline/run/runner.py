@@ -98,8 +98,20 @@ def maker(name: str, planned: list[Stage]) -> str | None:
 
 def resolve_models(cfg: Config, stages: list[Stage]) -> dict[str, dict]:
     """Every model the stages run, found before any of them runs: a model that is nowhere is exit 2 now, not
-    after an hour of training. {stage name: {spec: Source}}."""
-    return {stage.name: stage.models(cfg) for stage in stages if stage.models}
+    after an hour of training, with every stage's problem in one message (a voice and an engine that cannot speak
+    or hear the run's language are both named). {stage name: {spec: Source}}."""
+    found, problems = {}, []
+    for stage in stages:
+        if stage.models:
+            try:
+                found[stage.name] = stage.models(cfg)
+            except ConfigError as e:
+                problems.append(e)
+    if len(problems) > 1:
+        raise ConfigError("\n".join(str(e) for e in problems))
+    if problems:
+        raise problems[0]
+    return found
 
 
 def stage_key(cfg: Config, stage: Stage, models: dict | None = None, planned: list[Stage] = ()) -> str:

@@ -119,6 +119,7 @@ def test_plan_shows_the_stages_that_stages_and_from_select(capsys, tmp_path, mon
     assert main(["--plan", "--sentences", "s.txt", "--from", "train"]) == 2
     assert "'train' is not part of this run" in capsys.readouterr().err
     assert main(["--plan"]) == 0 and not capsys.readouterr().out.startswith("(")
+    assert main(["--plan", "--from", "prepare"]) == 0 and capsys.readouterr().out.startswith("prepare:")
     assert main(["--from", "train", "--stages", "sample", "--quick", "--set", f"models_dir={tmp_path}"]) == 2
     assert "run train first: --from train without --stages, train added to --stages" in capsys.readouterr().err
 

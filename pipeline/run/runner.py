@@ -54,8 +54,8 @@ def describe(cfg: Config, declared: list[Stage], stages: list[str] | None = None
     with what it reads and makes, and the config it depends on."""
     lines = []
     chosen = select(cfg, declared, stages, start)
-    if stages or start:
-        skipped = [s.name for s in plan(cfg, declared) if s not in chosen]
+    skipped = [s.name for s in plan(cfg, declared) if s not in chosen]
+    if skipped:
         lines.append(f"(left out by --stages/--from, what they made used as it stands: {', '.join(skipped)})")
     for stage in chosen:
         reads = ", ".join([*stage.reads, *(f"{n} (if any)" for n in stage.optional)])

@@ -124,3 +124,15 @@ def test_espeak_mandarin_reads_characters_by_their_pinyin_in_context():
     a, sr = voice.synthesize("今天天气很好。")
     b, _ = voice.synthesize("jin1 tian1 tian1 qi4 hen3 hao3 .")  # what it says is what the pinyin voice says
     assert np.array_equal(a, b) and 1.0 < len(a) / sr < 4.0
+
+
+def test_espeak_japanese_refuses_kanji_on_its_row_and_speaks_kana():
+    """espeak-ng's Japanese voice says each kanji as "Chinese letter": a sentence with kanji is an error on its row,
+    naming them, and one in kana is spoken."""
+    from pipeline.tts.speaker import Speaker
+
+    speaker = Speaker(base.resolve("espeak:ja"), base.TTSConfig())
+    refused, spoken = speaker.work(["東京は日本の首都です。", "こんにちは、げんきですか。"])
+    assert refused.status == "error" and "espeak:ja reads kana only" in refused.error
+    assert "東京日本首都" in refused.error and "write it in kana" in refused.error
+    assert spoken.status == "ok" and spoken.audio_seconds > 0.5

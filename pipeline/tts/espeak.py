@@ -6,7 +6,11 @@ reading of its romanization and tone digit: Whisper base hears "今天天气很�
 "我们一起去公园散步吧。" as "1-3-4-4-1-1-2-3-4-4-5". Here pypinyin gives each character its reading in context (its
 phrase dictionary chooses among a character's readings), with tone numbers, and espeak-ng's own pinyin voice,
 cmn-latn-pinyin, speaks them: "我们一起去公园散步吧。" comes back as "我們一起去當原山步行". pypinyin's dictionaries
-are among the voice's model files, so they join its wavs' keys."""
+are among the voice's model files, so they join its wavs' keys.
+
+espeak-ng's Japanese voice has the same gap, and nothing here fills it: it reads kana, and says each kanji as the
+English words "Chinese letter". A sentence with kanji is an error on its row for espeak:ja, naming the kanji: the
+other rows go on, and no CER is made of the voice reading "Chinese letter"."""
 from __future__ import annotations
 
 import functools
@@ -18,7 +22,7 @@ from pathlib import Path
 from pipeline.tts import base
 from pipeline.tts.command import CommandVoice, program
 
-MANDARIN, PINYIN_VOICE = "cmn", "cmn-latn-pinyin"
+MANDARIN, PINYIN_VOICE, JAPANESE = "cmn", "cmn-latn-pinyin", "ja"
 # the full-width punctuation Chinese text pauses at, as espeak-ng pauses at its ASCII forms
 PAUSES = str.maketrans({"。": ".", "，": ",", "、": ",", "！": "!", "？": "?", "；": ";", "：": ":", "…": "..."})
 HAN = re.compile(r"[\u3400-\u9fff\U00020000-\U0003134f]")
@@ -29,6 +33,8 @@ def load(source, options) -> CommandVoice:
     hint = "apt-get install espeak-ng (scripts/setup does this)"
     if source.language == MANDARIN:
         return CommandVoice(source, "espeak-ng", argv, hint, voice=PINYIN_VOICE, prepare=pinyin)
+    if source.language == JAPANESE:
+        return CommandVoice(source, "espeak-ng", argv, hint, prepare=functools.partial(kana_only, source.spec))
     return CommandVoice(source, "espeak-ng", argv, hint)
 
 
@@ -39,6 +45,14 @@ def pinyin(text: str) -> str:
     from pypinyin import Style, lazy_pinyin
 
     return " ".join(lazy_pinyin(text, style=Style.TONE3, neutral_tone_with_five=True)).translate(PAUSES)
+
+
+def kana_only(voice: str, text: str) -> str:
+    kanji = "".join(dict.fromkeys(HAN.findall(text)))
+    if kanji:
+        raise ValueError(f"{voice} reads kana only, and would say each kanji as \"Chinese letter\": this sentence has "
+                         f"{kanji[:12]}; write it in kana, or give a voice that reads kanji")
+    return text
 
 
 def pinyin_files() -> tuple[str, ...]:

@@ -110,12 +110,12 @@ def test_the_recipe_in_chinese_runs_its_asr_and_says_so_with_any_other():
 
 @pytest.mark.slow
 def test_a_round_trip_in_chinese_and_german_in_one_command_and_a_manifest_of_both(tmp_path, models_dir):
-    """espeak-ng speaks both and Whisper base (multilingual) hears both, in one command: a run per language,
-    Chinese scored by characters, German by words, each named for its unit, and one table of both. espeak's
-    Mandarin is heard as Chinese characters, not as the English letters and tone digits Debian's espeak-ng says
-    for characters it has no dictionary of (pipeline/tts/espeak.py); how well, the finding in docs/statistics.md.
-    Then the same wavs as one manifest whose rows say their language: each language's rows are its run's, and
-    score as they did."""
+    """espeak-ng speaks both and Whisper base (multilingual) hears both, in one command: a run per language, Chinese
+    scored by characters, German by words, each named for its unit, and one table of both. espeak's Mandarin is
+    heard as Chinese characters, not as the romanizations and tone digits, read in English, that Debian's
+    espeak-ng says for characters it has no dictionary of (pipeline/tts/espeak.py); how well, the finding in
+    docs/statistics.md. Then the same wavs as one manifest whose rows say their language: each language's rows
+    are its run's, and score as they did."""
     from tests.helpers import ROOT, cli
 
     sentences = {"zh": ["今天天气很好，我们去公园散步吧。", "北京是中国的首都。"],

@@ -109,9 +109,9 @@ def test_a_voice_says_its_language_and_a_run_in_another_is_refused_with_a_voice_
 
 
 def test_espeak_mandarin_reads_characters_by_their_pinyin_in_context():
-    """Debian's espeak-ng has no dictionary of Chinese characters: its cmn voice says English letters and tone
-    digits for them. espeak:cmn gives its pinyin voice each character's reading in its phrase (银行 is yin2 hang2,
-    行走 xing2 zou3), and pypinyin's dictionaries join the voice's files, so its wavs' keys."""
+    """Debian's espeak-ng has no dictionary of Chinese characters: its cmn voice says each one's romanization and
+    tone digit, read in English. espeak:cmn gives its pinyin voice each character's reading in its phrase (银行 is
+    yin2 hang2, 行走 xing2 zou3), and pypinyin's dictionaries join the voice's files, so its wavs' keys."""
     from pipeline.tts import espeak
 
     assert espeak.pinyin("我们一起去银行，然后行走。") == "wo3 men5 yi4 qi3 qu4 yin2 hang2 , ran2 hou4 xing2 zou3 ."

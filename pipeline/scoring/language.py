@@ -39,6 +39,12 @@ def same(spoken: str, language: str) -> bool:
     return VOICE_CODES.get(code, code) == base(language)
 
 
+def voice_code(language: str) -> str:
+    """The code a voice declares `language` (--language) with: zh is espeak-ng's cmn."""
+    code = base(language)
+    return next((spoken for spoken, named in VOICE_CODES.items() if named == code), code)
+
+
 def unit(language: str, normalizer: str = "") -> str:
     """What a rate in `language` counts; `normalizer`: the one that scores it, where a recipe's decides."""
     code = base(language)

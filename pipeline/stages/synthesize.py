@@ -39,7 +39,7 @@ def speaks(source: Source, lang: str) -> None:
     the voice, not of anything a user asked about (the run is refused, as an English-only ASR model is)."""
     if not source.language or language.same(source.language, lang):
         return
-    own = espeak.voices_of(lang)
+    own = espeak.voices_of(language.voice_code(lang))
     raise ConfigError(f"tts.voices: {source.spec} speaks {source.language}, and this run's sentences are in {lang} "
                       f"(--language); give a voice of {lang}" + (f", e.g. espeak:{own[0]}" if own else "") +
                       f" (in a command of several languages, as {lang}=VOICE), or run it in --language "

@@ -78,10 +78,9 @@ def language_of(voice: str) -> str:
     return next((code for code, *names in voices() if name in (code, *names)), "")
 
 
-def voices_of(lang: str) -> list[str]:
-    """espeak-ng's voices of a language by their codes, its main one first (--language zh: cmn, cmn-latn-pinyin;
-    fr: fr-fr, fr-be, fr-ch)."""
-    code = {"zh": MANDARIN}.get(lang.lower(), lang.lower())
+def voices_of(code: str) -> list[str]:
+    """espeak-ng's voices of a language, by the code a voice declares it with, its main one first (cmn: cmn,
+    cmn-latn-pinyin; fr: fr-fr, fr-be, fr-ch)."""
     found = [listed for listed, *_ in voices() if listed == code or listed.startswith(code + "-")]
     return sorted(found, key=lambda listed: listed not in (code, f"{code}-{code}", f"{code}-us"))
 

@@ -109,44 +109,52 @@ def test_the_recipe_in_chinese_runs_its_asr_and_says_so_with_any_other():
 
 
 @pytest.mark.slow
-def test_a_round_trip_in_chinese_and_german_in_one_command_and_a_manifest_of_both(tmp_path, models_dir):
-    """espeak-ng speaks both and Whisper base (multilingual) hears both, in one command: a run per language, Chinese
-    scored by characters, German by words, each named for its unit, and one table of both. espeak's Mandarin is
-    heard as Chinese characters, not as the romanizations and tone digits, read in English, that Debian's
-    espeak-ng says for characters it has no dictionary of (pipeline/tts/espeak.py); how well, the finding in
-    docs/statistics.md. Then the same wavs as one manifest whose rows say their language: each language's rows
-    are its run's, and score as they did."""
+def test_a_round_trip_in_chinese_japanese_and_german_in_one_command_and_a_manifest_of_two(tmp_path, models_dir):
+    """espeak-ng speaks all three and Whisper base (multilingual) hears them, in one command: a run per language,
+    Chinese and Japanese scored by characters, German by words, each named for its unit, and one table of all.
+    espeak's Mandarin and Japanese are heard as Chinese and Japanese, not as the romanizations and tone digits, or
+    the "Chinese letter", read in English, that Debian's espeak-ng says for characters it has no dictionary of
+    (pipeline/tts/espeak.py); how well, the finding in docs/statistics.md. Then the Chinese and German wavs as one
+    manifest whose rows say their language: each language's rows are its run's, and score as they did."""
     from tests.helpers import ROOT, cli
 
     sentences = {"zh": ["今天天气很好，我们去公园散步吧。", "北京是中国的首都。"],
-                 "de": ["Der Hund läuft schnell über die Straße.", "Heute ist das Wetter schön."]}
+                 "de": ["Der Hund läuft schnell über die Straße.", "Heute ist das Wetter schön."],
+                 "ja": ["今日は良い天気ですね。", "東京は日本の首都です。"]}
+    unit = {"zh": "character", "ja": "character", "de": "word"}
+    voice = {lang: f"espeak:{code}" for lang, code in {"zh": "cmn", "de": "de", "ja": "ja"}.items()}
     for lang, lines in sentences.items():
         (tmp_path / f"{lang}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    proc = cli(tmp_path, "--sentences", "zh=zh.txt,de=de.txt", "--voices", "zh=espeak:cmn,de=espeak:de",
+    proc = cli(tmp_path, "--sentences", "zh=zh.txt,de=de.txt,ja=ja.txt", "--voices",
+               ",".join(f"{lang}={name}" for lang, name in voice.items()),
                "--asr", "faster-whisper:base", "--measures", "none", models=models_dir)
     groups = {}
     for lang, lines in sentences.items():
         summary = store.read_json(tmp_path / "results" / f"default-{lang}" / "summary.json")
-        rate = {"zh": "CER", "de": "WER"}[lang]
-        assert (summary["language"], summary["unit"], summary["rate"]) == \
-            (lang, {"zh": "character", "de": "word"}[lang], rate)
+        rate = {"character": "CER", "word": "WER"}[unit[lang]]
+        assert (summary["language"], summary["unit"], summary["rate"]) == (lang, unit[lang], rate)
         assert f"{rate}: follows no published recipe" in proc.stdout
         (groups[lang],) = summary["groups"]
-        assert groups[lang]["voice"] == {"zh": "espeak:cmn", "de": "espeak:de"}[lang]
+        assert groups[lang]["voice"] == voice[lang]
         units = sum(len(normalize.for_language("basic", lang).reference(s).split()) for s in lines)
-        assert groups[lang]["ref_words"] == units == ({"zh": 22, "de": 12}[lang])
+        assert groups[lang]["ref_words"] == units == ({"zh": 22, "de": 12, "ja": 20}[lang])
         report = (tmp_path / "results" / f"default-{lang}" / "report.html").read_text(encoding="utf-8")
         assert f"micro {rate} [95% CI]" in report and f"Compare {rate}s only under the same normalizer" in report
-        other = {"zh": "de", "de": "zh"}[lang]
-        assert f'the others: <a href="../default-{other}/report.html">{other}</a>' in report
+        others = ", ".join(f'<a href="../default-{other}/report.html">{other}</a>' for other in sentences
+                           if other != lang)
+        assert f"the others: {others}." in report
         assert 'by side: <a href="../default-languages/languages.csv">' in report
-    assert "micro CER" in proc.stdout and "micro WER" in proc.stdout and "runs: zh done, de done" in proc.stderr
-    heard = [r["hypothesis"] for r in store.read_csv(tmp_path / "results" / "default-zh" / "utterances.csv")]
-    assert len(heard) == 2 and all(re.search(r"[\u4e00-\u9fff]", h) and not re.search(r"[0-9A-Za-z]", h)
-                                   for h in heard), heard
+    assert "micro CER" in proc.stdout and "micro WER" in proc.stdout
+    assert "runs: zh done, de done, ja done" in proc.stderr
+    written = {"zh": r"[\u4e00-\u9fff]", "ja": r"[\u3040-\u30ff]"}  # Han characters; kana, Japanese's own
+    for lang, script in written.items():
+        heard = [r["hypothesis"] for r in store.read_csv(tmp_path / "results" / f"default-{lang}" / "utterances.csv")]
+        assert len(heard) == 2 and all(re.search(script, h) and not re.search(r"[0-9A-Za-z]", h)
+                                       for h in heard), heard
     rows = store.read_csv(tmp_path / "results" / "default-languages" / "languages.csv")
     assert [(r["language"], r["unit"], r["rate"], r["run"]) for r in rows] == \
-        [("de", "word", "WER", "default-de"), ("zh", "character", "CER", "default-zh")]
+        [("de", "word", "WER", "default-de"), ("ja", "character", "CER", "default-ja"),
+         ("zh", "character", "CER", "default-zh")]
     for r in rows:
         group = groups[r["language"]]
         assert float(r["micro"]) == group["micro_wer"] and float(r["ci95_low"]) == group["ci95_low"]
@@ -158,9 +166,11 @@ def test_a_round_trip_in_chinese_and_german_in_one_command_and_a_manifest_of_bot
     table = subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "languages", "default-zh", "default-de"],
                            cwd=tmp_path, capture_output=True, text=True)
     assert table.returncode == 0, table.stderr
-    assert store.read_csv(tmp_path / "results" / "languages" / "languages.csv") == rows
+    assert store.read_csv(tmp_path / "results" / "languages" / "languages.csv") == [r for r in rows
+                                                                                    if r["language"] != "ja"]
     assert "zh        CER" in table.stdout and "de        WER" in table.stdout
 
+    del sentences["ja"]
     folder = tmp_path / "both"
     lines = ["file_name,transcription,language"]
     for lang, texts in sentences.items():  # interleaved, as a corpus of several languages lists them

@@ -1,3 +1,4 @@
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -126,13 +127,35 @@ def test_espeak_mandarin_reads_characters_by_their_pinyin_in_context():
     assert np.array_equal(a, b) and 1.0 < len(a) / sr < 4.0
 
 
-def test_espeak_japanese_refuses_kanji_on_its_row_and_speaks_kana():
-    """espeak-ng's Japanese voice says each kanji as "Chinese letter": a sentence with kanji is an error on its row,
-    naming them, and one in kana is spoken."""
+def test_espeak_japanese_reads_kanji_as_pronounced_in_context(monkeypatch):
+    """espeak-ng's Japanese voice says each kanji as "Chinese letter". espeak:ja gives it each word's
+    pronunciation in katakana, from MeCab with UniDic, which join the voice's files; a kanji UniDic cannot read,
+    or any kanji without the reader, is an error on its row naming it, and the other rows are spoken."""
+    from pipeline.tts import espeak
     from pipeline.tts.speaker import Speaker
 
-    speaker = Speaker(base.resolve("espeak:ja"), base.TTSConfig())
-    refused, spoken = speaker.work(["東京は日本の首都です。", "こんにちは、げんきですか。"])
-    assert refused.status == "error" and "espeak:ja reads kana only" in refused.error
-    assert "東京日本首都" in refused.error and "write it in kana" in refused.error
-    assert spoken.status == "ok" and spoken.audio_seconds > 0.5
+    assert espeak.kana("espeak:ja", "今日は良い天気ですね。") == "キョーワヨイテンキデスネ。"  # は the particle: ワ
+    assert espeak.kana("espeak:ja", "二十日に一人で来た。") == "ハツカニヒトリデキタ。"  # readings in context
+    assert espeak.kana("espeak:ja", "こんにちは、ｶﾀｶﾅとiPhone 15。") == "コンニチワ、カタカナトiPhone 15。"
+    source = base.resolve("espeak:ja")
+    assert {Path(f).name for f in source.files[1:]} >= {"sys.dic", "matrix.bin", "char.bin", "unk.dic", "dicrc"}
+    assert any(Path(f).name.startswith("libmecab") for f in source.files)
+    voice = base.load(source)
+    a, sr = voice.synthesize("東京は日本の首都です。")
+    b, _ = voice.synthesize("トーキョーワニッポンノシュトデス。")  # what it says is what the kana says
+    assert np.array_equal(a, b) and 1.0 < len(a) / sr < 4.0
+
+    speaker = Speaker(source, base.TTSConfig())
+    unknown, spoken = speaker.work(["𠀋は珍しい字です。", "東京は日本の首都です。"])
+    assert unknown.status == "error" and "UniDic has no reading for 𠀋" in unknown.error
+    assert spoken.status == "ok" and spoken.audio_seconds > 1.0
+
+    monkeypatch.setitem(sys.modules, "fugashi", None)  # as where the ja extra is not installed
+    espeak.japanese_reader.cache_clear()
+    try:
+        assert base.resolve("espeak:ja").files == source.files[:1]
+        refused, kana = speaker.work(["東京は日本の首都です。", "こんにちは。"])
+    finally:
+        espeak.japanese_reader.cache_clear()
+    assert refused.status == "error" and "東京日本首都" in refused.error and "pip install -e '.[ja]'" in refused.error
+    assert kana.status == "ok" and kana.audio_seconds > 0.5

@@ -8,14 +8,20 @@ phrase dictionary chooses among a character's readings), with tone numbers, and 
 cmn-latn-pinyin, speaks them: "我们一起去公园散步吧。" comes back as "我們一起去當原山步行". pypinyin's dictionaries
 are among the voice's model files, so they join its wavs' keys.
 
-espeak-ng's Japanese voice has the same gap, and nothing here fills it: it reads kana, and says each kanji as the
-English words "Chinese letter". A sentence with kanji is an error on its row for espeak:ja, naming the kanji: the
-other rows go on, and no CER is made of the voice reading "Chinese letter"."""
+espeak-ng's Japanese voice has the same gap: it reads kana, and says each kanji as the English words "Chinese
+letter". espeak:ja reads a sentence as it is pronounced: MeCab (fugashi) with UniDic (unidic-lite) splits it into
+words and gives each its pronunciation in context, in katakana ("今日は" キョーワ: the particle は as ワ, long
+vowels as ー, which the ja voice lengthens), so kana is read as said too ("こんにちは" コンニチワ). Its dictionary
+and MeCab's library are among the voice's files, so its wavs' keys. Without them (the `ja` extra) a sentence in
+kana is spoken as written and one with kanji is an error on its row naming the fix; a kanji the dictionary has no
+reading for is one too, naming it: no CER is made of the voice saying "Chinese letter"."""
 from __future__ import annotations
 
 import functools
 import re
 import subprocess
+import threading
+import unicodedata
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,8 +29,12 @@ from pipeline.tts import base
 from pipeline.tts.command import CommandVoice, program
 
 MANDARIN, PINYIN_VOICE, JAPANESE = "cmn", "cmn-latn-pinyin", "ja"
+# the files of UniDic that MeCab reads when it analyses (the rest build the dictionary, or are its licences)
+DICTIONARY = ("mecabrc", "dicrc", "sys.dic", "unk.dic", "char.bin", "matrix.bin")
+JA_FIX = "scripts/setup --test, or .venv/bin/pip install -e '.[ja]', installs them"
 # the full-width punctuation Chinese text pauses at, as espeak-ng pauses at its ASCII forms
 PAUSES = str.maketrans({"。": ".", "，": ",", "、": ",", "！": "!", "？": "?", "；": ";", "：": ":", "…": "..."})
+READER_LOCK = threading.Lock()
 HAN = re.compile(r"[\u3400-\u9fff\U00020000-\U0003134f]")
 
 
@@ -34,7 +44,7 @@ def load(source, options) -> CommandVoice:
     if source.language == MANDARIN:
         return CommandVoice(source, "espeak-ng", argv, hint, voice=PINYIN_VOICE, prepare=pinyin)
     if source.language == JAPANESE:
-        return CommandVoice(source, "espeak-ng", argv, hint, prepare=functools.partial(kana_only, source.spec))
+        return CommandVoice(source, "espeak-ng", argv, hint, prepare=functools.partial(kana, source.spec))
     return CommandVoice(source, "espeak-ng", argv, hint)
 
 
@@ -47,12 +57,54 @@ def pinyin(text: str) -> str:
     return " ".join(lazy_pinyin(text, style=Style.TONE3, neutral_tone_with_five=True)).translate(PAUSES)
 
 
-def kana_only(voice: str, text: str) -> str:
+def kana(voice: str, text: str) -> str:
+    """Japanese in katakana as it is pronounced, word by word in context; without the reader, kana as written."""
+    try:
+        tagger = japanese_reader()
+    except ImportError:
+        tagger = None
+    if tagger is not None:
+        text = unicodedata.normalize("NFKC", text)  # half-width katakana, full-width digits and letters: as read
+        with READER_LOCK:  # a MeCab tagger parses one text at a time, and its words live in its buffer
+            text = "".join(word.white_space + pronunciation(word) for word in tagger(text))
     kanji = "".join(dict.fromkeys(HAN.findall(text)))
+    if kanji and tagger is None:
+        raise ValueError(f"{voice} reads kanji through MeCab with UniDic, which are not installed: this sentence has "
+                         f"{kanji[:12]}; {JA_FIX}, or write it in kana")
     if kanji:
-        raise ValueError(f"{voice} reads kana only, and would say each kanji as \"Chinese letter\": this sentence has "
-                         f"{kanji[:12]}; write it in kana, or give a voice that reads kanji")
+        raise ValueError(f"{voice}: UniDic has no reading for {kanji[:12]} here, and espeak-ng would say each as "
+                         "\"Chinese letter\"; write it in kana")
     return text
+
+
+def pronunciation(word) -> str:
+    """A word's pronunciation in katakana (UniDic's `pron`), or the word as written where it has none (a symbol,
+    a word of Latin letters, one the dictionary does not know)."""
+    spoken = getattr(word.feature, "pron", None)
+    return spoken if spoken and spoken != "*" else word.surface
+
+
+@functools.cache
+def japanese_reader():
+    import fugashi
+    import unidic_lite
+
+    # its own mecabrc and dictionary named, so neither MECABRC nor another UniDic installed beside it is read
+    return fugashi.Tagger(f'-r "{unidic_lite.DICDIR}/mecabrc" -d "{unidic_lite.DICDIR}"')
+
+
+def japanese_files() -> tuple[str, ...]:
+    """MeCab's library and UniDic's dictionary: what the readings depend on; none where they are not installed."""
+    try:
+        import fugashi
+        import unidic_lite
+    except ImportError:
+        return ()
+    code = Path(fugashi.__file__).parent
+    libraries = sorted(str(f) for folder in (code, code.with_name("fugashi.libs")) if folder.is_dir()
+                       for f in folder.iterdir() if ".so" in f.name)
+    dictionary = Path(unidic_lite.DICDIR)
+    return (*libraries, *(str(dictionary / name) for name in DICTIONARY))
 
 
 def pinyin_files() -> tuple[str, ...]:
@@ -90,7 +142,7 @@ def resolve(spec: str, options, models_dir: str):
     if not source.path:
         return source
     language = language_of(source.name)
-    extra = pinyin_files() if language == MANDARIN else ()
+    extra = {MANDARIN: pinyin_files, JAPANESE: japanese_files}.get(language, tuple)()
     return replace(source, language=language, files=source.files + extra)
 
 

@@ -1,13 +1,16 @@
 """Scoring beyond English: the unit follows the language (characters where words are not spaced), seed-tts-eval's
 test-zh recipe counts as its own run_wer.py does, and the rate is named for its unit wherever it is shown."""
+import json
 import re
 import shutil
+import sqlite3
 import string
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+import soundfile
 
 from pipeline.cli import main
 from pipeline.config import recipes
@@ -17,6 +20,7 @@ from pipeline.scoring import language, normalize
 from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.evaluate import evaluate
 from pipeline.scoring.utterances import Pair
+from pipeline.tts import base as tts
 
 
 def seed_tts_eval_zh(hypothesis: str, truth: str) -> tuple[float, int, int, int]:
@@ -169,6 +173,25 @@ def test_a_round_trip_in_chinese_japanese_and_german_in_one_command_and_a_manife
     assert store.read_csv(tmp_path / "results" / "languages" / "languages.csv") == [r for r in rows
                                                                                     if r["language"] != "ja"]
     assert "zh        CER" in table.stdout and "de        WER" in table.stdout
+
+    # a transcription test scores its listeners in its runs' one language, with a gold trial in it
+    def create(db, *runs, gold=()):
+        return subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "listen", "create", db, *runs, "--kind",
+                               "transcribe", *gold], cwd=tmp_path, capture_output=True, text=True)
+
+    mixed = create("mixed.db", "default-zh", "default-de")
+    assert mixed.returncode == 2 and "several (default-de in de, default-zh in zh)" in mixed.stderr, mixed.stderr
+    no_gold = create("zh.db", "default-zh")
+    assert no_gold.returncode == 2 and "needs a gold trial in zh" in no_gold.stderr and "--gold" in no_gold.stderr
+    samples, sr = tts.load("espeak:cmn").synthesize("今天天气很好。")
+    soundfile.write(tmp_path / "gold.wav", samples, sr)
+    (tmp_path / "gold.csv").write_text("audio,expected\ngold.wav,今天天气很好。\n", encoding="utf-8")
+    made = create("zh.db", "default-zh", gold=("--gold", "gold.csv"))
+    assert made.returncode == 0, made.stderr
+    assert "the practice and trapping trials are in English" in made.stdout
+    conn = sqlite3.connect(tmp_path / "zh.db")
+    assert json.loads(conn.execute("SELECT settings FROM test").fetchone()[0])["language"] == "zh"
+    conn.close()
 
     del sentences["ja"]
     folder = tmp_path / "both"

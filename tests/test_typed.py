@@ -1,6 +1,7 @@
 """Typed answers scored (listen/typed.py): the strict figure against NIST sclite, each rule of the listener
 normalizer, each tolerant rule on its own cases and on the cases it must refuse; and the transcription analysis on a
 simulated panel whose listeners miss words with known probabilities."""
+import dataclasses
 import random
 import shutil
 
@@ -83,6 +84,61 @@ def test_each_tolerant_rule_forgives_its_own_cases_and_says_so(word, answer, rul
 def test_no_tolerant_rule_forgives_another_word(word, answer):
     found = typed.score(f"the {word} is here", f"the {answer} is here")
     assert found.tolerant_errors == found.strict.errors == 1 and found.rules == []
+
+
+@pytest.mark.parametrize("lang, sentence, answer, units, errors, forgiven", [
+    ("zh", "今天天气很好，我们去公园散步吧。", "今天天氣很好 我們去公園散步吧", 14, 0, []),  # traditional, spaces, no marks
+    ("zh", "今天天气很好，我们去公园散步吧。", "今天天气很好我们去公园散布吧", 14, 1, [("步", "布", typed.HOMOPHONE)]),
+    ("zh", "今天天气很好", "今天田气很好", 6, 1, []),  # tian2 for tian1: another tone, another syllable
+    ("zh", "我用iPhone拍照", "我用 iphone 拍照", 5, 0, []),  # an ASCII word whole, as the runs count it
+    ("ja", "今日は良い天気ですね。", "今日は良い天気ですね", 10, 0, []),
+    ("ja", "カタカナです", "ｶﾀｶﾅです", 6, 0, []),  # half-width katakana is the same answer
+    ("ja", "今日は良い天気ですね。", "きょうは良い天気ですね", 10, 3, []),  # kana for kanji: counted, as an engine's is
+    ("de", "Die Haustür ist offen.", "die Haus Tür ist offen", 4, 0, []),  # a compound split
+    ("de", "Der Hund läuft schnell.", "der Hund lauft schnell", 4, 1, []),
+])
+def test_a_test_in_another_language_scores_in_its_runs_unit(lang, sentence, answer, units, errors, forgiven):
+    """Chinese and Japanese by characters, under the runs' own normalizer (full width folded, traditional Chinese
+    made simplified); German by words with compounds matched. English's tolerant rules need its pronouncing
+    dictionary; Chinese has its own: a character of the same pinyin and tone (the input method's other choice)."""
+    found = typed.score(sentence, answer, lang)
+    assert (found.strict.ref_words, found.strict.errors) == (units, errors)
+    assert found.rules == forgiven and found.tolerant_errors == errors - len(forgiven)
+    assert typed.words(sentence, lang) == found.reference
+
+
+@pytest.mark.filterwarnings("ignore:An input array is constant")  # a bootstrap draw of six clips
+def test_a_simulated_chinese_panel_is_scored_by_characters_and_its_gold_too():
+    """A transcription test of runs in Chinese: every table counts characters, the summary names the rate CER, and
+    a gold answered with one character wrong of six keeps its listener, where one "word" a sentence would have
+    left them out."""
+    kind = KINDS.get("transcribe")
+    sentences = ["今天天气很好", "我们去公园散步吧", "北京是中国的首都"]
+    clips = {f"{system}-{i}": {"system": system, "sentence": f"s{i}", "reference": s, "run": system, "voice": "",
+                               "utterance_id": f"{system}-{i}", "run_folder": "", "source_sha256": "",
+                               "voiced": system, "condition": "clean", "set": "", "perplexity": None,
+                               "surprisal": [], "heard": {"asr": s[:-1] if system == "v1" else s[:-2]},
+                               "language": "zh"}
+             for system in ("v1", "v2") for i, s in enumerate(sentences)}
+    answers = {"v1": lambda s: s, "v2": lambda s: s[1:]}  # v2's listeners miss each sentence's first character
+    votes = [analysis.Vote(listener, f"l{listener}", cid, "test", answer, answer, None, clip["sentence"], cid, None,
+                           True, 1, clip["reference"], "zh")
+             for listener in range(3) for cid, clip in clips.items()
+             for answer in [answers[clip["system"]](clip["reference"])]]
+    found = analysis.Analysis(test="t", kind="transcribe", listeners=3, accepted=3, votes=len(votes))
+    kind.analyse(found, votes, clips, 200, 1)
+    rows = {(h.system, h.by): h for h in found.tables["heard"]}
+    characters = sum(map(len, sentences))
+    assert {h.unit for h in rows.values()} == {"character"} and rows["v1", "listeners"].words == 3 * characters
+    assert (rows["v1", "listeners"].micro_wer, rows["v2", "listeners"].micro_wer) == (0.0, round(3 / characters, 4))
+    assert rows["v1", "asr"].micro_wer == round(3 / characters, 4)
+    assert all(m.words == characters for m in found.tables["misses"])
+    assert "CER strict [95% CI]" in kind.lines(found)[0]
+    assert any(f"of {characters} characters, missed by both" in line for line in kind.lines(found))
+    gold = analysis.Vote(1, "ann", "g", "gold", "今天天气很号", "今天天气很号", "今天天气很好", "clear", "g", None,
+                         True, 1, "", "zh")
+    assert not kind.gold_missed(gold)
+    assert kind.gold_missed(dataclasses.replace(gold, raw="今天", value="今天"))  # four of six missed
 
 
 def test_a_simulated_panel_recovers_its_word_error_rate_within_its_intervals():

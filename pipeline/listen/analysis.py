@@ -59,6 +59,7 @@ class Vote:
     played: bool  # every recording of the trial played to its end before the vote
     position: int  # in the listener's session, from 1
     reference: str = ""  # the sentence of the trial's (first) clip, as the run had it
+    language: str = "en"  # the test's: its runs' language (a test made before tests had one: English)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,6 +186,7 @@ def votes_of(conn: sqlite3.Connection, kind: Kind) -> list[Vote]:
     for r in conn.execute("SELECT listener, trial, clip, event, at FROM plays ORDER BY at, rowid"):
         events[r[0], r[1]].append(plays.Event(r[2], r[3], r[4]))
     seconds = dict(conn.execute("SELECT id, seconds FROM clips").fetchall())
+    spoken = language_of(Test.read(conn).settings)
     positions = {(r[0], r[1]): r[2] + 1 for r in conn.execute("SELECT listener, trial, position FROM assignments")}
     out = []
     for r in conn.execute("SELECT v.listener, l.name, v.trial, t.role, coalesce(v.value, v.text), t.expected, "
@@ -194,7 +196,7 @@ def votes_of(conn: sqlite3.Connection, kind: Kind) -> list[Vote]:
         seen = sorted(events[r[0], r[2]] + events[r[0], ""], key=lambda e: e.at)
         played = all(plays.heard(seen, c, seconds[c]) for c in (r[7], r[8]) if c)
         out.append(Vote(r[0], r[1], r[2], r[3], r[4], kind.oriented(r[4], bool(r[9])), r[5], r[6], r[7], r[8], played,
-                        positions.get((r[0], r[2]), 0), r[10]))
+                        positions.get((r[0], r[2]), 0), r[10], spoken))
     return out
 
 
@@ -232,6 +234,12 @@ def acceptance(votes: list[Vote], kind: Kind) -> dict[int, list[str]]:
     return out
 
 
+def language_of(settings: dict) -> str:
+    """A test's language: its runs' (listen create), English for a test made before tests had one or of runs in
+    several."""
+    return settings.get("language") or "en"
+
+
 def clip_table(conn: sqlite3.Connection) -> dict[str, dict]:
     """Each test clip: where it came from (`voiced`: its system less the condition it was heard in), what the runs
     knew of it, and its sentence's set (`--sets`), if any."""
@@ -246,7 +254,8 @@ def clip_table(conn: sqlite3.Connection) -> dict[str, dict]:
                       "run_folder": r["run_folder"], "voice": r["voice"], "utterance_id": r["utterance_id"],
                       "source_sha256": r["source_sha256"], "measures": json.loads(r["measures"]),
                       "reference": r["reference_text"], "heard": json.loads(r["heard"]),
-                      "perplexity": r["perplexity"], "surprisal": json.loads(r["surprisal"])}
+                      "perplexity": r["perplexity"], "surprisal": json.loads(r["surprisal"]),
+                      "language": language_of(settings)}
             for r in conn.execute("SELECT id, system, sentence_id, run, run_folder, voice, utterance_id, "
                                   "source_sha256, measures, reference_text, heard, perplexity, surprisal FROM clips "
                                   "WHERE role = 'test'")}

@@ -174,7 +174,8 @@ def create(out: str | Path, run_names: list[str], options: Options, results_dir:
         conn = database.connect(tmp, create=True)
         try:
             write(Maker(conn=conn, kind=kind, options=options, rng=rng, rate=rate, by=by, references=references,
-                        systems=systems, shared=shared), admin, run_names)
+                        systems=systems, shared=shared,
+                        languages={run.name: run.scores.language for run in loaded}), admin, run_names)
         finally:
             conn.close()
         for suffix in ("-wal", "-shm"):
@@ -195,10 +196,17 @@ class Maker:
     references: dict[str, Clip]  # utterance id → its speaker reference
     systems: list[str]
     shared: list[str]  # the sentences tested
+    languages: dict[str, str] = field(default_factory=dict)  # run name → the language it was scored in
     rated: dict[tuple[str, str], str] = field(default_factory=dict)  # (system, sentence) → its test clip's id
     reference_ids: dict[str, str] = field(default_factory=dict)  # utterance id → its reference clip's id
     tested: set[str] = field(default_factory=set)  # the test clips' audio, which no gold or trapping clip may be
     pick: Iterator[Clip] = iter(())  # the clips the tool's own trials are cut from, in turn (Kind.own_clips)
+
+    @property
+    def language(self) -> str:
+        """The runs' language where they share one; "" where they are in several."""
+        found = set(self.languages.values())
+        return found.pop() if len(found) == 1 else ""
 
     def put(self, clip: Clip) -> str:
         """The clip at the test's rate and level; its id."""
@@ -272,7 +280,8 @@ def write(maker: Maker, admin: str, run_names: list[str]) -> None:
     settings = {**asdict(options), "runs": run_names, "systems": systems, "sentences": shared,
                 "conditions": {system: unnamed(system, next(iter(by[system].values())).condition,
                                                options.conditions) for system in systems},
-                "sample_rate": maker.rate, "notes": notes, "sets": sets_of(options.sets, by, shared)}
+                "sample_rate": maker.rate, "notes": notes, "sets": sets_of(options.sets, by, shared),
+                "language": maker.language}
     maker.conn.execute("INSERT INTO test (id, name, kind, created, votes_per_clip, trials_per_session, admin_sha256, "
                        "settings) VALUES (1,?,?,?,?,?,?,?)",
                        (options.name, kind.name, database.now(), options.votes_per_clip, options.trials_per_session,

@@ -20,7 +20,16 @@ substitution counted right when the typed word is
   they start with the same letter, and they are one edit apart (an insertion, deletion, substitution or the swap of
   two neighbouring letters; two for words of eight letters or more): "recieve" for "receive", never "bat" for
   "bad" (a word of its own).
-Each answer keeps which rule made which word right (`Scored.rules`), so a team can audit it."""
+Each answer keeps which rule made which word right (`Scored.rules`), so a team can audit it.
+
+That is English. A test of runs in another language (`lang`, the runs' own) scores in the unit and under the
+normalizer its runs were scored in (scoring/language.py): characters for Chinese, Japanese, Thai and the others
+written without spaces (ASCII words whole), with full-width forms folded and traditional Chinese made simplified
+on both sides (the `basic` normalizer); words elsewhere, with rule 7 (compounds). Rule 6 and the tolerant rules
+above need English's number words and pronouncing dictionary. Chinese has a tolerant rule of its own: a
+substituted character that shares a reading with the sentence's, tone included (pypinyin), counts right, as
+Blizzard's Mandarin tests scored pinyin with tones, since a listener's input method offers every character of the
+syllable heard (散布 for 散步). Elsewhere the tolerant figure is the strict one."""
 from __future__ import annotations
 
 import functools
@@ -29,12 +38,14 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.scoring import align
+from pipeline.scoring import align, language, normalize
 from pipeline.scoring.align import Alignment, Op
 
 SMALL = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
          "seventeen eighteen nineteen twenty").split()
 HOMOPHONE, MISSPELLING = "homophone", "misspelling"
+ENGLISH, CHINESE = "en", "zh"
+HAN = re.compile(r"[\u3400-\u9fff\U00020000-\U0003134f]")
 MIN_MISSPELT = 4  # letters in each word before a misspelling can be forgiven
 LONG = 8  # letters from which two edits are forgiven
 
@@ -62,9 +73,16 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(str(SMALL.index(w)) if w in SMALL else w for w in tokens)
 
 
-def words(text: str) -> list[str]:
-    """Rules 1-6: the text as the listener normalizer's words, before the compounds are matched."""
-    return list(_words(text))
+def words(text: str, lang: str = ENGLISH) -> list[str]:
+    """Rules 1-6: the text as the listener normalizer's words (in `lang`: its unit), before the compounds are
+    matched."""
+    if english(lang):
+        return list(_words(text))
+    return normalize.for_language("basic", lang).reference(text).split()
+
+
+def english(lang: str) -> bool:
+    return language.base(lang) == ENGLISH
 
 
 def compounds(ref: list[str], typed: list[str]) -> list[str]:
@@ -121,13 +139,29 @@ def misspelt(reference: str, typed: str) -> bool:
     return edit_distance(reference, typed) <= (2 if len(reference) >= LONG else 1)
 
 
-def forgiven(reference: str, typed: str) -> str | None:
-    """The tolerant rule that counts a substituted word right, if one does."""
+def forgiven(reference: str, typed: str, lang: str = ENGLISH) -> str | None:
+    """The tolerant rule that counts a substituted word (a character, in Chinese) right, if one does."""
+    if not english(lang):
+        return HOMOPHONE if language.base(lang) == CHINESE and same_pinyin(reference, typed) else None
     if homophones(reference, typed):
         return HOMOPHONE
     if misspelt(reference, typed):
         return MISSPELLING
     return None
+
+
+@functools.lru_cache(maxsize=65536)
+def _readings(character: str) -> frozenset[str]:
+    from pypinyin import Style, pinyin
+
+    return frozenset(pinyin(character, style=Style.TONE3, heteronym=True, neutral_tone_with_five=True)[0])
+
+
+def same_pinyin(reference: str, typed: str) -> bool:
+    """Two Chinese characters that share a reading, tone included (any of each one's readings, in pypinyin's
+    dictionary): the character a listener's pinyin input method offered for the syllable they heard."""
+    return all(len(c) == 1 and HAN.match(c) for c in (reference, typed)) and \
+        bool(_readings(reference) & _readings(typed))
 
 
 @dataclass(frozen=True)
@@ -147,11 +181,12 @@ class Scored:
         return self.tolerant_errors / self.strict.ref_words if self.strict.ref_words else None
 
 
-def score(reference: str, typed: str) -> Scored:
-    ref = words(reference)
-    hyp = compounds(ref, words(typed))
+def score(reference: str, typed: str, lang: str = ENGLISH) -> Scored:
+    """An answer (or an engine's transcript) against its sentence, in the test's language."""
+    ref = words(reference, lang)
+    hyp = compounds(ref, words(typed, lang))
     strict = align.align(ref, hyp)
-    rules = [(r, h, rule) for op, r, h in strict.ops if op is Op.SUBSTITUTION and (rule := forgiven(r, h))]
+    rules = [(r, h, rule) for op, r, h in strict.ops if op is Op.SUBSTITUTION and (rule := forgiven(r, h, lang))]
     return Scored(ref, hyp, strict, rules)
 
 

@@ -5,7 +5,8 @@ with the listeners × sentences bootstrap, beside every engine of the runs on th
 sentences' sets (`listen sentences`, `listen create --sets`), how much context helps people and each engine; over
 several of the runs' noise conditions (`listen create --condition clean,noise:snr=10,...`), each voice's WER by
 SNR and its breakdown SNR for people beside each engine (listen/noise.py). A listener types each sentence once,
-whatever its system and condition (`each_sentence_once`).
+whatever its system and condition (`each_sentence_once`). A test is in its runs' one language, and scores in their
+unit (characters for Chinese and Japanese: its rates are CERs).
 
 Acceptance: a trapping trial breaks off into the tool's voice asking for one word ("Please type the word orange"),
 which the answer must hold; a gold trial is a recording whose words a careful listener gets (the user's, a natural
@@ -21,11 +22,13 @@ from typing import ClassVar
 import numpy as np
 
 from pipeline.core.records import joined
+from pipeline.errors import InputError
 from pipeline.listen import analysis, noise, typed
 from pipeline.listen.results import ci_text
 from pipeline.listen.create import HEAVY, Maker, made, user_gold
 from pipeline.listen.kinds import KINDS
 from pipeline.listen.kinds.base import Kind
+from pipeline.scoring import language
 from pipeline.scoring.align import Op
 from pipeline.scoring.paired import resampled_counts, resampled_weights
 
@@ -74,6 +77,7 @@ class Heard:
     tolerant_macro_wer: float | None
     tolerant_macro_ci95_low: float | None
     tolerant_macro_ci95_high: float | None
+    unit: str  # what the rates count: words, or characters in a language written without spaces (its runs' unit)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,6 +125,16 @@ class Ranking:
     same: bool
 
 
+def spoken(clip: dict) -> str:
+    """The language of a test clip's sentence: the test's (English for a test made before tests had one)."""
+    return clip.get("language") or typed.ENGLISH
+
+
+def score_clip(clip: dict, text: str) -> typed.Scored:
+    """An answer or an engine's transcript of the clip, against its sentence in its language."""
+    return typed.score(clip["reference"], text, spoken(clip))
+
+
 def missed(s: typed.Scored) -> list[bool]:
     """Each word of the sentence: not heard as it is (deleted or substituted), by the strict alignment."""
     return [op is not Op.HIT for op, r, _ in s.strict.ops if r is not None]
@@ -143,10 +157,10 @@ def misses(system: str, engine: str, rated: list[str], clips: dict, answers: dic
     words, per_sentence = [], []
     for cid in rated:
         clip = clips[cid]
-        machine = missed(typed.score(clip["reference"], clip["heard"][engine]))
+        machine = missed(score_clip(clip, clip["heard"][engine]))
         people = np.sum([missed(s) for s in answers[cid]], axis=0)
         counts = [0, 0, 0]
-        for k, (word, by_engine) in enumerate(zip(typed.words(clip["reference"]), machine)):
+        for k, (word, by_engine) in enumerate(zip(typed.words(clip["reference"], spoken(clip)), machine)):
             by_people = people[k] > len(answers[cid]) / 2
             who = ("both" if by_engine else "listeners") if by_people else "engine" if by_engine else "neither"
             if who != "neither":
@@ -286,7 +300,7 @@ def slopes(system: str, rated: list[str], clips: dict, answers: dict[str, list[t
         ex, ey, eitem = [], [], []
         for k, c in enumerate(with_bits):
             if engine in clips[c]["heard"]:
-                found = missed(typed.score(clips[c]["reference"], clips[c]["heard"][engine]))
+                found = missed(score_clip(clips[c], clips[c]["heard"][engine]))
                 ex += clips[c]["surprisal"]
                 ey += [float(m) for m in found]
                 eitem += [k] * len(found)
@@ -306,8 +320,9 @@ def _rounded(x) -> float | None:
     return None if x is None or not np.isfinite(x) else round(float(x), 4)
 
 
-def heard(system: str, by: str, scored: list[tuple[str, str, typed.Scored]], n_boot: int, seed: int) -> Heard:
-    """The figures of `scored`, each (listener, sentence, its scoring)."""
+def heard(system: str, by: str, scored: list[tuple[str, str, typed.Scored]], n_boot: int, seed: int,
+          unit: str = language.WORD) -> Heard:
+    """The figures of `scored`, each (listener, sentence, its scoring), in `unit`."""
     listeners, _ = analysis.index([who for who, _, _ in scored])
     items, _ = analysis.index([sentence for _, sentence, _ in scored])
     words = np.array([s.strict.ref_words for _, _, s in scored], dtype=float)
@@ -325,7 +340,7 @@ def heard(system: str, by: str, scored: list[tuple[str, str, typed.Scored]], n_b
         figures[f"{name}micro_ci95_low"], figures[f"{name}micro_ci95_high"] = analysis.interval(micro)
         figures[f"{name}macro_wer"] = _rounded(np.nanmean(rates)) if has.any() else None
         figures[f"{name}macro_ci95_low"], figures[f"{name}macro_ci95_high"] = analysis.interval(macro)
-    return Heard(system=system, by=by, answers=len(scored), words=int(words.sum()), **figures)
+    return Heard(system=system, by=by, answers=len(scored), words=int(words.sum()), **figures, unit=unit)
 
 
 def shown(s: typed.Scored) -> str:
@@ -360,6 +375,10 @@ class Transcription(Kind):
     # making the test
 
     def test_trials(self, maker: Maker) -> None:
+        if not maker.language:
+            runs = ", ".join(f"{run} in {lang}" for run, lang in sorted(maker.languages.items()))
+            raise InputError(f"a transcription test scores every answer in its runs' one language, and these are in "
+                             f"several ({runs}): make a test for each language")
         for (_, sentence), cid in maker.rated.items():
             maker.trial("test", cid, None, sentence)
 
@@ -376,15 +395,24 @@ class Transcription(Kind):
     def gold_trials(self, maker: Maker) -> list[str]:
         """The user's gold recordings (`--gold`: audio and the text it says), else a natural recording whose words
         are known, else the tool's own clean voice reading a plain sentence. No gold in heavy noise: no careful
-        listener gets its words."""
+        listener gets its words. The tool's voice and its own trials are English: in a test of runs in another
+        language, the gold must be in that language, and the practice and trapping trials say they are English."""
+        foreign = [] if typed.english(maker.language) else [
+            f"the practice and trapping trials are in English (the tool's own voice, piper:joe), and the test in "
+            f"{maker.language}: a trap asks for one English word"]
         if maker.options.gold:
             user_gold(maker)
-            return []
+            return foreign
         said = [n for n in maker.naturals if n.reference_text]  # a speaker reference's own words are not known
         if said:
             maker.trial("gold", maker.put(maker.variant(said[0], "gold", None)), None, said[0].sentence_id,
                         said[0].reference_text)
-            return []
+            return foreign
+        if foreign:
+            raise InputError(f"a transcription test in {maker.language} needs a gold trial in {maker.language}, and "
+                             f"the runs have no natural recording whose words are known: give --gold GOLD.csv "
+                             f"(columns audio,expected: a clear recording in {maker.language} and its words); the "
+                             "tool's own gold is English")
         from pipeline.tts import base as tts
 
         samples, sr = tts.load("piper:joe").synthesize(CLEAR)
@@ -436,7 +464,7 @@ class Transcription(Kind):
         return f"with more than {GOLD_WER:.0%} of the words missed"
 
     def gold_missed(self, vote: analysis.Vote) -> bool:
-        found = typed.score(str(vote.expected), str(vote.value))
+        found = typed.score(str(vote.expected), str(vote.value), vote.language)
         return found.strict.wer is not None and found.strict.wer > GOLD_WER
 
     def analyse(self, result: analysis.Analysis, kept: list[analysis.Vote], clips: dict, n_boot: int,
@@ -446,7 +474,7 @@ class Transcription(Kind):
         named: dict[str, list[tuple[str, typed.Scored]]] = defaultdict(list)
         for v in kept:
             clip = clips[v.first]
-            s = typed.score(clip["reference"], str(v.value))
+            s = score_clip(clip, str(v.value))
             by_system[clip["system"]].append((v.name, v.sentence, s))
             per_clip[v.first].append(s)
             named[v.first].append((v.name, s))
@@ -458,16 +486,17 @@ class Transcription(Kind):
         sets = {c["sentence"]: c["set"] for c in clips.values()}
         perplexity = {c["sentence"]: c["perplexity"] for c in clips.values()}
         # each engine's transcript of each rated clip, scored once for every table that sets it beside the people
-        by_engine = {(c, e): typed.score(clips[c]["reference"], text) for c in per_clip
+        by_engine = {(c, e): score_clip(clips[c], text) for c in per_clip
                      for e, text in clips[c]["heard"].items()}
+        unit = language.unit(spoken(next(iter(clips.values())))) if clips else language.WORD
         for system, scored in sorted(by_system.items()):
-            rows.append(heard(system, LISTENERS, scored, n_boot, seed))
+            rows.append(heard(system, LISTENERS, scored, n_boot, seed, unit))
             rated = sorted(c for c in per_clip if clips[c]["system"] == system)
             machines = {}
             for engine in sorted({e for c in rated for e in clips[c]["heard"]}):
                 on = [c for c in rated if engine in clips[c]["heard"]]
                 machines[engine] = [(engine, clips[c]["sentence"], by_engine[c, engine]) for c in on]
-                rows.append(heard(system, engine, machines[engine], n_boot, seed))
+                rows.append(heard(system, engine, machines[engine], n_boot, seed, unit))
                 listed, counted = misses(system, engine, on, clips, per_clip, n_boot, seed)
                 words += listed
                 missing.append(counted)
@@ -523,7 +552,7 @@ class Transcription(Kind):
 
         per_clip: dict[str, list[float]] = defaultdict(list)
         for v in kept:
-            found = typed.score(clips[v.first]["reference"], str(v.value)).strict
+            found = score_clip(clips[v.first], str(v.value)).strict
             if found.wer is not None:
                 per_clip[v.first].append(found.wer)
         means: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
@@ -535,7 +564,9 @@ class Transcription(Kind):
 
     def lines(self, found: analysis.Analysis) -> list[str]:
         rows = found.tables.get("heard", [])
-        out = [f"{'system':<24} {'heard by':<28} {'answers':>7}  WER strict [95% CI]       tolerant [95% CI]"]
+        unit = rows[0].unit if rows else language.WORD
+        rate = language.RATE[unit]
+        out = [f"{'system':<24} {'heard by':<28} {'answers':>7}  {rate} strict [95% CI]       tolerant [95% CI]"]
         for h in rows:
             out.append(f"{h.system:<24} {h.by:<28} {h.answers:>7}  "
                        f"{ci_text(h.micro_wer, h.micro_ci95_low, h.micro_ci95_high):<24}  "
@@ -544,12 +575,12 @@ class Transcription(Kind):
             out.append(f"{r.engine} {'ranks the systems as the listeners do' if r.same else 'ranks them otherwise'}:"
                        f" {' < '.join(r.by_engine)} (listeners: {' < '.join(r.listeners)}; fewest errors first)")
         for f in found.tables.get("from_engines", []):
-            out.append(f"listeners' WER of a clip ≈ {f.intercept:+.3f} + {f.slope:.3f} × {f.measure}'s (residual SD "
-                       f"{f.residual_sd:.3f}, for its WER in [{f.low:g}, {f.high:g}], {f.clips} clips)")
+            out.append(f"listeners' {rate} of a clip ≈ {f.intercept:+.3f} + {f.slope:.3f} × {f.measure}'s (residual "
+                       f"SD {f.residual_sd:.3f}, for its {rate} in [{f.low:g}, {f.high:g}], {f.clips} clips)")
         for c in found.tables.get("context", []):
             beyond = "" if c.beyond_listeners is None else (
                 f"; {ci_text(c.beyond_listeners, c.beyond_ci95_low, c.beyond_ci95_high)} beyond the listeners'")
-            out.append(f"{c.system}, {c.by}: WER {c.set} minus predictable "
+            out.append(f"{c.system}, {c.by}: {rate} {c.set} minus predictable "
                        f"{ci_text(c.effect, c.effect_ci95_low, c.effect_ci95_high)}{beyond}")
         for r in found.tables.get("slopes", []):
             beyond = "" if r.beyond_listeners is None else (
@@ -559,12 +590,12 @@ class Transcription(Kind):
         for b in found.tables.get("breakdown", []):
             snr = "not reached" if b.breakdown_snr is None else \
                 f"{ci_text(b.breakdown_snr, b.ci95_low, b.ci95_high)} dB"
-            out.append(f"{b.system}, {b.by}: WER clean {b.clean_wer}, " + ", ".join(f"{p.snr:g} dB {p.wer:.4f}"
-                                                                              for p in b.curve) +
-                       f"; breakdown SNR (WER ≥ {b.threshold}) {snr}")
+            out.append(f"{b.system}, {b.by}: {rate} clean {b.clean_wer}, " + ", ".join(f"{p.snr:g} dB {p.wer:.4f}"
+                                                                                 for p in b.curve) +
+                       f"; breakdown SNR ({rate} ≥ {b.threshold}) {snr}")
         for m in found.tables.get("misses", []):
-            out.append(f"{m.system}, {m.engine}: of {m.words} words, missed by both {m.both}, by the listeners alone "
-                       f"{m.listeners_only}, by the engine alone {m.engine_only} (words.csv lists them)")
+            out.append(f"{m.system}, {m.engine}: of {m.words} {unit}s, missed by both {m.both}, by the listeners "
+                       f"alone {m.listeners_only}, by the engine alone {m.engine_only} (words.csv lists them)")
         return out if rows else []
 
 

@@ -90,6 +90,7 @@ def test_no_tolerant_rule_forgives_another_word(word, answer):
     ("zh", "今天天气很好，我们去公园散步吧。", "今天天氣很好 我們去公園散步吧", 14, 0, []),  # traditional, spaces, no marks
     ("zh", "今天天气很好，我们去公园散步吧。", "今天天气很好我们去公园散布吧", 14, 1, [("步", "布", typed.HOMOPHONE)]),
     ("zh", "今天天气很好", "今天田气很好", 6, 1, []),  # tian2 for tian1: another tone, another syllable
+    ("zh", "今天天气很好", "今天天气很hao3", 6, 1, []),  # pinyin typed as letters is no character
     ("zh", "我用iPhone拍照", "我用 iphone 拍照", 5, 0, []),  # an ASCII word whole, as the runs count it
     ("ja", "今日は良い天気ですね。", "今日は良い天気ですね", 10, 0, []),
     ("ja", "カタカナです", "ｶﾀｶﾅです", 6, 0, []),  # half-width katakana is the same answer

@@ -45,7 +45,6 @@ SMALL = ("zero one two three four five six seven eight nine ten eleven twelve th
          "seventeen eighteen nineteen twenty").split()
 HOMOPHONE, MISSPELLING = "homophone", "misspelling"
 ENGLISH, CHINESE = "en", "zh"
-HAN = re.compile(r"[\u3400-\u9fff\U00020000-\U0003134f]")
 MIN_MISSPELT = 4  # letters in each word before a misspelling can be forgiven
 LONG = 8  # letters from which two edits are forgiven
 
@@ -152,16 +151,17 @@ def forgiven(reference: str, typed: str, lang: str = ENGLISH) -> str | None:
 
 @functools.lru_cache(maxsize=65536)
 def _readings(character: str) -> frozenset[str]:
+    """A Chinese character's readings with their tones; none for anything else (a letter, pinyin typed as such)."""
     from pypinyin import Style, pinyin
 
-    return frozenset(pinyin(character, style=Style.TONE3, heteronym=True, neutral_tone_with_five=True)[0])
+    found = pinyin(character, style=Style.TONE3, heteronym=True, neutral_tone_with_five=True, errors="ignore")
+    return frozenset(found[0]) if len(character) == 1 and len(found) == 1 else frozenset()
 
 
 def same_pinyin(reference: str, typed: str) -> bool:
     """Two Chinese characters that share a reading, tone included (any of each one's readings, in pypinyin's
     dictionary): the character a listener's pinyin input method offered for the syllable they heard."""
-    return all(len(c) == 1 and HAN.match(c) for c in (reference, typed)) and \
-        bool(_readings(reference) & _readings(typed))
+    return bool(_readings(reference) & _readings(typed))
 
 
 @dataclass(frozen=True)

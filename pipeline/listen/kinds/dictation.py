@@ -379,6 +379,11 @@ class Transcription(Kind):
             runs = ", ".join(f"{run} in {lang}" for run, lang in sorted(maker.languages.items()))
             raise InputError(f"a transcription test scores every answer in its runs' one language, and these are in "
                              f"several ({runs}): make a test for each language")
+        if not typed.english(maker.language) and not maker.options.gold and not self.known(maker):
+            raise InputError(f"a transcription test in {maker.language} needs a gold trial in {maker.language}, and "
+                             f"the runs have no natural recording whose words are known: give --gold GOLD.csv "
+                             f"(columns audio,expected: a clear recording in {maker.language} and its words); the "
+                             "tool's own gold is English")
         for (_, sentence), cid in maker.rated.items():
             maker.trial("test", cid, None, sentence)
 
@@ -395,30 +400,31 @@ class Transcription(Kind):
     def gold_trials(self, maker: Maker) -> list[str]:
         """The user's gold recordings (`--gold`: audio and the text it says), else a natural recording whose words
         are known, else the tool's own clean voice reading a plain sentence. No gold in heavy noise: no careful
-        listener gets its words. The tool's voice and its own trials are English: in a test of runs in another
-        language, the gold must be in that language, and the practice and trapping trials say they are English."""
+        listener gets its words. The tool's voice and its own trials are English: a test of runs in another
+        language has its gold in that language (test_trials refuses one that cannot), and says that its practice
+        and trapping trials are English."""
         foreign = [] if typed.english(maker.language) else [
             f"the practice and trapping trials are in English (the tool's own voice, piper:joe), and the test in "
             f"{maker.language}: a trap asks for one English word"]
         if maker.options.gold:
             user_gold(maker)
             return foreign
-        said = [n for n in maker.naturals if n.reference_text]  # a speaker reference's own words are not known
+        said = self.known(maker)
         if said:
             maker.trial("gold", maker.put(maker.variant(said[0], "gold", None)), None, said[0].sentence_id,
                         said[0].reference_text)
             return foreign
-        if foreign:
-            raise InputError(f"a transcription test in {maker.language} needs a gold trial in {maker.language}, and "
-                             f"the runs have no natural recording whose words are known: give --gold GOLD.csv "
-                             f"(columns audio,expected: a clear recording in {maker.language} and its words); the "
-                             "tool's own gold is English")
         from pipeline.tts import base as tts
 
         samples, sr = tts.load("piper:joe").synthesize(CLEAR)
         maker.trial("gold", maker.put(made("gold", next(maker.pick), samples, sr)), None, "clear", CLEAR)
         return ["the gold trial is the tool's own voice (piper:joe) reading a plain sentence: the runs have no "
                 "natural recording whose words are known, and no --gold was given"]
+
+    @staticmethod
+    def known(maker: Maker) -> list:
+        """The runs' natural recordings whose words are known (a speaker reference's own words are not)."""
+        return [n for n in maker.naturals if n.reference_text]
 
     def gold_answer(self, text: str) -> str:
         if not text.strip():

@@ -63,7 +63,9 @@ DASHES = re.compile(r"[\-\u2010-\u2015\u2212]")
 
 
 @functools.lru_cache(maxsize=65536)  # a sentence is scored against every listener's answer and every engine's
-def _words(text: str) -> tuple[str, ...]:
+def _words(text: str, lang: str) -> tuple[str, ...]:
+    if not english(lang):
+        return tuple(normalize.for_language("basic", lang).reference(text).split())
     text = DASHES.sub(" ", APOSTROPHES.sub("", unicodedata.normalize("NFKC", text).lower()))
     tokens = "".join(" " if unicodedata.category(c)[0] in "PS" else c for c in text).split()
     normalizer, numeric = _numbers()
@@ -75,9 +77,7 @@ def _words(text: str) -> tuple[str, ...]:
 def words(text: str, lang: str = ENGLISH) -> list[str]:
     """Rules 1-6: the text as the listener normalizer's words (in `lang`: its unit), before the compounds are
     matched."""
-    if english(lang):
-        return list(_words(text))
-    return normalize.for_language("basic", lang).reference(text).split()
+    return list(_words(text, lang))
 
 
 def english(lang: str) -> bool:

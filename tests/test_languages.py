@@ -1,6 +1,7 @@
 """Scoring beyond English: the unit follows the language (characters where words are not spaced), seed-tts-eval's
 test-zh recipe counts as its own run_wer.py does, and the rate is named for its unit wherever it is shown."""
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -175,9 +176,9 @@ def test_a_round_trip_in_chinese_japanese_and_german_in_one_command_and_a_manife
     assert "zh        CER" in table.stdout and "de        WER" in table.stdout
 
     # a transcription test scores its listeners in its runs' one language, with a gold trial in it
-    def create(db, *runs, gold=()):
+    def create(db, *runs, gold=(), env=None):
         return subprocess.run([sys.executable, str(ROOT / "run_pipeline.py"), "listen", "create", db, *runs, "--kind",
-                               "transcribe", *gold], cwd=tmp_path, capture_output=True, text=True)
+                               "transcribe", *gold], cwd=tmp_path, capture_output=True, text=True, env=env)
 
     mixed = create("mixed.db", "default-zh", "default-de")
     assert mixed.returncode == 2 and "several (default-de in de, default-zh in zh)" in mixed.stderr, mixed.stderr
@@ -192,6 +193,13 @@ def test_a_round_trip_in_chinese_japanese_and_german_in_one_command_and_a_manife
     conn = sqlite3.connect(tmp_path / "zh.db")
     assert json.loads(conn.execute("SELECT settings FROM test").fetchone()[0])["language"] == "zh"
     conn.close()
+    # Japanese answers are scored by their readings: without the ja extra (hidden here) the test is refused
+    hidden = tmp_path / "without-ja" / "fugashi"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text("raise ImportError('the ja extra is not installed')\n")
+    unread = create("ja.db", "default-ja", env={**os.environ, "PYTHONPATH": str(hidden.parent)})
+    assert unread.returncode == 2 and "pip install -e '.[ja]'" in unread.stderr, unread.stderr
+    assert "Traceback" not in unread.stderr and not (tmp_path / "ja.db").exists()
 
     del sentences["ja"]
     folder = tmp_path / "both"

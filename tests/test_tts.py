@@ -131,6 +131,7 @@ def test_espeak_japanese_reads_kanji_as_pronounced_in_context(monkeypatch):
     """espeak-ng's Japanese voice says each kanji as "Chinese letter". espeak:ja gives it each word's
     pronunciation in katakana, from MeCab with UniDic, which join the voice's files; a kanji UniDic cannot read,
     or any kanji without the reader, is an error on its row naming it, and the other rows are spoken."""
+    from pipeline.core import japanese
     from pipeline.tts import espeak
     from pipeline.tts.speaker import Speaker
 
@@ -151,11 +152,11 @@ def test_espeak_japanese_reads_kanji_as_pronounced_in_context(monkeypatch):
     assert spoken.status == "ok" and spoken.audio_seconds > 1.0
 
     monkeypatch.setitem(sys.modules, "fugashi", None)  # as where the ja extra is not installed
-    espeak.japanese_reader.cache_clear()
+    japanese.reader.cache_clear()
     try:
         assert base.resolve("espeak:ja").files == source.files[:1]
         refused, kana = speaker.work(["東京は日本の首都です。", "こんにちは。"])
     finally:
-        espeak.japanese_reader.cache_clear()
+        japanese.reader.cache_clear()
     assert refused.status == "error" and "東京日本首都" in refused.error and "pip install -e '.[ja]'" in refused.error
     assert kana.status == "ok" and kana.audio_seconds > 0.5

@@ -4,10 +4,13 @@ simulated panel whose listeners miss words with known probabilities."""
 import dataclasses
 import random
 import shutil
+import sys
 
 import numpy as np
 import pytest
 
+from pipeline.core import japanese
+from pipeline.errors import ConfigError
 from pipeline.listen import analysis, sus, typed
 from pipeline.listen.kinds import KINDS
 from tests.helpers import SCLITE, sclite_counts
@@ -70,7 +73,7 @@ def test_the_normalizer_does_not_make_a_wrong_answer_right(sentence, answer):
 def test_each_tolerant_rule_forgives_its_own_cases_and_says_so(word, answer, rule):
     found = typed.score(f"the {word} is here", f"the {answer} is here")
     assert found.strict.errors == 1 and found.tolerant_errors == 0
-    assert found.rules == [(word, answer, rule)]
+    assert found.rules == [typed.Forgiven(word, answer, rule)]
 
 
 @pytest.mark.parametrize("word, answer", [
@@ -88,23 +91,33 @@ def test_no_tolerant_rule_forgives_another_word(word, answer):
 
 @pytest.mark.parametrize("lang, sentence, answer, units, errors, forgiven", [
     ("zh", "今天天气很好，我们去公园散步吧。", "今天天氣很好 我們去公園散步吧", 14, 0, []),  # traditional, spaces, no marks
-    ("zh", "今天天气很好，我们去公园散步吧。", "今天天气很好我们去公园散布吧", 14, 1, [("步", "布", typed.HOMOPHONE)]),
+    ("zh", "今天天气很好，我们去公园散步吧。", "今天天气很好我们去公园散布吧", 14, 1, [("步", "布", typed.HOMOPHONE, 1)]),
     ("zh", "今天天气很好", "今天田气很好", 6, 1, []),  # tian2 for tian1: another tone, another syllable
     ("zh", "今天天气很好", "今天天气很hao3", 6, 1, []),  # pinyin typed as letters is no character
     ("zh", "我用iPhone拍照", "我用 iphone 拍照", 5, 0, []),  # an ASCII word whole, as the runs count it
     ("ja", "今日は良い天気ですね。", "今日は良い天気ですね", 10, 0, []),
     ("ja", "カタカナです", "ｶﾀｶﾅです", 6, 0, []),  # half-width katakana is the same answer
-    ("ja", "今日は良い天気ですね。", "きょうは良い天気ですね", 10, 3, []),  # kana for kanji: counted, as an engine's is
+    ("ja", "今日は良い天気ですね。", "きょうは良い天気ですね", 10, 3, [("今日", "きょう", typed.READING, 3)]),  # kana
+    ("ja", "今日は良い天気ですね。", "きょうはよいてんきですね", 10, 7,
+     [("今日", "きょう", typed.READING, 3), ("良い", "よい", typed.READING, 1), ("天気", "てんき", typed.READING, 3)]),
+    ("ja", "友達に会う", "友達に合う", 5, 1, [("会う", "合う", typed.READING, 1)]),  # the input method's other kanji
+    ("ja", "私は学生です", "わたしはがくせいです", 6, 7,  # 私 alone reads ワタシ too, in the sentence ワタクシ
+     [("私", "わたし", typed.READING, 3), ("学生", "がくせい", typed.READING, 4)]),
+    ("ja", "こんにちは", "こんにちわ", 5, 1, [("こんにちは", "こんにちわ", typed.READING, 1)]),  # は said ワ
+    ("ja", "今日は良い天気ですね", "今日は悪い天気ですね", 10, 1, []),  # another word
+    ("ja", "東京に行きます", "京都に行きます", 7, 2, []),  # the same characters, read otherwise
+    ("ja", "今日は良い天気ですね", "今日は天気ですね", 10, 2, []),  # a word missed reads as nothing
     ("de", "Die Haustür ist offen.", "die Haus Tür ist offen", 4, 0, []),  # a compound split
     ("de", "Der Hund läuft schnell.", "der Hund lauft schnell", 4, 1, []),
 ])
 def test_a_test_in_another_language_scores_in_its_runs_unit(lang, sentence, answer, units, errors, forgiven):
     """Chinese and Japanese by characters, under the runs' own normalizer (full width folded, traditional Chinese
     made simplified); German by words with compounds matched. English's tolerant rules need its pronouncing
-    dictionary; Chinese has its own: a character of the same pinyin and tone (the input method's other choice)."""
+    dictionary; Chinese has its own: a character of the same pinyin and tone (the input method's other choice);
+    and Japanese: whole words on both sides that share a reading (kana for kanji, another kanji of the sound)."""
     found = typed.score(sentence, answer, lang)
     assert (found.strict.ref_words, found.strict.errors) == (units, errors)
-    assert found.rules == forgiven and found.tolerant_errors == errors - len(forgiven)
+    assert found.rules == forgiven and found.tolerant_errors == errors - sum(f[3] for f in forgiven)
     assert typed.words(sentence, lang) == found.reference
 
 
@@ -140,6 +153,36 @@ def test_a_simulated_chinese_panel_is_scored_by_characters_and_its_gold_too():
                          True, 1, "", "zh")
     assert not kind.gold_missed(gold)
     assert kind.gold_missed(dataclasses.replace(gold, raw="今天", value="今天"))  # four of six missed
+
+
+def test_a_japanese_gold_typed_in_kana_keeps_its_listener_and_one_missed_does_not():
+    """A careful Japanese listener may type the gold in kana: 7 of its 10 characters differ, and every word was
+    heard. The gold asks whether they listened, so it reads the tolerant rate; half the words missed still fail."""
+    kind = KINDS.get("transcribe")
+    gold = analysis.Vote(1, "ann", "g", "gold", "きょうはよいてんきですね", "きょうはよいてんきですね",
+                         "今日は良い天気ですね。", "clear", "g", None, True, 1, "", "ja")
+    assert typed.score(str(gold.expected), str(gold.value), "ja").strict.wer == 0.7 and not kind.gold_missed(gold)
+    assert kind.gold_missed(dataclasses.replace(gold, raw="きょうは", value="きょうは"))  # 6 of 10 missed
+    assert not kind.gold_missed(dataclasses.replace(gold, language="en", expected="the knight is dark",
+                                                    value="the night is dark"))  # a homophone: heard
+
+
+def test_a_japanese_test_without_its_reader_is_refused_with_the_fix(monkeypatch):
+    """Without MeCab and UniDic (the ja extra) a Japanese answer's readings cannot be known: its tolerant figure
+    is refused, naming the fix, rather than made equal to the strict one; other languages need neither."""
+    monkeypatch.setitem(sys.modules, "fugashi", None)  # as where the ja extra is not installed
+    japanese.reader.cache_clear()
+    typed.parsed.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match=r"pip install -e '\.\[ja\]'"):
+            typed.score("今日は良い天気ですね", "きょうは良い天気ですね", "ja")
+        with pytest.raises(ConfigError, match="MeCab with UniDic"):
+            typed.require("ja-JP")
+        typed.require("zh")
+        assert typed.score("散步", "散布", "zh").tolerant_errors == 0
+    finally:
+        japanese.reader.cache_clear()
+        typed.parsed.cache_clear()
 
 
 def test_a_simulated_panel_recovers_its_word_error_rate_within_its_intervals():

@@ -29,22 +29,31 @@ on both sides (the `basic` normalizer); words elsewhere, with rule 7 (compounds)
 above need English's number words and pronouncing dictionary. Chinese has a tolerant rule of its own: a
 substituted character that shares a reading with the sentence's, tone included (pypinyin), counts right, as
 Blizzard's Mandarin tests scored pinyin with tones, since a listener's input method offers every character of the
-syllable heard (散布 for 散步). Elsewhere the tolerant figure is the strict one."""
+syllable heard (散布 for 散步). Japanese has one too, since its listeners write one word in kana or in kanji, as
+their input method offers (今日 or きょう, 良い or よい, 会う or 合う): a stretch of errors, widened to whole words
+on both sides, counts right when the sentence's characters and the typed ones share a reading (MeCab with UniDic,
+the `ja` extra: each side's pronunciation in its sentence, or under one of its likeliest analyses alone, so that
+私 is ワタクシ or ワタシ). Elsewhere the tolerant figure is the strict one."""
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
+from pipeline.core import japanese
+from pipeline.errors import ConfigError
 from pipeline.scoring import align, language, normalize
 from pipeline.scoring.align import Alignment, Op
 
 SMALL = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
          "seventeen eighteen nineteen twenty").split()
-HOMOPHONE, MISSPELLING = "homophone", "misspelling"
-ENGLISH, CHINESE = "en", "zh"
+HOMOPHONE, MISSPELLING, READING = "homophone", "misspelling", "reading"
+ENGLISH, CHINESE, JAPANESE = "en", "zh", "ja"
+ALTERNATIVES = 3  # the likeliest analyses of a stretch of Japanese whose readings it may have, beside its own
 MIN_MISSPELT = 4  # letters in each word before a misspelling can be forgiven
 LONG = 8  # letters from which two edits are forgiven
 
@@ -164,17 +173,104 @@ def same_pinyin(reference: str, typed: str) -> bool:
     return bool(_readings(reference) & _readings(typed))
 
 
+class Forgiven(NamedTuple):
+    """What a tolerant rule counted right: the sentence's word and the typed one (characters, for a reading)."""
+    reference: str
+    typed: str
+    rule: str
+    errors: int = 1  # the strict errors it forgives: a reading's characters need not be as many on each side
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """Japanese units (characters; ASCII words whole) read by MeCab: where its words begin and end, in units, and
+    each word's characters and pronunciation."""
+    units: tuple[str, ...]
+    edges: frozenset[int]  # units before which a word begins (and the end)
+    words: tuple[tuple[int, int, str], ...]  # each word's first character, its end, and its pronunciation
+
+    def reading(self, start: int, end: int) -> str:
+        """The units start…end (word edges both) as they read in the sentence."""
+        first, last = len("".join(self.units[:start])), len("".join(self.units[:end]))
+        return "".join(said for a, b, said in self.words if a >= first and b <= last).translate(japanese.KATAKANA)
+
+    def readings(self, start: int, end: int) -> frozenset[str]:
+        """Their reading in the sentence, and under each of their likeliest analyses alone."""
+        alone = japanese.readings("".join(self.units[start:end]), ALTERNATIVES)
+        return frozenset(r.translate(japanese.KATAKANA) for r in [self.reading(start, end), *alone])
+
+
+def require(lang: str) -> None:
+    """Refuses a language whose rules need what is not installed, naming the fix: Japanese's readings."""
+    if language.base(lang) != JAPANESE:
+        return
+    try:
+        japanese.reader()
+    except ImportError:
+        raise ConfigError(f"a transcription test in Japanese counts kana typed for kanji right through MeCab with "
+                          f"UniDic, which are not installed: {japanese.FIX}") from None
+
+
+@functools.lru_cache(maxsize=65536)
+def parsed(units: tuple[str, ...]) -> Parsed:
+    require(JAPANESE)
+    unit_at = {end: i + 1 for i, end in enumerate(itertools.accumulate(map(len, units)))}  # a character → units
+    found, edges, at = [], {0, len(units)}, 0
+    for _, surface, said in japanese.words("".join(units)):
+        found.append((at, at + len(surface), said))
+        at += len(surface)
+        if at in unit_at:
+            edges.add(unit_at[at])
+    return Parsed(units, frozenset(edges), tuple(found))
+
+
+def same_readings(ref: list[str], typed: list[str], ops) -> list[Forgiven]:
+    """Japanese: each stretch of errors, widened over hits to whole words of both sentences, that reads as the
+    sentence's characters do (`Parsed.readings` of each side share one) counts right."""
+    at = [(0, 0)]
+    for op, _, _ in ops:
+        i, j = at[-1]
+        at.append((i + (op is not Op.INSERTION), j + (op is not Op.DELETION)))
+    said, heard = parsed(tuple(ref)), parsed(tuple(typed))
+    whole = [i in said.edges and j in heard.edges for i, j in at]
+    stretches: list[tuple[int, int]] = []
+    for k, (op, _, _) in enumerate(ops):
+        if op is Op.HIT or (stretches and stretches[-1][1] > k):
+            continue
+        start, end = k, k + 1
+        while end < len(ops) and ops[end][0] is not Op.HIT:
+            end += 1
+        while True:
+            before = start, end
+            while not whole[start]:
+                start -= 1
+            while not whole[end]:
+                end += 1
+            while stretches and stretches[-1][1] > start:  # widened into the stretch before: one stretch
+                start = min(start, stretches.pop()[0])
+            if (start, end) == before:
+                break
+        stretches.append((start, end))
+    out = []
+    for start, end in stretches:
+        (i0, j0), (i1, j1) = at[start], at[end]
+        if i1 > i0 and j1 > j0 and said.readings(i0, i1) & heard.readings(j0, j1):
+            errors = sum(op is not Op.HIT for op, _, _ in ops[start:end])
+            out.append(Forgiven("".join(ref[i0:i1]), "".join(typed[j0:j1]), READING, errors))
+    return out
+
+
 @dataclass(frozen=True)
 class Scored:
     """One answer against its sentence: both alignments and the rules that made words right."""
     reference: list[str]  # the sentence's words, normalized
     typed: list[str]  # the answer's, normalized and matched for compounds
     strict: Alignment
-    rules: list[tuple[str, str, str]] = field(default_factory=list)  # (sentence's word, typed word, rule)
+    rules: list[Forgiven] = field(default_factory=list)
 
     @property
     def tolerant_errors(self) -> int:
-        return self.strict.errors - len(self.rules)
+        return self.strict.errors - sum(f.errors for f in self.rules)
 
     @property
     def tolerant_wer(self) -> float | None:
@@ -186,7 +282,10 @@ def score(reference: str, typed: str, lang: str = ENGLISH) -> Scored:
     ref = words(reference, lang)
     hyp = compounds(ref, words(typed, lang))
     strict = align.align(ref, hyp)
-    rules = [(r, h, rule) for op, r, h in strict.ops if op is Op.SUBSTITUTION and (rule := forgiven(r, h, lang))]
+    if language.base(lang) == JAPANESE:
+        return Scored(ref, hyp, strict, same_readings(ref, hyp, strict.ops))
+    rules = [Forgiven(r, h, rule) for op, r, h in strict.ops
+             if op is Op.SUBSTITUTION and (rule := forgiven(r, h, lang))]
     return Scored(ref, hyp, strict, rules)
 
 

@@ -20,21 +20,17 @@ from __future__ import annotations
 import functools
 import re
 import subprocess
-import threading
 import unicodedata
 from dataclasses import replace
 from pathlib import Path
 
+from pipeline.core import japanese
 from pipeline.tts import base
 from pipeline.tts.command import CommandVoice, program
 
 MANDARIN, PINYIN_VOICE, JAPANESE = "cmn", "cmn-latn-pinyin", "ja"
-# the files of UniDic that MeCab reads when it analyses (the rest build the dictionary, or are its licences)
-DICTIONARY = ("mecabrc", "dicrc", "sys.dic", "unk.dic", "char.bin", "matrix.bin")
-JA_FIX = "scripts/setup --test, or .venv/bin/pip install -e '.[ja]', installs them"
 # the full-width punctuation Chinese text pauses at, as espeak-ng pauses at its ASCII forms
 PAUSES = str.maketrans({"。": ".", "，": ",", "、": ",", "！": "!", "？": "?", "；": ";", "：": ":", "…": "..."})
-READER_LOCK = threading.Lock()
 HAN = re.compile(r"[\u3400-\u9fff\U00020000-\U0003134f]")
 
 
@@ -60,51 +56,19 @@ def pinyin(text: str) -> str:
 def kana(voice: str, text: str) -> str:
     """Japanese in katakana as it is pronounced, word by word in context; without the reader, kana as written."""
     try:
-        tagger = japanese_reader()
+        said = japanese.words(unicodedata.normalize("NFKC", text))  # half-width katakana, full-width digits: as read
     except ImportError:
-        tagger = None
-    if tagger is not None:
-        text = unicodedata.normalize("NFKC", text)  # half-width katakana, full-width digits and letters: as read
-        with READER_LOCK:  # a MeCab tagger parses one text at a time, and its words live in its buffer
-            text = "".join(word.white_space + pronunciation(word) for word in tagger(text))
+        said = None
+    if said is not None:
+        text = "".join(space + spoken for space, _, spoken in said)
     kanji = "".join(dict.fromkeys(HAN.findall(text)))
-    if kanji and tagger is None:
+    if kanji and said is None:
         raise ValueError(f"{voice} reads kanji through MeCab with UniDic, which are not installed: this sentence has "
-                         f"{kanji[:12]}; {JA_FIX}, or write it in kana")
+                         f"{kanji[:12]}; {japanese.FIX}, or write it in kana")
     if kanji:
         raise ValueError(f"{voice}: UniDic has no reading for {kanji[:12]} here, and espeak-ng would say each as "
                          "\"Chinese letter\"; write it in kana")
     return text
-
-
-def pronunciation(word) -> str:
-    """A word's pronunciation in katakana (UniDic's `pron`), or the word as written where it has none (a symbol,
-    a word of Latin letters, one the dictionary does not know)."""
-    spoken = getattr(word.feature, "pron", None)
-    return spoken if spoken and spoken != "*" else word.surface
-
-
-@functools.cache
-def japanese_reader():
-    import fugashi
-    import unidic_lite
-
-    # its own mecabrc and dictionary named, so neither MECABRC nor another UniDic installed beside it is read
-    return fugashi.Tagger(f'-r "{unidic_lite.DICDIR}/mecabrc" -d "{unidic_lite.DICDIR}"')
-
-
-def japanese_files() -> tuple[str, ...]:
-    """MeCab's library and UniDic's dictionary: what the readings depend on; none where they are not installed."""
-    try:
-        import fugashi
-        import unidic_lite
-    except ImportError:
-        return ()
-    code = Path(fugashi.__file__).parent
-    libraries = sorted(str(f) for folder in (code, code.with_name("fugashi.libs")) if folder.is_dir()
-                       for f in folder.iterdir() if ".so" in f.name)
-    dictionary = Path(unidic_lite.DICDIR)
-    return (*libraries, *(str(dictionary / name) for name in DICTIONARY))
 
 
 def pinyin_files() -> tuple[str, ...]:
@@ -142,7 +106,7 @@ def resolve(spec: str, options, models_dir: str):
     if not source.path:
         return source
     language = language_of(source.name)
-    extra = {MANDARIN: pinyin_files, JAPANESE: japanese_files}.get(language, tuple)()
+    extra = {MANDARIN: pinyin_files, JAPANESE: japanese.files}.get(language, tuple)()
     return replace(source, language=language, files=source.files + extra)
 
 

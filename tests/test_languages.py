@@ -189,10 +189,12 @@ def test_a_round_trip_in_chinese_japanese_and_german_in_one_command_and_a_manife
     (tmp_path / "gold.csv").write_text("audio,expected\ngold.wav,今天天气很好。\n", encoding="utf-8")
     made = create("zh.db", "default-zh", gold=("--gold", "gold.csv"))
     assert made.returncode == 0, made.stderr
-    assert "the practice and trapping trials are in English" in made.stdout
+    assert "the practice trials are in English" in made.stdout and "a trap asks in English for a number" in made.stdout
     conn = sqlite3.connect(tmp_path / "zh.db")
     assert json.loads(conn.execute("SELECT settings FROM test").fetchone()[0])["language"] == "zh"
+    asked = [str(e) for (e,) in conn.execute("SELECT expected FROM trials WHERE role = 'trap'")]
     conn.close()
+    assert asked and set(asked) <= set("3456789"), asked  # a number: a digit on any keyboard
     # Japanese answers are scored by their readings: without the ja extra (hidden here) the test is refused
     hidden = tmp_path / "without-ja" / "fugashi"
     hidden.mkdir(parents=True)

@@ -12,7 +12,7 @@ import pytest
 from pipeline.core import japanese
 from pipeline.errors import ConfigError
 from pipeline.listen import analysis, sus, typed
-from pipeline.listen.kinds import KINDS
+from pipeline.listen.kinds import KINDS, dictation
 from tests.helpers import SCLITE, sclite_counts
 
 
@@ -183,6 +183,27 @@ def test_a_japanese_test_without_its_reader_is_refused_with_the_fix(monkeypatch)
     finally:
         japanese.reader.cache_clear()
         typed.parsed.cache_clear()
+
+
+@pytest.mark.parametrize("lang, answers, refused", [
+    ("ja", ["7", "７", "七", "なな 7です", "seven"], ["8", "orange", "おれんじ", "-"]),  # full width: NFKC's 7
+    ("zh", ["7", "七", "我听到7"], ["1", "期"]),
+    ("de", ["7", "Seven", "die 7"], ["sieben 8", "17"]),
+])
+def test_a_trap_in_another_language_asks_for_a_number_any_keyboard_types(lang, answers, refused):
+    """An input method in kana (or Hangul) turns "orange" typed in letters into other characters, so a test of
+    runs in another language asks for a number, held as a digit, its English word or its numeral. English tests
+    ask for a word, as they did."""
+    import random
+
+    kind = KINDS.get("transcribe")
+    expected, request = kind.trap(random.Random(1), lang)
+    assert expected in list("3456789") and request == f"Please type the number {typed.SMALL[int(expected)]}."
+    trap = analysis.Vote(1, "ann", "t", "trap", "", "", "7", "s", "t", None, True, 1, "", lang)
+    assert [a for a in answers if not kind.answered_as_asked(dataclasses.replace(trap, raw=a, value=a))] == []
+    assert [a for a in refused if kind.answered_as_asked(dataclasses.replace(trap, raw=a, value=a))] == []
+    word, request = kind.trap(random.Random(1), "en")
+    assert request == f"Please type the word {word}." and word in dictation.TRAP_WORDS
 
 
 def test_a_simulated_panel_recovers_its_word_error_rate_within_its_intervals():

@@ -334,7 +334,7 @@ def traps(maker: Maker) -> None:
     voice = tts.load("piper:joe")
     for n in range(max(1, maker.options.traps_per_session) * 2):
         clip = next(maker.pick)
-        answer, request = maker.kind.trap(maker.rng)
+        answer, request = maker.kind.trap(maker.rng, maker.language)
         message, sr = voice.synthesize(f"This is an interruption. {request}")
         cut = int(TRAP_LEAD_S * clip.sr)
         pause = np.zeros(int(PAUSE_S * clip.sr), np.float32)

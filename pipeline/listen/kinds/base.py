@@ -94,8 +94,9 @@ class Kind:
             raise ValueError(f"{value} is not an answer of {self.name}")
         return value
 
-    def trap(self, rng: random.Random) -> tuple[int | str, str]:
-        """A trapping trial's answer, and how the tool's voice asks for it."""
+    def trap(self, rng: random.Random, language: str) -> tuple[int | str, str]:
+        """A trapping trial's answer, and how the tool's voice asks for it (in English) in a test of runs in
+        `language` ("" for runs in several)."""
         answer = rng.choice([v for v in self.values if v != 0] or list(self.values))
         return answer, f"Please select the answer {answer}."
 

@@ -45,7 +45,7 @@ class Comparison(Kind):
                         self.good)
         return []
 
-    def trap(self, rng) -> tuple[int, str]:
+    def trap(self, rng, language: str) -> tuple[int, str]:
         answer = rng.choice([v for v in self.values if v != 0] or list(self.values))
         return answer, f"Please select the answer {self.label(answer).lower()}."
 

@@ -35,6 +35,10 @@ from pipeline.scoring.paired import resampled_counts, resampled_weights
 MAX_CHARS = 500  # an answer's length, in characters: a sentence typed, not a paste
 GOLD_WER = 0.5  # a gold trial answered with more than half its words missed
 TRAP_WORDS = ("orange", "window", "garden", "yellow", "pencil", "river", "basket", "candle")
+# a trap in a test of another language asks for a number: a digit is typed alike on every keyboard, where an input
+# method in kana or Hangul turns "orange" typed in letters into other characters
+TRAP_NUMBERS = ("three", "four", "five", "six", "seven", "eight", "nine")
+NUMERALS = "〇一二三四五六七八九"  # Chinese and Japanese digits, which an input method offers for a number heard
 CLEAR = "The sun is warm and the sky is blue today."  # the tool's clean gold, where the runs have no natural one
 PRACTICE = ("A small boat sailed across the quiet lake.", "Please bring the red cup to the kitchen.",
             "The children played in the park after school.", "My brother reads the news every morning.")
@@ -403,10 +407,10 @@ class Transcription(Kind):
         are known, else the tool's own clean voice reading a plain sentence. No gold in heavy noise: no careful
         listener gets its words. The tool's voice and its own trials are English: a test of runs in another
         language has its gold in that language (test_trials refuses one that cannot), and says that its practice
-        and trapping trials are English."""
+        trials are English and its traps ask for numbers."""
         foreign = [] if typed.english(maker.language) else [
-            f"the practice and trapping trials are in English (the tool's own voice, piper:joe), and the test in "
-            f"{maker.language}: a trap asks for one English word"]
+            f"the practice trials are in English (the tool's own voice, piper:joe), and the test in "
+            f"{maker.language}; a trap asks in English for a number, which any keyboard types as a digit"]
         if maker.options.gold:
             user_gold(maker)
             return foreign
@@ -432,9 +436,12 @@ class Transcription(Kind):
             raise ValueError("an empty expected text")
         return unicodedata.normalize("NFC", text)
 
-    def trap(self, rng) -> tuple[str, str]:
-        word = rng.choice(TRAP_WORDS)
-        return word, f"Please type the word {word}."
+    def trap(self, rng, language: str) -> tuple[str, str]:
+        if typed.english(language):
+            word = rng.choice(TRAP_WORDS)
+            return word, f"Please type the word {word}."
+        number = rng.choice(TRAP_NUMBERS)
+        return str(typed.SMALL.index(number)), f"Please type the number {number}."
 
     def training_trial(self, maker: Maker, clip, snr: float | None) -> None:
         if snr != HEAVY:  # a clip in -5 dB of noise teaches nothing about typing what one hears
@@ -464,7 +471,12 @@ class Transcription(Kind):
     # reading the answers
 
     def answered_as_asked(self, vote: analysis.Vote) -> bool:
-        return isinstance(vote.raw, str) and str(vote.expected) in typed.words(vote.raw)
+        """The trap's word among the answer's; a number's as its digit, its English word or its numeral."""
+        if not isinstance(vote.raw, str):
+            return False
+        said, asked = typed.words(vote.raw, vote.language), str(vote.expected)
+        as_written = [typed.SMALL[int(asked)], NUMERALS[int(asked)]] if asked.isdigit() else []
+        return any(form in said for form in [asked, *as_written])
 
     @property
     def gold_rule(self) -> str:

@@ -8,10 +8,11 @@ SNR and its breakdown SNR for people beside each engine (listen/noise.py). A lis
 whatever its system and condition (`each_sentence_once`). A test is in its runs' one language, and scores in their
 unit (characters for Chinese and Japanese: its rates are CERs).
 
-Acceptance: a trapping trial breaks off into the tool's voice asking for one word ("Please type the word orange"),
-which the answer must hold; a gold trial is a recording whose words a careful listener gets (the user's, a natural
-recording whose words are known, or the tool's own clean voice reading a plain sentence), and an answer that misses
-more than half of its words (tolerant WER above GOLD_WER) leaves the listener out."""
+Acceptance: a trapping trial breaks off into the tool's voice asking for one word ("Please type the word orange"; a
+number in a test of another language), which the answer must hold; a gold trial is a recording whose words a
+careful listener gets (the user's, a natural recording whose words are known, or the tool's own clean voice
+reading a plain sentence), and an answer that misses more than half of its words (tolerant WER above GOLD_WER)
+leaves the listener out."""
 from __future__ import annotations
 
 import unicodedata
@@ -475,8 +476,9 @@ class Transcription(Kind):
         if not isinstance(vote.raw, str):
             return False
         said, asked = typed.words(vote.raw, vote.language), str(vote.expected)
-        as_written = [typed.SMALL[int(asked)], NUMERALS[int(asked)]] if asked.isdigit() else []
-        return any(form in said for form in [asked, *as_written])
+        digit = int(asked) if len(asked) == 1 and asked.isdecimal() else None
+        forms = [asked] if digit is None else [asked, typed.SMALL[digit], NUMERALS[digit]]
+        return any(form in said for form in forms)
 
     @property
     def gold_rule(self) -> str:

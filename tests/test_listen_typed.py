@@ -3,6 +3,7 @@ real browser), each recording played once, and `listen results` sets their WER b
 same clips. The scorer and the analysis alone: test_typed.py."""
 import html
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -11,7 +12,8 @@ import httpx
 import pytest
 
 from pipeline.core import store
-from pipeline.listen import typed
+from pipeline.gate import sealed
+from pipeline.listen import analysis, database, typed
 from tests.helpers import NO_MEASURES, ROOT, browser, cli
 from tests.listening import HOSTILE, RUN, Listener, create, invite, listen, oracle, served, shared_team, together
 from tests.test_listen import CHROMEDRIVER, CHROMIUM, progress
@@ -33,7 +35,7 @@ def sentences(db) -> dict[str, str]:
         conn.close()
 
 
-def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(runs, models_dir):
+def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(runs, models_dir, tmp_path):
     cwd = runs
     admin = create(cwd, "typed.db", "--kind", "transcribe", "--sentences", "3")
     links = invite(cwd, "typed.db", "ann", "bo", "cy")
@@ -142,6 +144,19 @@ def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(run
     expected = sum(mean["v2", s] - mean["v1", s] for s in shared) / len(shared)
     assert int(row["sentences"]) == 3 and float(row["delta"]) == pytest.approx(expected, abs=1e-4)
     assert row["worse"] in ("False", "false", "0")  # v2's listeners missed fewer words than v1's
+    # another version with the very same utterance ids (scored from one manifest, or from folders of one name)
+    # hides none of v1's ratings, whichever order the runs come in
+    shutil.copytree(cwd / "results" / "v1", tmp_path / "v1-again")
+    v1, again = sealed.load("v1", str(cwd / "results")), sealed.load(str(tmp_path / "v1-again"))
+    assert {u.id for u in again.utterances} == {u.id for u in v1.utterances}
+    conn = database.connect(cwd / "typed.db")
+    try:
+        for order in ([v1, again], [again, v1]):
+            rated, _ = analysis.human(conn, order)
+            assert set(rated.of(v1, "v1", "clean")) == {s for s in shared if ("v1", s) in mean}
+            assert not rated.of(again, "v1", "clean")
+    finally:
+        conn.close()
 
     # the run's report: the listeners' section with each answer, as text
     cli(cwd, *RUN, "--audio-dir", "out/v1", "--run", "v1", "--listening", "typed.db", models=models_dir,

@@ -161,8 +161,8 @@ def main(argv: list[str]) -> int:
     if human and any(r.metric == human.metric for r in rows):
         print(f"{human.metric}: the accepted listeners of test {human.test!r}, " + (
             "each vote's preference for B, with a listeners × sentences interval" if human.votes else
-            "each sentence's mean vote, paired by sentence (the interval resamples sentences; the panel is taken as "
-            "it is)"))
+            f"{human.per_sentence}, paired by sentence (the interval resamples sentences; the panel is taken as it "
+            "is)"))
     for r in rows:
         if r.derived_from:
             print(f"{r.metric} is a function of {r.derived_from}: shown, not a test of its own")

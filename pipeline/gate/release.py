@@ -101,6 +101,7 @@ class Human:
     votes: dict[tuple[Heard, Heard], list[tuple[str, str, float]]] = field(default_factory=dict)
     # (first, second) → (listener, sentence, preference for the second)
     scale: tuple[float, float] = (1.0, 5.0)  # the ends of what a vote (or a preference) can be
+    per_sentence: str = "each sentence's mean vote"  # what `means` holds of a sentence, in words
 
     def of(self, run: Run, voice: str, condition: str) -> dict[str, float]:
         return self.means.get((run.where, voice, condition), {})

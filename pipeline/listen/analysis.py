@@ -565,14 +565,15 @@ def human(conn: sqlite3.Connection, runs: list) -> tuple[Human | None, list[str]
     votes = votes_of(conn, kind)
     left_out = acceptance(votes, kind)
     clips = clip_table(conn)
-    found = {u.id: (run, u) for run in runs for u in run.utterances}
+    # two versions scored from one manifest share their utterances' ids: an id is a run's own
+    found = {(run.where, u.id): (run, u) for run in runs for u in run.utterances}
     changed: set[str] = set()
 
     def origin(cid: str) -> tuple[str, str, str] | None:
         """Where a rated clip came from in these runs, while the run still has that very audio."""
         clip = clips[cid]
-        hit = found.get(clip["utterance_id"])
-        if hit is None or hit[0].where != clip["run_folder"]:
+        hit = found.get((clip["run_folder"], clip["utterance_id"]))
+        if hit is None:
             return None
         run, u = hit
         if store.sha256_or_none(run.audio(u.audio_path)) != clip["source_sha256"]:

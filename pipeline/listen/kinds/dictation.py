@@ -583,7 +583,8 @@ class Transcription(Kind):
             where = origin(cid)
             if where:
                 means[where][clips[cid]["sentence"]] = float(np.mean(rates))
-        return Human(metric=self.metric, test=test, means=dict(means), scale=(0.0, 1.0)) if means else None
+        return Human(metric=self.metric, test=test, means=dict(means), scale=(0.0, 1.0),
+                     per_sentence="each sentence's listeners' WER (the mean of its answers')") if means else None
 
     def lines(self, found: analysis.Analysis) -> list[str]:
         rows = found.tables.get("heard", [])

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import httpx
+import numpy as np
 import pytest
 
 from pipeline.core import store
@@ -157,6 +158,22 @@ def test_listeners_type_what_they_hear_and_read_their_wer_beside_the_engines(run
             assert not rated.of(again, "v1", "clean")
     finally:
         conn.close()
+    # and a version with the same ids, prompted by another speaker, keeps its own speaker references
+    from pipeline.io import audio
+    from pipeline.listen.create import clips_of
+    from pipeline.tts import base
+
+    audio.write_wav(cwd / "prompts" / "q.wav", *base.load("piper:joe").synthesize("Another voice to sound like."))
+    (cwd / "meta-q.lst").write_text((cwd / "meta.lst").read_text().replace("prompts/p.wav", "prompts/q.wav"))
+    cli(cwd, *RUN, "--audio-manifest", "meta-q.lst", "--measures", "none", "--audio-dir", "out/v1", "--run", "v1-q",
+        models=models_dir, cache=cwd / "cache")
+    prompted = sealed.load("v1-q", str(cwd / "results"))
+    by = clips_of([v1, prompted], ["clean"])
+    references = by.pop("\0references")
+    for run, prompt in ((v1, "p.wav"), (prompted, "q.wav")):
+        spoken, _ = audio.read(cwd / "prompts" / prompt)
+        own = [c for clips in by.values() for c in clips.values() if c.run_folder == run.where]
+        assert own and all(np.array_equal(references[c.utterance].samples, spoken) for c in own), run.name
 
     # the run's report: the listeners' section with each answer, as text
     cli(cwd, *RUN, "--audio-dir", "out/v1", "--run", "v1", "--listening", "typed.db", models=models_dir,

@@ -82,6 +82,11 @@ class Clip:
     surprisal: list = field(default_factory=list)  # each word's (listen/typed.py's words), where the run had them
     condition: str = ""  # the runs' condition the audio was heard in
 
+    @property
+    def utterance(self) -> tuple[str, str]:
+        """The run's utterance this clip is: its folder and id (two versions scored from one manifest share ids)."""
+        return self.run_folder, self.utterance_id
+
 
 def made(role: str, like: Clip, samples: np.ndarray, sr: int | None = None) -> Clip:
     """A clip the tool made (gold, trap, training, another voice): of no system, with no measures."""
@@ -132,8 +137,8 @@ def clips_of(runs: list, conditions: list[str]) -> dict[str, dict[str, Clip]]:
                         typed.surprisal(u.reference, u.reference_normalized, list(u.word_surprisal)), u.condition)
             out.setdefault(system, {})[u.sentence_id] = clip
             if u.speaker_reference:
-                out.setdefault("\0references", {})[u.id] = made("reference", clip,
-                                                                 *audio.read(run.audio(u.speaker_reference)))
+                spoken_like = audio.read(run.audio(u.speaker_reference))
+                out.setdefault("\0references", {})[clip.utterance] = made("reference", clip, *spoken_like)
     have = {u.condition for run in runs for u in run.utterances if u.status == Status.OK}
     missing = [c for c in conditions if c not in have]
     if missing or not any(k != "\0references" for k in out):
@@ -193,12 +198,12 @@ class Maker:
     rng: random.Random
     rate: int  # every clip's sample rate
     by: dict[str, dict[str, Clip]]  # system → sentence → clip
-    references: dict[str, Clip]  # utterance id → its speaker reference
+    references: dict[tuple[str, str], Clip]  # a clip's utterance (Clip.utterance) → its speaker reference
     systems: list[str]
     shared: list[str]  # the sentences tested
     languages: dict[str, str] = field(default_factory=dict)  # run name → the language it was scored in
     rated: dict[tuple[str, str], str] = field(default_factory=dict)  # (system, sentence) → its test clip's id
-    reference_ids: dict[str, str] = field(default_factory=dict)  # utterance id → its reference clip's id
+    reference_ids: dict[tuple[str, str], str] = field(default_factory=dict)  # as `references` → its clip's id
     tested: set[str] = field(default_factory=set)  # the test clips' audio, which no gold or trapping clip may be
     pick: Iterator[Clip] = iter(())  # the clips the tool's own trials are cut from, in turn (Kind.own_clips)
 
@@ -258,7 +263,7 @@ class Maker:
     @property
     def naturals(self) -> list[Clip]:
         """The runs' natural recordings (speaker references), in a fixed order."""
-        return [self.references[u] for u in sorted(self.references)]
+        return [self.references[u] for u in sorted(self.references, key=lambda u: u[::-1])]  # by id, then run
 
 
 def write(maker: Maker, admin: str, run_names: list[str]) -> None:

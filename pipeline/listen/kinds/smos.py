@@ -19,15 +19,14 @@ class Similarity(Rating):
         for system in maker.systems:
             for sentence in maker.shared:
                 clip = maker.by[system].get(sentence)
-                ref = maker.references.get(clip.utterance_id) if clip else None
+                ref = maker.references.get(clip.utterance) if clip else None
                 if clip and ref is None:
                     raise InputError(f"an smos test plays each clip beside its speaker reference: {clip.run}'s "
                                      f"{clip.utterance_id} has none (give the runs speaker references)")
                 if ref is not None:
-                    maker.reference_ids[clip.utterance_id] = maker.put(ref)
+                    maker.reference_ids[clip.utterance] = maker.put(ref)
         for (system, sentence), cid in maker.rated.items():
-            maker.trial("test", maker.reference_ids[maker.by[system][sentence].utterance_id], cid, sentence,
-                        swapped=False)
+            maker.trial("test", maker.reference_ids[maker.by[system][sentence].utterance], cid, sentence, swapped=False)
 
     def gold_trials(self, maker: Maker) -> list[str]:
         """The reference against itself (the good answer) and against the same sentence in another voice (the

@@ -129,9 +129,12 @@ def test_bad_inputs_are_named_with_their_fix_and_beyond_loopback_the_server_need
         ("create", "smos1.db", "v1", "--condition", "noise:snr=5"):
             "no utterance heard in 'noise:snr=5'; they were heard in clean",
         ("create", "x.db", "results/nowhere"): "not a run",
+        ("create", "twice.db", "v1", "results/v1"): "results/v1: the run v1 again; give each run once",
+        ("create", "same.db", "v1", "elsewhere/v1"): "v1 and elsewhere/v1 are both runs named 'v1'",  # one system
         ("create", "g.db", "v1", "--gold", "gold.csv"): "--gold gold.csv line 3: 9 is not an answer of mos",
     }
     (cwd / "gold.csv").write_text("audio,expected\nprompts/p.wav,4\nprompts/p.wav,9\n")
+    shutil.copytree(cwd / "results" / "v1", cwd / "elsewhere" / "v1")
     for args, expected in told.items():
         proc = listen(cwd, *args, check=False)
         assert proc.returncode == 2 and expected in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)

@@ -157,6 +157,16 @@ def create(out: str | Path, run_names: list[str], options: Options, results_dir:
     if out.exists():
         raise InputError(f"{out}: exists; a listening test is made once (give another file, or remove it)")
     loaded = [sealed.load(name, results_dir) for name in run_names]
+    seen: dict[str, tuple[str, Path]] = {}
+    for given, run in zip(run_names, loaded):
+        if run.name in seen:
+            first, folder = seen[run.name]
+            if folder.resolve() == run.folder.resolve():
+                raise InputError(f"{given}: the run {first} again; give each run once")
+            raise InputError(f"{first} and {given} are both runs named {run.name!r}, and a test names its systems by "
+                             f"their runs' names: rename one run's folder (mv {run.folder} {run.folder}-b), which "
+                             "changes its name and nothing else")
+        seen[run.name] = given, run.folder
     if options.plays is not None and options.plays < 0:
         raise InputError(f"--plays {options.plays}: give the times a recording may be played, or 0 for any")
     if options.gold and not Path(options.gold).is_file():

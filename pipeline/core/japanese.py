@@ -43,7 +43,7 @@ def readings(text: str, most: int) -> list[str]:
     """The text's pronunciations under its `most` likeliest analyses, likeliest first (私: ワタクシ, ワタシ, …)."""
     tagger = reader()
     with LOCK:
-        return ["".join(pronunciation(word) for word in words) for words in tagger.nbestToNodeList(text, most)]
+        return ["".join(map(pronunciation, analysed)) for analysed in tagger.nbestToNodeList(text, most)]
 
 
 def files() -> tuple[str, ...]:

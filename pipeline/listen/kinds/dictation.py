@@ -38,7 +38,7 @@ GOLD_WER = 0.5  # a gold trial answered with more than half its words missed
 TRAP_WORDS = ("orange", "window", "garden", "yellow", "pencil", "river", "basket", "candle")
 # a trap in a test of another language asks for a number: a digit is typed alike on every keyboard, where an input
 # method in kana or Hangul turns "orange" typed in letters into other characters
-TRAP_NUMBERS = ("three", "four", "five", "six", "seven", "eight", "nine")
+TRAP_DIGITS = range(3, 10)  # said as typed.SMALL's words
 NUMERALS = "〇一二三四五六七八九"  # Chinese and Japanese digits, which an input method offers for a number heard
 CLEAR = "The sun is warm and the sky is blue today."  # the tool's clean gold, where the runs have no natural one
 PRACTICE = ("A small boat sailed across the quiet lake.", "Please bring the red cup to the kitchen.",
@@ -441,8 +441,8 @@ class Transcription(Kind):
         if typed.english(language):
             word = rng.choice(TRAP_WORDS)
             return word, f"Please type the word {word}."
-        number = rng.choice(TRAP_NUMBERS)
-        return str(typed.SMALL.index(number)), f"Please type the number {number}."
+        digit = rng.choice(TRAP_DIGITS)
+        return str(digit), f"Please type the number {typed.SMALL[digit]}."
 
     def training_trial(self, maker: Maker, clip, snr: float | None) -> None:
         if snr != HEAVY:  # a clip in -5 dB of noise teaches nothing about typing what one hears

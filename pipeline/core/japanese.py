@@ -39,11 +39,12 @@ def words(text: str) -> list[tuple[str, str, str]]:
         return [(word.white_space, word.surface, pronunciation(word)) for word in tagger(text)]
 
 
-def readings(text: str, most: int) -> list[str]:
+@functools.lru_cache(maxsize=65536)  # a sentence's stretch is read again for every answer that errs there
+def readings(text: str, most: int) -> tuple[str, ...]:
     """The text's pronunciations under its `most` likeliest analyses, likeliest first (私: ワタクシ, ワタシ, …)."""
     tagger = reader()
     with LOCK:
-        return ["".join(map(pronunciation, analysed)) for analysed in tagger.nbestToNodeList(text, most)]
+        return tuple("".join(map(pronunciation, analysed)) for analysed in tagger.nbestToNodeList(text, most))
 
 
 def files() -> tuple[str, ...]:

@@ -13,8 +13,9 @@ from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.exec import fanout
 from pipeline.io.inputs import text_lines
-from pipeline.scoring import language, sclite
+from pipeline.scoring import alternations, language, normalize, sclite
 from pipeline.scoring.config import ScoreConfig
+from pipeline.scoring.normalize import Normalizer
 from pipeline.render.terminal import summary_table
 from pipeline.scoring.files import FILES, SUMMARY, SUMMARY_JSON, stream
 
@@ -34,10 +35,11 @@ def survey(path: str, flag: str) -> tuple[int, list[tuple[str, str]] | None]:
     return n, entries or None
 
 
-def read_pairs(ref_path: str, hyp_path: str) -> Iterator[Pair]:
+def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> Iterator[Pair]:
     """The pairs of the two files, both checked whole before the first pair is given. Plain files pair line by line,
     each line an utterance with its line number as id, empty lines too (an engine that heard nothing wrote an empty
-    line), read a pair at a time; trn files pair by id."""
+    line), read a pair at a time; trn files pair by id, and a trn reference's alternations (`{ a / b }`) are
+    resolved as sclite resolves them, by the hypothesis after `normalizer` (scoring/alternations.py)."""
     (n_refs, refs), (n_hyps, hyps) = survey(ref_path, "--ref"), survey(hyp_path, "--hyp")
     if (refs is None) != (hyps is None):
         raise InputError(f"{ref_path} and {hyp_path}: one is a trn file and the other is not; give both as trn "
@@ -52,12 +54,22 @@ def read_pairs(ref_path: str, hyp_path: str) -> Iterator[Pair]:
             raise InputError(f"ids do not match: {len(missing)} only in {ref_path} (e.g. {missing[:3]}), "
                              f"{len(extra)} only in {hyp_path} (e.g. {extra[:3]}); give each utterance a line in "
                              "both, with the same id (where an engine heard nothing, its id alone: `(id)`)")
-        return iter([Pair(sentence_id=uid, reference=text, hypothesis=hyp_ids[uid]) for uid, text in refs])
+        return iter([Pair(sentence_id=uid, reference=resolved(ref_path, uid, text, hyp_ids[uid], normalizer),
+                          hypothesis=hyp_ids[uid]) for uid, text in refs])
     if n_refs != n_hyps:
         raise InputError(f"--ref {ref_path} has {n_refs} lines but --hyp {hyp_path} has {n_hyps}; they pair "
                          "line by line, empty lines included (or use trn files with ids)")
     return (Pair(sentence_id=f"line{n:05d}", reference=r.strip(), hypothesis=h.strip())
             for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1))
+
+
+def resolved(path: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer) -> str:
+    if not alternations.held(reference):
+        return reference
+    try:
+        return alternations.resolve(reference, hypothesis, normalizer)
+    except ValueError as e:
+        raise InputError(f"--ref {path}: utterance {uid}: {e}; mend its alternations as sclite writes them") from None
 
 
 OPTIONAL = tuple(f for f in FILES if f not in (SUMMARY, SUMMARY_JSON))  # what --outputs chooses among
@@ -111,7 +123,7 @@ def main(argv: list[str]) -> int:
             comparable = recipes.scored_alone(args.preset, lang)
         cfg = apply(cfg, given(args, dests))
         check(cfg)
-        pairs = read_pairs(args.ref, args.hyp)
+        pairs = read_pairs(args.ref, args.hyp, normalize.for_language(cfg.normalize, lang))
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

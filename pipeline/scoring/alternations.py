@@ -11,7 +11,7 @@ sclite's pralign shows it.
 
 Its cost is sclite's on every reference; its counts are sclite's on all but a few in a thousand random ones
 (tests/test_alternations.py): where a tie is broken inside a reading, sclite's network of alternatives may pick
-another alignment of the same cost (a hit and two gaps for two substitutions)."""
+another alignment of the same cost (a hit, two deletions and two insertions for three substitutions)."""
 from __future__ import annotations
 
 import itertools

@@ -62,6 +62,49 @@ def test_mismatched_ids_and_counts_are_clear_errors(tmp_path):
     assert proc.returncode == 2 and "has 3 lines" in proc.stderr and "h.txt has 2;" in proc.stderr
 
 
+def test_several_hypotheses_are_systems_compared_sentence_by_sentence(tmp_path):
+    """Two engines' transcripts of one test set, as an ASR evaluator has them: each a system of its own, and the
+    pair tested as a run's compare stage tests two engines (sclite's sc_stats tests: tests/test_paired.py)."""
+    from scipy.stats import binomtest
+
+    words = "the king rode north at dawn with his men".split()
+    ids = [f"spk_{k:02d}" for k in range(12)]
+    refs = [" ".join(words[k % 3:k % 3 + 6]) for k in range(12)]
+    a = [r if k != 5 else "a " + r.split(" ", 1)[1] for k, r in enumerate(refs)]  # a first word wrong in one
+    b = [r.rsplit(" ", 1)[0] + " then" if k < 10 else r for k, r in enumerate(refs)]  # a last word wrong in 10
+    for name, texts in (("ref", refs), ("v1", a), ("v2", b)):
+        (tmp_path / f"{name}.trn").write_text("".join(f"{t} ({u})\n" for u, t in zip(ids, texts)))
+    out = tmp_path / "out"
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "v1.trn"),
+                 "--hyp", f"newer={tmp_path / 'v2.trn'}", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    rows = store.read_csv(out / "utterances.csv")
+    assert [r["asr"] for r in rows] == ["v1"] * 12 + ["newer"] * 12 and len({r["id"] for r in rows}) == 24
+    errors = {(r["asr"], r["sentence_id"]): int(r["errors"]) for r in rows}
+    worse = sum(errors["newer", u] > errors["v1", u] for u in ids)
+    better = sum(errors["newer", u] < errors["v1", u] for u in ids)
+    ties = 12 - worse - better  # split between the sides, as sc_stats splits them (the odd one to B's better side)
+    assert (worse, better, ties) == (9, 0, 3)
+    (c,) = store.read_csv(out / "comparisons.csv")
+    assert (c["a"], c["b"]) == ("- | v1 | -", "- | newer | -") and c["sentences"] == "12"
+    assert (int(c["sign_b_worse"]), int(c["sign_b_better"]), int(c["sign_ties"])) == (worse, better, ties)
+    assert float(c["sign_p"]) == float(f"{binomtest(better + ties - ties // 2, 12).pvalue:.4g}")
+    micro = {s["asr"]: float(s["micro_wer"]) for s in store.read_csv(out / "summary.csv")}
+    assert abs(float(c["delta_wer"]) - (micro["newer"] - micro["v1"])) < 1e-4
+    assert float(c["mapsswe_p"]) < 0.05 and "newer has more errors than v1" in proc.stdout
+    # scored again with one system, the folder keeps no comparison of the earlier two
+    assert score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "v1.trn"), "--out",
+                 str(out)).returncode == 0
+    assert not (out / "comparisons.csv").exists()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "v1.trn").write_text((tmp_path / "v2.trn").read_text())
+    for flags, says in ((["--hyp", str(tmp_path / "other" / "v1.trn")], "NAME=PATH"),
+                        (["--hyp", str(tmp_path / "v2.trn"), "--outputs", "pralign.txt"], "errors.csv")):
+        proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "v1.trn"), *flags,
+                     "--out", str(tmp_path / "refused"))
+        assert proc.returncode == 2 and says in proc.stderr and not (tmp_path / "refused").exists(), proc.stderr
+
+
 def test_score_loads_no_model():
     code = ("import sys; from pipeline.cli import main; import tempfile, pathlib; d = pathlib.Path(tempfile.mkdtemp()); "
             "(d/'r').write_text('a b\\n'); (d/'h').write_text('a c\\n'); "

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Iterator
 
 from pipeline.cli.command import COMMANDS, Command, program
 from pipeline.config import recipes
 from pipeline.config.presets import preset
+from pipeline.core import records, tables
 from pipeline.core.options import add_flags, apply, check, given
 from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
@@ -17,7 +19,9 @@ from pipeline.scoring import alternations, language, normalize, sclite
 from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.normalize import Normalizer
 from pipeline.render.terminal import summary_table
-from pipeline.scoring.files import FILES, SUMMARY, SUMMARY_JSON, stream
+from pipeline.scoring.files import EVENTS, FILES, SUMMARY, SUMMARY_JSON, UTTERANCES, stream
+from pipeline.scoring.utterances import Results
+from pipeline.statistics import STATISTICS, comparisons
 
 
 def survey(path: str, flag: str) -> tuple[int, list[tuple[str, str]] | None]:
@@ -72,6 +76,40 @@ def resolved(path: str, uid: str, reference: str, hypothesis: str, normalizer: N
         raise InputError(f"--ref {path}: utterance {uid}: {e}; mend its alternations as sclite writes them") from None
 
 
+def systems(given: list[str]) -> list[tuple[str, str]]:
+    """(name, path) of each --hyp: `NAME=PATH`, or a path named by its file's stem where several are given. One
+    --hyp without a name is no system: its rows keep the user's ids."""
+    out = []
+    for value in given:
+        name, named, path = value.partition("=")
+        if not named or not name or "/" in name or Path(value).exists():
+            name, path = (Path(value).stem if len(given) > 1 else ""), value
+        out.append((name, path))
+    names = [name for name, _ in out]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ConfigError(f"--hyp: two systems named {', '.join(map(repr, twice))}; name each: --hyp NAME=PATH")
+    return out
+
+
+def of_systems(readers: list[tuple[str, Iterator[Pair]]]) -> Iterator[Pair]:
+    """Each system's pairs in turn, its name as their engine's: a group, and a side of the comparisons."""
+    for name, pairs in readers:
+        for p in pairs:
+            p.asr = name
+            yield p
+
+
+def compare(out: str, cfg: ScoreConfig) -> list[comparisons.Comparison]:
+    """Every two systems paired on their utterances, as a run's compare stage pairs its engines (MAPSSWE, sign and
+    Wilcoxon, Holm-corrected), from the files just written; comparisons.csv beside them."""
+    scored = tables.load((UTTERANCES, EVENTS, SUMMARY_JSON), out, Results)
+    found = comparisons.compare(scored, cfg.bootstrap, cfg.seed)
+    records.write_csv(Path(out) / COMPARISONS, comparisons.Comparison, found)
+    return found
+
+
+COMPARISONS = STATISTICS.get("comparisons").file
 OPTIONAL = tuple(f for f in FILES if f not in (SUMMARY, SUMMARY_JSON))  # what --outputs chooses among
 
 
@@ -92,7 +130,10 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog=f"{program()} score",
                                 description="Score hypotheses against references: WER with alignment breakdown.")
     p.add_argument("--ref", required=True, help="references: one utterance per line, or a sclite trn file")
-    p.add_argument("--hyp", required=True, help="hypotheses, in the same form as --ref")
+    p.add_argument("--hyp", required=True, action="append", metavar="[NAME=]HYP",
+                   help="hypotheses, in the same form as --ref; repeat it to compare systems on the same references "
+                        "(each named NAME, or by its file's stem), paired by utterance: MAPSSWE, sign and Wilcoxon "
+                        f"tests, Holm-corrected, in {COMPARISONS}")
     dests = add_flags(p, ScoreConfig(), every_field=True, keys=False)
     p.add_argument("--language", default=None,
                    help="the references' language (ISO 639, as a run's --language): characters are the unit for "
@@ -123,7 +164,12 @@ def main(argv: list[str]) -> int:
             comparable = recipes.scored_alone(args.preset, lang)
         cfg = apply(cfg, given(args, dests))
         check(cfg)
-        pairs = read_pairs(args.ref, args.hyp, normalize.for_language(cfg.normalize, lang))
+        hyps = systems(args.hyp)
+        if len(hyps) > 1 and not {UTTERANCES, EVENTS} <= set(outputs):
+            raise ConfigError(f"--outputs: comparing {len(hyps)} systems reads {UTTERANCES.name} and {EVENTS.name}; "
+                              "name both, or leave --outputs out")
+        normalizer = normalize.for_language(cfg.normalize, lang)
+        pairs = of_systems([(name, read_pairs(args.ref, path, normalizer)) for name, path in hyps])
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -136,6 +182,12 @@ def main(argv: list[str]) -> int:
         return 4
     print(summary_table(results.summary, n, macro_first=cfg.headline == "macro",
                         rate=results.rate))
+    if len(hyps) > 1:
+        for c in compare(args.out, cfg):
+            print(c.verdict)
+        print(f"paired comparisons: {args.out}/{COMPARISONS}")
+    else:
+        (Path(args.out) / COMPARISONS).unlink(missing_ok=True)  # an earlier scoring's, of other systems
     if comparable:
         print(f"{results.rate}: {comparable.line}")
     print(f"results in {args.out}/")

@@ -9,7 +9,7 @@ from pipeline.core import store
 from pipeline.core.records import columns
 from pipeline.scoring.utterances import ScoredUtterance
 from pipeline.scoring import sclite
-from tests.helpers import ROOT
+from tests.helpers import ROOT, SCLITE
 
 
 def score(*args):
@@ -60,6 +60,32 @@ def test_mismatched_ids_and_counts_are_clear_errors(tmp_path):
     (tmp_path / "h.txt").write_text("a\nb\n")
     proc = score("--ref", str(tmp_path / "r.txt"), "--hyp", str(tmp_path / "h.txt"), "--out", str(tmp_path / "o"))
     assert proc.returncode == 2 and "has 3 lines" in proc.stderr and "h.txt has 2;" in proc.stderr
+
+
+def test_the_summary_gives_the_errors_by_kind_and_the_sentences_in_error_as_sclites_sum_report(tmp_path):
+    import random
+
+    rng = random.Random(3)
+    vocabulary = "a b c d the king my lord".split()
+    lines = [(f"spk_u{k:03d}", " ".join(rng.choices(vocabulary, k=rng.randint(1, 9))),
+              " ".join(rng.choices(vocabulary, k=rng.randint(0, 9)))) for k in range(80)]
+    lines += [("spk_same", "the king my lord", "the king my lord")]
+    for name, column in (("ref", 1), ("hyp", 2)):
+        (tmp_path / f"{name}.trn").write_text("".join(f"{line[column]} ({line[0]})\n" for line in lines))
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--normalize", "none",
+                 "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    (ours,) = store.read_csv(tmp_path / "out" / "summary.csv")
+    report = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", "-o", "sum",
+                             "stdout"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    sentences, words, *shares = next(line for line in report.splitlines() if "Sum/Avg" in line).replace(
+        "|", " ").split()[1:]
+    assert (int(sentences), int(words)) == (int(ours["n_utterances"]), int(ours["ref_words"]))
+    n, kinds = int(ours["ref_words"]), [int(ours[k]) for k in ("substitutions", "deletions", "insertions")]
+    assert sum(kinds) == int(ours["errors"])
+    expected = [100 * (n - kinds[0] - kinds[1]) / n, *(100 * k / n for k in kinds), 100 * sum(kinds) / n,
+                100 * int(ours["sentence_errors"]) / int(sentences)]
+    assert [float(x) for x in shares] == [round(x, 1) for x in expected]  # Corr Sub Del Ins Err S.Err
 
 
 def test_several_hypotheses_are_systems_compared_sentence_by_sentence(tmp_path):

@@ -130,6 +130,10 @@ class GroupSummary(Grouped):
     n_excluded: int  # rows not scored: failed synthesis or transcription, empty reference
     ref_words: int
     errors: int
+    substitutions: int | None = None  # the errors by kind, as sclite's sum report gives them (None in a summary
+    deletions: int | None = None  # written before they were kept)
+    insertions: int | None = None
+    sentence_errors: int | None = None  # scored rows with any error: sclite's S.Err, over n_utterances
     micro_wer: float | None  # Σ errors / Σ reference words, as sclite
     macro_wer: float | None  # mean of per-utterance WER
     ci95_low: float | None  # bootstrap 95% interval of micro_wer, resampling utterances

@@ -6,8 +6,8 @@ against whichever way aligns best, counting that way's words alone.
 A reference with alternations is scored here as sclite scores it: each of its readings (one alternative of every
 alternation) is aligned with the hypothesis, and the one of least cost under sclite's weights is the reference;
 among equally cheap readings, the one with the most hits, then the most words, then the first (where sclite's
-search through its network of alternatives ends, on random references). What is then scored, written and shown is that reading, as
-sclite's pralign shows it.
+search through its network of alternatives ends, on random references). What is then scored, written and shown is
+that reading, as sclite's pralign shows it.
 
 Its cost is sclite's on every reference; its counts are sclite's on all but a few in a thousand random ones
 (tests/test_alternations.py): where a tie is broken inside a reading, sclite's network of alternatives may pick

@@ -25,8 +25,7 @@ class Tally:
     def __init__(self) -> None:
         self.members = self.flagged = 0
         self.errors, self.ref_words, self.char_errors, self.ref_chars = (array("i") for _ in range(4))
-        self.kinds = [0, 0, 0]  # substitutions, deletions and insertions of the scored rows
-        self.sentence_errors = 0
+        self.substitutions = self.deletions = self.insertions = self.sentence_errors = 0  # of the scored rows
         self.rated: list[tuple[float, float]] = []  # (perplexity, WER) of scored rows that have both
         self.flags: Counter = Counter()
         self.seconds = array("d")  # of a silence condition's scored rows, and the normalized words written in them
@@ -44,7 +43,9 @@ class Tally:
             return
         self.errors.append(u.errors)
         self.ref_words.append(u.ref_words)
-        self.kinds = [n + k for n, k in zip(self.kinds, (u.substitutions, u.deletions, u.insertions))]
+        self.substitutions += u.substitutions
+        self.deletions += u.deletions
+        self.insertions += u.insertions
         self.sentence_errors += u.errors > 0
         self.char_errors.append(u.char_errors)
         self.ref_chars.append(u.ref_chars)
@@ -60,7 +61,9 @@ class Tally:
         self.members += later.members
         self.flagged += later.flagged
         self.flags.update(later.flags)
-        self.kinds = [n + k for n, k in zip(self.kinds, later.kinds)]
+        self.substitutions += later.substitutions
+        self.deletions += later.deletions
+        self.insertions += later.insertions
         self.sentence_errors += later.sentence_errors
         self.words.merge(later.words)
         for mine, theirs in ((self.errors, later.errors), (self.ref_words, later.ref_words),
@@ -82,7 +85,7 @@ class Tally:
         return GroupSummary(
             voice=voice, asr=engine, condition=condition, normalizer=normalizer, unit=unit,
             n_utterances=c.n_utterances, n_excluded=self.members - len(self.errors), ref_words=c.ref_words,
-            errors=c.errors, substitutions=self.kinds[0], deletions=self.kinds[1], insertions=self.kinds[2],
+            errors=c.errors, substitutions=self.substitutions, deletions=self.deletions, insertions=self.insertions,
             sentence_errors=self.sentence_errors, micro_wer=rounded(c.micro_wer), macro_wer=rounded(c.macro_wer),
             ci95_low=rounded(c.ci_low), ci95_high=rounded(c.ci_high), spearman_n=rho.n,
             spearman_rho=rounded(rho.rho), spearman_p=rounded(rho.p, 6), flagged=self.flagged,

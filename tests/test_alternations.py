@@ -1,14 +1,17 @@
 """sclite's alternations in a trn reference (`{ going to / gonna }`, `@` for saying nothing) are scored as sclite
 scores them, by `run_pipeline.py score`: before, each brace and slash was a word of the reference."""
 import random
+from pathlib import Path
 
 import pytest
 
 from pipeline.core import store
 from pipeline.scoring import alternations
 from pipeline.scoring.align import DEL, INS, SUB
-from tests.helpers import sclite_counts
+from tests.helpers import SCLITE, sclite_counts
 from tests.test_score_cli import score
+
+needs_sclite = pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
 
 # as NIST's references for conversational speech write them
 CONVERSATION = [
@@ -52,6 +55,7 @@ def counts(row: dict) -> tuple[int, ...]:
     return tuple(int(row[k]) for k in ("hits", "substitutions", "deletions", "insertions"))
 
 
+@needs_sclite
 def test_conversational_references_are_counted_as_sclite_counts_them(tmp_path):
     ours = scored(tmp_path, CONVERSATION, "--normalize", "none")
     theirs = sclite_counts(tmp_path, CONVERSATION)
@@ -87,6 +91,7 @@ def random_pairs(rng: random.Random, vocabulary: list[str], n: int, noisy: bool)
     return pairs
 
 
+@needs_sclite
 @pytest.mark.parametrize("vocabulary, noisy", [([f"w{i}" for i in range(40)], True), (list("abcd"), False)],
                          ids=["transcripts", "four-words"])
 def test_random_references_cost_what_sclite_finds_and_are_counted_as_it_counts_them(tmp_path, vocabulary, noisy):

@@ -5,6 +5,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from pipeline.core import store
 from pipeline.core.records import columns
 from pipeline.scoring.utterances import ScoredUtterance
@@ -62,6 +64,7 @@ def test_mismatched_ids_and_counts_are_clear_errors(tmp_path):
     assert proc.returncode == 2 and "has 3 lines" in proc.stderr and "h.txt has 2;" in proc.stderr
 
 
+@pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
 def test_the_summary_gives_the_errors_by_kind_and_the_sentences_in_error_as_sclites_sum_report(tmp_path):
     import random
 

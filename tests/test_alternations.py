@@ -6,8 +6,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.core import store
-from pipeline.scoring import alternations
-from pipeline.scoring.align import DEL, INS, SUB
+from pipeline.scoring import alternations, normalize
 from tests.helpers import SCLITE, sclite_counts
 from tests.test_score_cli import score
 
@@ -24,22 +23,14 @@ CONVERSATION = [
 ]
 
 
-def cost(counts) -> int:
-    _, s, d, i = map(int, counts)
-    return SUB * s + DEL * d + INS * i
-
-
-def test_a_reference_is_read_every_way_in_sclites_order():
-    assert alternations.readings("we are { going to / gonna } go") == ["we are going to go", "we are gonna go"]
-    assert alternations.readings("{ uh / @ } hello { there / @ }") == [
-        "uh hello there", "uh hello", "hello there", "hello"]
-    assert alternations.readings("no alternation here") == ["no alternation here"]
+def test_a_reference_is_read_as_its_pieces_and_their_ways():
+    assert alternations.parse("we are { going to / gonna } go") == [("we are ",), ("going to", "gonna"), (" go",)]
+    assert alternations.parse("{ uh / @ } hello") == [("",), ("uh", ""), (" hello",)]
+    assert alternations.parse("no alternation here") == [("no alternation here",)]
     for bad, says in (("a { b / c", "without its pair"), ("a } b", "without its pair"),
                       ("{ a / { b / c } }", "never nested"), ("a { b } c", "one alternative")):
         with pytest.raises(ValueError, match=says):
-            alternations.readings(bad)
-    with pytest.raises(ValueError, match="8,192 readings"):
-        alternations.readings(" ".join(["{ a / b }"] * 13))
+            alternations.parse(bad)
 
 
 def scored(tmp_path, pairs, *flags) -> dict[str, dict]:
@@ -70,8 +61,8 @@ def test_conversational_references_are_counted_as_sclite_counts_them(tmp_path):
 
 
 def random_pairs(rng: random.Random, vocabulary: list[str], n: int, noisy: bool) -> list[tuple[str, str, str]]:
-    """References with alternations of 0-2 words (`@` for none), and hypotheses: a reading of the reference with
-    words dropped, changed and added, or (noisy=False) words drawn at random."""
+    """References with alternations of 0-2 words (`@` for none), and hypotheses: one way of saying the reference
+    with words dropped, changed and added, or (noisy=False) words drawn at random."""
     def words(most: int) -> list[str]:
         return [rng.choice(vocabulary) for _ in range(rng.randint(0, most))]
     pairs = []
@@ -82,7 +73,7 @@ def random_pairs(rng: random.Random, vocabulary: list[str], n: int, noisy: bool)
             parts += ["{ " + " / ".join(ways) + " }", *words(2)]
         reference = " ".join(parts)
         if noisy:
-            said = rng.choice(alternations.readings(reference)).split()
+            said = " ".join(rng.choice(piece) for piece in alternations.parse(reference)).split()
             hypothesis = [rng.choice(vocabulary) if rng.random() < 0.15 else w for w in said if rng.random() > 0.1]
             hypothesis += words(1)
         else:
@@ -94,18 +85,15 @@ def random_pairs(rng: random.Random, vocabulary: list[str], n: int, noisy: bool)
 @needs_sclite
 @pytest.mark.parametrize("vocabulary, noisy", [([f"w{i}" for i in range(40)], True), (list("abcd"), False)],
                          ids=["transcripts", "four-words"])
-def test_random_references_cost_what_sclite_finds_and_are_counted_as_it_counts_them(tmp_path, vocabulary, noisy):
+def test_random_references_are_aligned_as_sclite_aligns_them(tmp_path, vocabulary, noisy):
+    """Four words drawn at random make many alignments of equal cost, where only sclite's own order of preference
+    gives its counts."""
     pairs = random_pairs(random.Random(7), vocabulary, 1500, noisy)
     ours = {u: counts(r) for u, r in scored(tmp_path, pairs, "--normalize", "none").items()}
-    theirs = sclite_counts(tmp_path, pairs)
-    assert {u: cost(c) for u, c in ours.items()} == {u: cost(c) for u, c in theirs.items()}
-    # where several alignments cost the least, sclite's search through its network of alternatives can end on
-    # another than the best reading's own (alternations.py): a few in a thousand on four words drawn at random
-    differ = [u for u in ours if ours[u] != theirs[u]]
-    assert len(differ) <= len(pairs) * (0.001 if noisy else 0.003), differ
+    assert ours == sclite_counts(tmp_path, pairs)
 
 
-def test_alternations_are_normalized_as_the_rest_and_a_broken_one_is_a_clear_error(tmp_path):
+def test_alternations_are_normalized_as_the_rest_and_a_broken_one_is_a_clear_error(tmp_path, monkeypatch):
     rows = scored(tmp_path, [("spk_a", "We're { Going to / gonna } GO!", "we're gonna go")])
     assert rows["spk_a"]["errors"] == "0" and rows["spk_a"]["reference_normalized"] == "we're gonna go"
     (tmp_path / "ref.trn").write_text("fine (spk_a)\nwe { are / were go (spk_b)\n")
@@ -115,3 +103,11 @@ def test_alternations_are_normalized_as_the_rest_and_a_broken_one_is_a_clear_err
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "utterance spk_b" in proc.stderr and "without its pair" in proc.stderr
     assert not (tmp_path / "bad").exists()
+    # a normalizer that rewrites across words gives the way's text, aligned as any reference is
+    whisper = normalize.for_language("whisper", "en")
+    assert alternations.resolve("{ twenty / 20 } five", "25", whisper) == ("twenty five", None)
+    rows = scored(tmp_path, [("spk_n", "{ twenty / 20 } five", "25")], "--normalize", "whisper")
+    assert rows["spk_n"]["errors"] == "0"
+    monkeypatch.setattr(alternations, "MOST_CELLS", 20)
+    with pytest.raises(ValueError, match="cut the utterance"):
+        alternations.resolve("a b c { d / e } f", "a b c d", whisper)

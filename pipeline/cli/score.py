@@ -58,8 +58,8 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> Iterator
             raise InputError(f"ids do not match: {len(missing)} only in {ref_path} (e.g. {missing[:3]}), "
                              f"{len(extra)} only in {hyp_path} (e.g. {extra[:3]}); give each utterance a line in "
                              "both, with the same id (where an engine heard nothing, its id alone: `(id)`)")
-        return iter([Pair(sentence_id=uid, reference=resolved(ref_path, uid, text, hyp_ids[uid], normalizer),
-                          hypothesis=hyp_ids[uid]) for uid, text in refs])
+        return iter([Pair(sentence_id=uid, hypothesis=hyp_ids[uid], **resolved(ref_path, uid, text, hyp_ids[uid],
+                                                                               normalizer)) for uid, text in refs])
     if n_refs != n_hyps:
         raise InputError(f"--ref {ref_path} has {n_refs} lines but --hyp {hyp_path} has {n_hyps}; they pair "
                          "line by line, empty lines included (or use trn files with ids)")
@@ -67,11 +67,12 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> Iterator
             for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1))
 
 
-def resolved(path: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer) -> str:
+def resolved(path: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer) -> dict:
+    """A Pair's reference, and where it writes alternations, the way it was said and sclite's alignment of it."""
     if not alternations.held(reference):
-        return reference
+        return {"reference": reference}
     try:
-        return alternations.resolve(reference, hypothesis, normalizer)
+        return alternations.resolve(reference, hypothesis, normalizer)._asdict()
     except ValueError as e:
         raise InputError(f"--ref {path}: utterance {uid}: {e}; mend its alternations as sclite writes them") from None
 

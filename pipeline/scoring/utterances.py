@@ -39,6 +39,8 @@ class Pair(Grouped):
     word_surprisal: tuple[float, ...] = ()  # one per word of reference.split(), as a Sentence's
     measures: dict[str, float | None] = dataclasses.field(default_factory=dict)
     speaker_reference: str = ""
+    codes: bytes | None = None  # the alignment its reader found (align.py's op codes over the normalized texts):
+    # sclite's, through a trn reference's alternations (scoring/alternations.py); None: aligned when scored
 
     def __post_init__(self):
         one_of(self.status, SPOKEN, "status")

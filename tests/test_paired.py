@@ -103,6 +103,21 @@ def test_holm():
     assert holm([0.5]) == [0.5]
 
 
+def test_the_sign_tests_binomial_tail_is_the_sum_of_binomial_coefficients_at_any_size():
+    """Exact at every size, and fast at a large corpus's: 30,000 sentences took 48 s before."""
+    import math
+
+    from scipy.stats import binomtest
+
+    from pipeline.scoring.paired import binomial_tail
+
+    for n, k in ((0, 0), (1, 0), (1, 1), (12, 2), (20, 5), (301, 140), (2000, 999)):
+        assert binomial_tail(n, k) == sum(math.comb(n, i) for i in range(k + 1)), (n, k)
+    for worse, better in ((9, 0), (30, 12), (14000, 16000)):
+        assert sign_test([1.0] * worse + [0.0] * better, [0.0] * worse + [1.0] * better).p == pytest.approx(
+            binomtest(min(worse, better), worse + better).pvalue, rel=1e-9)
+
+
 def test_the_exact_signed_rank_test_is_scipys_exact_test_and_its_floor_is_two_over_two_to_the_n():
     from scipy.stats import wilcoxon as scipy_wilcoxon
 

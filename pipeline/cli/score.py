@@ -177,18 +177,19 @@ def main(argv: list[str]) -> int:
     try:
         results, n = stream(pairs, cfg, comparable=comparable, language=lang, out_dir=args.out, outputs=outputs,
                             workers=args.workers)
+        compared = compare(args.out, cfg) if len(hyps) > 1 else []
+        if len(hyps) == 1:
+            (Path(args.out) / COMPARISONS).unlink(missing_ok=True)  # an earlier scoring's, of other systems
     except OSError as e:
         print(f"error: cannot write --out {args.out} ({e.strerror}); free some space or pick another directory",
               file=sys.stderr)
         return 4
     print(summary_table(results.summary, n, macro_first=cfg.headline == "macro",
                         rate=results.rate))
+    for c in compared:
+        print(c.verdict)
     if len(hyps) > 1:
-        for c in compare(args.out, cfg):
-            print(c.verdict)
         print(f"paired comparisons: {args.out}/{COMPARISONS}")
-    else:
-        (Path(args.out) / COMPARISONS).unlink(missing_ok=True)  # an earlier scoring's, of other systems
     if comparable:
         print(f"{results.rate}: {comparable.line}")
     print(f"results in {args.out}/")

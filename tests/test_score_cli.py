@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core import store
+from pipeline.core import records, store
 from pipeline.core.records import columns
 from pipeline.scoring.utterances import ScoredUtterance
 from pipeline.scoring import sclite
@@ -89,6 +89,82 @@ def test_the_summary_gives_the_errors_by_kind_and_the_sentences_in_error_as_scli
     expected = [100 * (n - kinds[0] - kinds[1]) / n, *(100 * k / n for k in kinds), 100 * sum(kinds) / n,
                 100 * int(ours["sentence_errors"]) / int(sentences)]
     assert [float(x) for x in shares] == [round(x, 1) for x in expected]  # Corr Sub Del Ins Err S.Err
+
+
+@pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
+def test_each_speakers_counts_are_the_rows_of_sclites_sum_report(tmp_path):
+    """speakers.csv: a row per speaker, named as sclite's -i spu_id names it (the id up to its first hyphen, else its
+    first underscore), in the order speakers first appear, with sclite's counts (-o rsum); the Mean, S.D. and Median
+    rows of its -o sum are those of the rows' percentages."""
+    import random
+    import statistics
+
+    rng = random.Random(5)
+    vocabulary = "a b c d the king my lord".split()
+    speakers = ["4077", "sw02001", "mix_a", "1089", "z"]  # written as 4077-…, sw02001_A_…, mix_a-…, 1089-…, z_…
+    lines = []
+    for k in range(120):
+        who = rng.choice(speakers)
+        uid = {"4077": f"4077-13754-{k:04d}", "sw02001": f"sw02001_A_{k:04d}", "mix_a": f"mix_a-{k:04d}",
+               "1089": f"1089-{k:04d}", "z": f"z_{k:04d}"}[who]
+        lines.append((uid, " ".join(rng.choices(vocabulary, k=rng.randint(1, 9))),
+                      " ".join(rng.choices(vocabulary, k=rng.randint(0, 9))), who))
+    for name, column in (("ref", 1), ("hyp", 2)):
+        (tmp_path / f"{name}.trn").write_text("".join(f"{line[column]} ({line[0]})\n" for line in lines))
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--normalize", "none",
+                 "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    ours = store.read_csv(tmp_path / "out" / "speakers.csv")
+    assert [r["speaker"] for r in ours] == list(dict.fromkeys(who for *_, who in lines))
+    (summary,) = store.read_csv(tmp_path / "out" / "summary.csv")
+    for column in ("n_utterances", "ref_words", "substitutions", "deletions", "insertions", "sentence_errors"):
+        assert sum(int(r[column]) for r in ours) == int(summary[column])
+
+    def report(kind: str) -> dict[str, list[str]]:
+        text = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", "-o", kind,
+                               "stdout"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+        rows = (line.replace("|", " ").split() for line in text.splitlines() if line.count("|") == 4)
+        return {cells[0]: cells[1:] for cells in rows if cells and cells[0] != "SPKR"}
+
+    counts = report("rsum")  # # Snt, # Wrd, Corr, Sub, Del, Ins, Err, S.Err of each speaker
+    for r in ours:
+        assert [int(x) for x in counts[r["speaker"]]] == [int(r[c]) for c in (
+            "n_utterances", "ref_words", "hits", "substitutions", "deletions", "insertions", "errors",
+            "sentence_errors")], r["speaker"]
+    shares = {r["speaker"]: [100 * int(r[c]) / int(r["ref_words"]) for c in (
+        "hits", "substitutions", "deletions", "insertions", "errors")] for r in ours}
+    by_column = list(zip(*shares.values()))
+    sentences = [100 * int(r["sentence_errors"]) / int(r["n_utterances"]) for r in ours]
+    pct = report("sum")
+    for row, figure in (("Mean", statistics.mean), ("S.D.", statistics.stdev), ("Median", statistics.median)):
+        expected = [figure(column) for column in by_column] + [figure(sentences)]
+        assert len(pct[row]) == 2 + len(expected)
+        assert all(abs(float(x) - e) <= 0.05 + 1e-9 for x, e in zip(pct[row][2:], expected)), (row, pct[row])
+
+
+def test_speakers_come_from_the_users_ids_only(tmp_path):
+    """An id with neither mark is its own speaker; each system has its own rows; plain files have no ids to name
+    speakers by, so no speakers.csv, and asking for one is refused; a row whose reference is empty after
+    normalization is counted out, as in summary.csv."""
+    (tmp_path / "ref.trn").write_text("the king (ann-1)\nis dead (plain)\n[laughs] (ann-2)\nlong live (ann_3)\n")
+    (tmp_path / "a.trn").write_text("the king (ann-1)\nis dead (plain)\nha (ann-2)\nlong (ann_3)\n")
+    (tmp_path / "b.trn").write_text("a king (ann-1)\nis (plain)\n(ann-2)\nlong live (ann_3)\n")
+    out = tmp_path / "out"
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "a.trn"), "--hyp",
+                 str(tmp_path / "b.trn"), "--normalize", "whisper", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    rows = [(r["asr"], r["speaker"], r["n_utterances"], r["n_excluded"], r["ref_words"], r["errors"], r["wer"])
+            for r in store.read_csv(out / "speakers.csv")]
+    assert rows == [("a", "ann", "2", "1", "4", "1", "0.25"), ("a", "plain", "1", "0", "2", "0", "0.0"),
+                    ("b", "ann", "2", "1", "4", "1", "0.25"), ("b", "plain", "1", "0", "2", "1", "0.5")]
+    (tmp_path / "r.txt").write_text("the king\nis dead\n")
+    (tmp_path / "h.txt").write_text("the king\nis\n")
+    proc = score("--ref", str(tmp_path / "r.txt"), "--hyp", str(tmp_path / "h.txt"), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert not (out / "speakers.csv").exists()  # the trn scoring's, removed: it is not of these files
+    proc = score("--ref", str(tmp_path / "r.txt"), "--hyp", str(tmp_path / "h.txt"), "--outputs", "speakers.csv",
+                 "--out", str(tmp_path / "o2"))
+    assert proc.returncode == 2 and "speakers.csv" in proc.stderr and "trn" in proc.stderr
 
 
 def test_several_hypotheses_are_systems_compared_sentence_by_sentence(tmp_path):
@@ -267,21 +343,29 @@ def test_worker_processes_write_the_bytes_one_process_writes(tmp_path):
     pipeline's path writes, bootstrap intervals included, with the compiled aligner and with jiwer's."""
     from pipeline.scoring.config import ScoreConfig
     from pipeline.scoring.evaluate import CHUNK_CHARS, evaluate
-    from pipeline.scoring.files import FILES, stream, write
+    from pipeline.scoring.files import FILES, SPEAKERS, stream, write
+    from pipeline.scoring.speakers import Speakers
     from pipeline.scoring.utterances import Pair
 
-    pairs = [Pair(sentence_id=f"u{k:05d}", reference=r, hypothesis=h)
+    pairs = [Pair(sentence_id=f"s{k % 7}-{k:05d}", reference=r, hypothesis=h)
              for k, (r, h) in enumerate(zip(REFS * 400, HYPS * 400))]
     assert sum(len(p.reference) + len(p.hypothesis) + 1 for p in pairs) > 4 * CHUNK_CHARS  # chunks for each worker
     for normalizer, lang in (("basic", "en"), ("seed-tts-eval", "zh")):
         options = ScoreConfig(normalize=normalizer, bootstrap=50)
         held = tmp_path / f"{normalizer}-held"
-        write(evaluate(pairs, options, language=lang), held)
+        results = evaluate(pairs, options, language=lang)
+        write(results, held)
+        speakers = Speakers()
+        for u in results.utterances:
+            speakers.add(u)
+        records.write_csv(held / SPEAKERS.name, SPEAKERS.record, speakers.rows(results.unit))
+        assert len(speakers.counts) == 7
         for workers in (1, 2, 3):
             out = tmp_path / f"{normalizer}-{workers}"
-            _, n = stream(iter(pairs), options, language=lang, out_dir=out, workers=workers)
+            _, n = stream(iter(pairs), options, language=lang, out_dir=out, outputs=(*FILES, SPEAKERS),
+                          workers=workers)
             assert n == len(pairs)
-            for f in FILES:
+            for f in (*FILES, SPEAKERS):
                 assert (held / f.name).read_bytes() == (out / f.name).read_bytes(), (normalizer, workers, f.name)
 
 

@@ -19,7 +19,7 @@ from pipeline.scoring import alternations, language, normalize, sclite
 from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.normalize import Normalizer
 from pipeline.render.terminal import summary_table
-from pipeline.scoring.files import EVENTS, FILES, SUMMARY, SUMMARY_JSON, UTTERANCES, stream
+from pipeline.scoring.files import EVENTS, FILES, SPEAKERS, SUMMARY, SUMMARY_JSON, UTTERANCES, stream
 from pipeline.scoring.utterances import Results
 from pipeline.statistics import STATISTICS, comparisons
 
@@ -39,8 +39,9 @@ def survey(path: str, flag: str) -> tuple[int, list[tuple[str, str]] | None]:
     return n, entries or None
 
 
-def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> Iterator[Pair]:
-    """The pairs of the two files, both checked whole before the first pair is given. Plain files pair line by line,
+def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> tuple[Iterator[Pair], bool]:
+    """The pairs of the two files, both checked whole before the first pair is given, and whether their ids are the
+    user's (trn files: speakers.csv reads speakers from them). Plain files pair line by line,
     each line an utterance with its line number as id, empty lines too (an engine that heard nothing wrote an empty
     line), read a pair at a time; trn files pair by id, and a trn reference's alternations (`{ a / b }`) are
     resolved as sclite resolves them, by the hypothesis after `normalizer` (scoring/alternations.py)."""
@@ -58,13 +59,14 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> Iterator
             raise InputError(f"ids do not match: {len(missing)} only in {ref_path} (e.g. {missing[:3]}), "
                              f"{len(extra)} only in {hyp_path} (e.g. {extra[:3]}); give each utterance a line in "
                              "both, with the same id (where an engine heard nothing, its id alone: `(id)`)")
-        return iter([Pair(sentence_id=uid, hypothesis=hyp_ids[uid], **resolved(ref_path, uid, text, hyp_ids[uid],
-                                                                               normalizer)) for uid, text in refs])
+        pairs = [Pair(sentence_id=uid, hypothesis=hyp_ids[uid], **resolved(ref_path, uid, text, hyp_ids[uid],
+                                                                           normalizer)) for uid, text in refs]
+        return iter(pairs), True
     if n_refs != n_hyps:
         raise InputError(f"--ref {ref_path} has {n_refs} lines but --hyp {hyp_path} has {n_hyps}; they pair "
                          "line by line, empty lines included (or use trn files with ids)")
     return (Pair(sentence_id=f"line{n:05d}", reference=r.strip(), hypothesis=h.strip())
-            for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1))
+            for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1)), False
 
 
 def resolved(path: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer) -> dict:
@@ -111,19 +113,22 @@ def compare(out: str, cfg: ScoreConfig) -> list[comparisons.Comparison]:
 
 
 COMPARISONS = STATISTICS.get("comparisons").file
-OPTIONAL = tuple(f for f in FILES if f not in (SUMMARY, SUMMARY_JSON))  # what --outputs chooses among
+OPTIONAL = (*(f for f in FILES if f not in (SUMMARY, SUMMARY_JSON)), SPEAKERS)  # what --outputs chooses among
 
 
-def chosen(names: str | None) -> tuple:
-    """The files --outputs names (every one when not given)."""
+def chosen(names: str | None, ids_given: bool) -> tuple:
+    """The files --outputs names (every one when not given; speakers.csv only where the ids are the user's)."""
     if names is None:
-        return FILES
+        return (*FILES, SPEAKERS) if ids_given else FILES
     by_name = {f.name: f for f in OPTIONAL}
     picked = [n.strip() for n in names.split(",") if n.strip()]
     unknown = [n for n in picked if n not in by_name]
     if unknown:
         raise ConfigError(f"--outputs: no file {', '.join(map(repr, unknown))}; choose among "
                           f"{', '.join(by_name)} (summary.csv and summary.json are always written)")
+    if SPEAKERS.name in picked and not ids_given:
+        raise ConfigError(f"--outputs {SPEAKERS.name}: its speakers come from the utterance ids of trn files "
+                          "(`text (speaker-utterance)` lines); these files pair line by line, with no ids")
     return tuple(by_name[n] for n in picked)
 
 
@@ -157,7 +162,6 @@ def main(argv: list[str]) -> int:
     try:
         if args.workers is not None and args.workers < 1:
             raise ConfigError(f"--workers {args.workers}: give 1 or more processes (1 scores in this one)")
-        outputs = chosen(args.outputs)
         if args.preset:
             values = preset(args.preset)
             cfg = apply(cfg, values.get("score", {}))
@@ -166,11 +170,13 @@ def main(argv: list[str]) -> int:
         cfg = apply(cfg, given(args, dests))
         check(cfg)
         hyps = systems(args.hyp)
+        normalizer = normalize.for_language(cfg.normalize, lang)
+        read = [(name, *read_pairs(args.ref, path, normalizer)) for name, path in hyps]
+        outputs = chosen(args.outputs, ids_given=read[0][2])
         if len(hyps) > 1 and not {UTTERANCES, EVENTS} <= set(outputs):
             raise ConfigError(f"--outputs: comparing {len(hyps)} systems reads {UTTERANCES.name} and {EVENTS.name}; "
                               "name both, or leave --outputs out")
-        normalizer = normalize.for_language(cfg.normalize, lang)
-        pairs = of_systems([(name, read_pairs(args.ref, path, normalizer)) for name, path in hyps])
+        pairs = of_systems([(name, pairs) for name, pairs, _ in read])
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -15,6 +15,7 @@ from pipeline.exec import fanout
 from pipeline.scoring import sclite
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.evaluate import Tallies, chunks, prepare, scored, without_cycle_collection
+from pipeline.scoring.speakers import Speakers, SpeakerSummary
 from pipeline.scoring.utterances import Confusion, ErrorEvent, GroupSummary, Pair, Results, ScoredUtterance
 
 
@@ -62,6 +63,8 @@ HYP_TRN = Document("hyp.trn", lambda r: "".join(map(_hyp_line, r.utterances)))
 PRALIGN = Document("pralign.txt", lambda r: "".join(text + "\n" for text in r.pralign))
 DTL = Document("dtl.txt", lambda r: dtl(r))
 FILES = (UTTERANCES, EVENTS, CONFUSIONS, SUMMARY, SUMMARY_JSON, REF_TRN, HYP_TRN, PRALIGN, DTL)
+# each speaker's counts: `score`'s, where utterance ids are the user's (a run's speakers are its voices)
+SPEAKERS = Table("speakers.csv", SpeakerSummary, "speakers")
 FIGURES = (SUMMARY, SUMMARY_JSON, DTL)  # what is written from the tallies once every row is in, with CONFUSIONS
 ALIGNED_FILES = frozenset({EVENTS, CONFUSIONS, PRALIGN, DTL})  # what is read off each alignment's edits
 
@@ -78,6 +81,7 @@ class Part(NamedTuple):
     texts: dict[str, str]
     rows: dict[str, int]
     tallies: Tallies
+    speakers: Speakers | None
     n: int
 
 
@@ -88,7 +92,7 @@ _ROWS = {table: records.RowWriter(table.name, table.record, lm=False) for table 
 def scored_part(job: tuple[list[Pair], str, str, frozenset[str]]) -> Part:
     """A chunk of pairs scored, with its normalizer, language and the names of the files wanted."""
     pairs, normalizer, language, wanted = job
-    tallies = Tallies(None)
+    tallies, speakers = Tallies(None), Speakers() if SPEAKERS.name in wanted else None
     utterances, events, pralign = [], [], []
     for s in scored(pairs, normalizer, language, aligned=not wanted.isdisjoint(f.name for f in ALIGNED_FILES)):
         utterances.append(s.utterance)
@@ -96,6 +100,8 @@ def scored_part(job: tuple[list[Pair], str, str, frozenset[str]]) -> Part:
         if s.pralign:
             pralign.append(s.pralign + "\n")
         tallies.add(s)
+        if speakers is not None:
+            speakers.add(s.utterance)
     texts = {  # only the files written: a trn line or a CSV row that no file takes is not made
         REF_TRN.name: lambda: "".join(map(_ref_line, utterances)),
         HYP_TRN.name: lambda: "".join(map(_hyp_line, utterances)),
@@ -103,7 +109,8 @@ def scored_part(job: tuple[list[Pair], str, str, frozenset[str]]) -> Part:
         UTTERANCES.name: lambda: _ROWS[UTTERANCES].render(utterances),
         EVENTS.name: lambda: _ROWS[EVENTS].render(events)}
     return Part({name: make() for name, make in texts.items() if name in wanted},
-                {UTTERANCES.name: len(utterances), EVENTS.name: len(events)}, tallies, len(utterances))
+                {UTTERANCES.name: len(utterances), EVENTS.name: len(events)}, tallies, speakers,
+                len(utterances))
 
 
 def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparability | None = None,
@@ -112,16 +119,16 @@ def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparabilit
     """The files write(evaluate(pairs, ...)) writes, byte for byte, each row written as it is scored: only each
     group's tally is held (scoring/tally.py), so 100,000 pairs take about the memory of one. For pairs that carry
     nothing of a run (no LM figures, no measures: what `run_pipeline.py score` reads). `outputs`: which of FILES
-    to write, summary.csv and summary.json always; the others are removed from out_dir (an earlier scoring's),
-    and what only they need is not computed (without errors.csv, confusions.csv, dtl.txt and pralign.txt, no
-    alignment is walked). `workers`: processes that score chunks of pairs (pipeline/exec/fanout.py; default one
-    per core); each pair is scored alone, so the files are the same for any number. Returns the results' figures
-    (no rows) and how many rows were scored."""
+    and SPEAKERS to write, summary.csv and summary.json always; the others are removed from out_dir (an earlier
+    scoring's), and what only they need is not computed (without errors.csv, confusions.csv, dtl.txt and
+    pralign.txt, no alignment is walked). `workers`: processes that score chunks of pairs
+    (pipeline/exec/fanout.py; default one per core); each pair is scored alone, so the files are the same for any
+    number. Returns the results' figures (no rows) and how many rows were scored."""
     out = Path(out_dir)
     wanted = {*outputs, SUMMARY, SUMMARY_JSON}
     names = frozenset(f.name for f in wanted)
     results = Results(options.normalize, comparable or Comparability(), language=language)
-    tallies, n = Tallies(results), 0
+    tallies, speakers, n = Tallies(results), Speakers(), 0
     with contextlib.ExitStack() as files, without_cycle_collection():
         csvs = {t: files.enter_context(records.RowWriter(out / t.name, t.record, lm=False))
                 for t in (UTTERANCES, EVENTS) if t in wanted}
@@ -138,13 +145,17 @@ def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparabilit
             for f, file in texts.items():
                 file.write(part.texts[f.name])
             tallies.merge(part.tallies)
+            if part.speakers is not None:
+                speakers.merge(part.speakers)
         if CONFUSIONS in wanted:
             with records.RowWriter(out / CONFUSIONS.name, Confusion) as confusions:  # before the bootstrap's arrays
                 for c in tallies.confusions():
                     confusions.write(c)
         tallies.close(options, confusions=False)
         tables.write([f for f in FIGURES if f in wanted], results, out)
-    for f in FILES:
+        if SPEAKERS in wanted:
+            records.write_csv(out / SPEAKERS.name, SpeakerSummary, speakers.rows(results.unit))
+    for f in (*FILES, SPEAKERS):
         if f not in wanted:
             (out / f.name).unlink(missing_ok=True)
     return results, n

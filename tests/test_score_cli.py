@@ -157,14 +157,67 @@ def test_speakers_come_from_the_users_ids_only(tmp_path):
             for r in store.read_csv(out / "speakers.csv")]
     assert rows == [("a", "ann", "2", "1", "4", "1", "0.25"), ("a", "plain", "1", "0", "2", "0", "0.0"),
                     ("b", "ann", "2", "1", "4", "1", "0.25"), ("b", "plain", "1", "0", "2", "1", "0.5")]
+    (by_speaker,) = store.read_csv(out / "speaker_comparisons.csv")  # a test that cannot fail says so
+    assert by_speaker["note"] == "with 2 speakers neither test's p can go below 0.5: no difference could be found"
+    assert by_speaker["note"] in proc.stdout
     (tmp_path / "r.txt").write_text("the king\nis dead\n")
     (tmp_path / "h.txt").write_text("the king\nis\n")
     proc = score("--ref", str(tmp_path / "r.txt"), "--hyp", str(tmp_path / "h.txt"), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert not (out / "speakers.csv").exists()  # the trn scoring's, removed: it is not of these files
+    assert not (out / "speaker_comparisons.csv").exists()
     proc = score("--ref", str(tmp_path / "r.txt"), "--hyp", str(tmp_path / "h.txt"), "--outputs", "speakers.csv",
                  "--out", str(tmp_path / "o2"))
     assert proc.returncode == 2 and "speakers.csv" in proc.stderr and "trn" in proc.stderr
+
+
+@pytest.mark.skipif(not Path(SCLITE).with_name("sc_stats").exists(), reason="needs Debian sctk")
+def test_two_systems_speakers_are_compared_as_sc_stats_compares_them(tmp_path):
+    """sc_stats' sign and Wilcoxon tests take sclite's speakers as blocks: speaker_comparisons.csv has its sign
+    counts and p, its rank sums and Z on twelve speakers of three to seven sentences (no two of a speaker's WERs
+    equal, where sc_stats ranks a zero difference its own way: docs/statistics.md), and the terminal says what the
+    tests found."""
+    import random
+    import re
+
+    from tests.test_paired import VOCAB, noisy
+
+    for seed in range(50):  # the first corpus without a tie between a speaker's two WERs
+        rng = random.Random(seed)
+        rows = []
+        for s in range(12):
+            pa, pb = rng.choice([0.0, 0.05, 0.1, 0.2]), rng.choice([0.05, 0.15, 0.3])
+            for u in range(rng.randint(3, 7)):
+                ref = [rng.choice(VOCAB) for _ in range(rng.randint(2, 12))]
+                rows.append((f"sp{s:02d}-u{u}", ref, noisy(rng, ref, pa), noisy(rng, ref, pb)))
+        for name, column in (("ref", 1), ("A", 2), ("B", 3)):
+            (tmp_path / f"{name}.trn").write_text("".join(f"{' '.join(r[column])} ({r[0]})\n" for r in rows))
+        proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "A.trn"), "--hyp",
+                     str(tmp_path / "B.trn"), "--normalize", "none", "--out", str(tmp_path / "out"))
+        assert proc.returncode == 0, proc.stderr
+        (ours,) = store.read_csv(tmp_path / "out" / "speaker_comparisons.csv")
+        if ours["sign_ties"] == "0":
+            break
+    for name in ("A", "B"):
+        subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", f"{name}.trn", "trn", "-i", "spu_id", "-o", "sgml",
+                        "-n", name], cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(f"cat A.sgml B.sgml | {Path(SCLITE).with_name('sc_stats')} -p -t sign wilc -v -n out",
+                   shell=True, cwd=tmp_path, check=True, capture_output=True)
+    sign, wilc = ((tmp_path / f"out.stats.{t}").read_text() for t in ("sign", "wilc"))
+    assert re.search(r"Percentages for Systems B\.trn and A\.trn", sign)  # B − A, as the columns are
+    assert (ours["a"], ours["b"], ours["speakers"]) == ("A", "B", "12")
+    assert [int(x) for x in re.findall(r"= N\([+\-0]\) = +(\d+)", sign)] == [
+        int(ours[c]) for c in ("sign_b_worse", "sign_b_better", "sign_ties")]
+    assert float(re.search(r"the probability of\s+it occurring is ([\d.]+)", sign).group(1)) == round(
+        float(ours["sign_p"]), 3)
+    table = dict(re.findall(r"^\s+(sp\d\d)\s+([\d.]+)\s+[\d.]+\s+[+\-0]\s*$", sign, re.M))
+    wer = {r["speaker"]: float(r["wer"]) for r in store.read_csv(tmp_path / "out" / "speakers.csv") if r["asr"] == "B"}
+    assert {s: round(100 * w, 2) for s, w in wer.items()} == {s: float(x) for s, x in table.items()}
+    sums = {sign: float(x) for sign, x in re.findall(r"Sum of +\d+ (\w+) ranks = ([\d.]+)", wilc)}
+    assert (float(ours["wilcoxon_w_plus"]), float(ours["wilcoxon_w_minus"])) == (sums["positive"], sums["negative"])
+    assert round(float(ours["wilcoxon_z"]), 2) == float(re.search(r"Z statistic = ([-\d.]+)", wilc).group(1))
+    assert f"by speaker (12): B worse than A for {ours['sign_b_worse']}" in proc.stdout
+    assert "speaker_comparisons.csv" in proc.stdout
 
 
 def test_several_hypotheses_are_systems_compared_sentence_by_sentence(tmp_path):

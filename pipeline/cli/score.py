@@ -15,7 +15,7 @@ from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.exec import fanout
 from pipeline.io.inputs import text_lines
-from pipeline.scoring import alternations, language, normalize, sclite
+from pipeline.scoring import alternations, language, normalize, sclite, speakers
 from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.normalize import Normalizer
 from pipeline.render.terminal import summary_table
@@ -103,16 +103,27 @@ def of_systems(readers: list[tuple[str, Iterator[Pair]]]) -> Iterator[Pair]:
             yield p
 
 
-def compare(out: str, cfg: ScoreConfig) -> list[comparisons.Comparison]:
+def compare(out: str, cfg: ScoreConfig, by_speaker: bool) -> tuple[list, list]:
     """Every two systems paired on their utterances, as a run's compare stage pairs its engines (MAPSSWE, sign and
-    Wilcoxon, Holm-corrected), from the files just written; comparisons.csv beside them."""
+    Wilcoxon, Holm-corrected), from the files just written; comparisons.csv beside them. `by_speaker`: their
+    speakers paired too, as sc_stats pairs them for its sign and Wilcoxon tests (speaker_comparisons.csv)."""
     scored = tables.load((UTTERANCES, EVENTS, SUMMARY_JSON), out, Results)
     found = comparisons.compare(scored, cfg.bootstrap, cfg.seed)
     records.write_csv(Path(out) / COMPARISONS, comparisons.Comparison, found)
-    return found
+    by = speakers.compare(scored.utterances) if by_speaker else []
+    if by_speaker:
+        records.write_csv(Path(out) / SPEAKER_COMPARISONS, speakers.SpeakerComparison, by)
+    return found, by
+
+
+def speaker_verdict(c: speakers.SpeakerComparison) -> str:
+    return (f"by speaker ({c.speakers}): {c.b} worse than {c.a} for {c.sign_b_worse}, better for {c.sign_b_better}, "
+            f"{c.sign_ties} tied; sign p = {c.sign_p_holm:.3g}, signed-rank p = {c.signed_rank_p_holm:.3g} "
+            "(Holm-corrected)" + (f"; {c.note}" if c.note else ""))
 
 
 COMPARISONS = STATISTICS.get("comparisons").file
+SPEAKER_COMPARISONS = "speaker_comparisons.csv"
 OPTIONAL = (*(f for f in FILES if f not in (SUMMARY, SUMMARY_JSON)), SPEAKERS)  # what --outputs chooses among
 
 
@@ -139,7 +150,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--hyp", required=True, action="append", metavar="[NAME=]HYP",
                    help="hypotheses, in the same form as --ref; repeat it to compare systems on the same references "
                         "(each named NAME, or by its file's stem), paired by utterance: MAPSSWE, sign and Wilcoxon "
-                        f"tests, Holm-corrected, in {COMPARISONS}")
+                        f"tests, Holm-corrected, in {COMPARISONS}; from trn files, by speaker too, as sc_stats "
+                        f"pairs them, in {SPEAKER_COMPARISONS}")
     dests = add_flags(p, ScoreConfig(), every_field=True, keys=False)
     p.add_argument("--language", default=None,
                    help="the references' language (ISO 639, as a run's --language): characters are the unit for "
@@ -183,9 +195,11 @@ def main(argv: list[str]) -> int:
     try:
         results, n = stream(pairs, cfg, comparable=comparable, language=lang, out_dir=args.out, outputs=outputs,
                             workers=args.workers)
-        compared = compare(args.out, cfg) if len(hyps) > 1 else []
-        if len(hyps) == 1:
-            (Path(args.out) / COMPARISONS).unlink(missing_ok=True)  # an earlier scoring's, of other systems
+        by_speaker = len(hyps) > 1 and SPEAKERS in outputs
+        compared, by = compare(args.out, cfg, by_speaker) if len(hyps) > 1 else ([], [])
+        for name, written in ((COMPARISONS, len(hyps) > 1), (SPEAKER_COMPARISONS, by_speaker)):
+            if not written:
+                (Path(args.out) / name).unlink(missing_ok=True)  # an earlier scoring's, of other systems
     except OSError as e:
         print(f"error: cannot write --out {args.out} ({e.strerror}); free some space or pick another directory",
               file=sys.stderr)
@@ -194,8 +208,11 @@ def main(argv: list[str]) -> int:
                         rate=results.rate))
     for c in compared:
         print(c.verdict)
+    for c in by:
+        print(speaker_verdict(c))
     if len(hyps) > 1:
-        print(f"paired comparisons: {args.out}/{COMPARISONS}")
+        print(f"paired comparisons: {args.out}/{COMPARISONS}"
+              + (f", by speaker: {args.out}/{SPEAKER_COMPARISONS}" if by else ""))
     if comparable:
         print(f"{results.rate}: {comparable.line}")
     print(f"results in {args.out}/")

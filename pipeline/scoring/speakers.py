@@ -1,12 +1,15 @@
 """Each speaker's counts, as sclite's `-o sum` and `-o rsum` give them a row: the speaker is the utterance id up to
 its first hyphen, else its first underscore (sclite's `-i spu_id`: `(4077-13754-0000)` is speaker 4077,
 `(sw02001_A_0001)` sw02001); an id with neither is its own speaker, where sclite stops with an error and counts the
-utterance to the speaker before it. Only counts are kept, so a corpus's speakers cost what its groups do."""
+utterance to the speaker before it. Only counts are kept, so a corpus's speakers cost what its groups do. Two
+systems' speakers are compared as NIST sc_stats compares them (compare)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 
 from pipeline.core.records import Status
+from pipeline.scoring import paired
 from pipeline.scoring.utterances import ScoredUtterance
 
 
@@ -80,3 +83,55 @@ class Speakers:
                                       wer=round(errors / kept["ref_words"], 4) if kept["ref_words"] else None,
                                       **kept))
         return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpeakerComparison:
+    """Two systems' speakers paired, as NIST sc_stats pairs them for its sign and Wilcoxon tests: each speaker a
+    block, its WER (%) in each system the two values (MAPSSWE, in comparisons.csv, is over sentence segments)."""
+    a: str
+    b: str
+    speakers: int  # speakers with reference words
+    sign_b_worse: int  # speakers whose WER is higher in b (by more than sc_stats' 0.005 points)
+    sign_b_better: int
+    sign_ties: int
+    sign_p: float  # the exact two-sided binomial, ties split as sc_stats splits them
+    sign_p_holm: float  # Holm-corrected over every two systems
+    wilcoxon_w_plus: float  # sc_stats' rank sums (b − a), a zero difference's rank split between them
+    wilcoxon_w_minus: float
+    wilcoxon_z: float | None  # sc_stats' Z, which it reads against the normal distribution
+    signed_rank_p: float  # the exact Wilcoxon signed-rank test (zero differences dropped; normal past 400)
+    signed_rank_p_holm: float
+    note: str  # what the tests could not find with this many speakers, or ""
+
+
+def compare(utterances: list[ScoredUtterance]) -> list[SpeakerComparison]:
+    """Every two systems compared by speaker on the speakers both have with reference words."""
+    tally = Speakers()
+    for u in utterances:
+        tally.add(u)
+    counts: dict[str, dict[str, tuple[int, int]]] = {}  # system → speaker → (errors, reference words)
+    for r in tally.rows(unit=""):
+        if r.ref_words:
+            counts.setdefault(r.asr, {})[r.speaker] = r.errors, r.ref_words
+    found = []
+    for a, b in combinations(counts, 2):
+        shared = [s for s in counts[a] if s in counts[b]]
+        pa = [100 * counts[a][s][0] / counts[a][s][1] for s in shared]
+        pb = [100 * counts[b][s][0] / counts[b][s][1] for s in shared]
+        found.append((a, b, len(shared), paired.sign_test(pb, pa), paired.wilcoxon(pb, pa),
+                      paired.signed_rank([y - x for x, y in zip(pa, pb)])))
+    sign_holm = paired.holm([sign.p for *_, sign, _, _ in found])
+    rank_holm = paired.holm([ranked.p for *_, ranked in found])
+    out = []
+    for (a, b, n, sign, w, ranked), sign_q, rank_q in zip(found, sign_holm, rank_holm):
+        floor = min(1.0, paired.smallest_p(n) * len(found))  # every speaker one way, in the first pair Holm takes
+        note = (f"with {n} speakers neither test's p can go below {floor:.3g}"
+                + (f" (Holm-corrected over {len(found)} pairs)" if len(found) > 1 else "")
+                + ": no difference could be found" if floor >= paired.ALPHA else "")
+        out.append(SpeakerComparison(
+            a=a, b=b, speakers=n, sign_b_worse=sign.positive, sign_b_better=sign.negative, sign_ties=sign.ties,
+            sign_p=float(f"{sign.p:.4g}"), sign_p_holm=float(f"{sign_q:.4g}"), wilcoxon_w_plus=w.w_plus,
+            wilcoxon_w_minus=w.w_minus, wilcoxon_z=None if w.z is None else round(w.z, 3),
+            signed_rank_p=float(f"{ranked.p:.4g}"), signed_rank_p_holm=float(f"{rank_q:.4g}"), note=note))
+    return out

@@ -20,6 +20,7 @@ from tests.helpers import (
     ROOT,
     SENTENCES,
     SMALL_LM,
+    SMALL_RUN,
     TINY,
     built_once,
     cli,
@@ -236,3 +237,21 @@ def test_user_sentences_get_perplexity_from_the_trained_model(default_run, model
     rows = store.read_csv(tmp_path / "results" / "default" / "sentences.csv")
     assert [r["sentence_id"] for r in rows] == ["l0001", "l0002"]
     assert all(float(r["perplexity"]) > 1 and int(r["lm_tokens"]) > 5 for r in rows)
+
+
+def test_scores_of_an_older_scoring_revision_are_made_again_not_named_the_new_one(tmp_path_factory, worker_id,
+                                                                                 models_dir, monkeypatch):
+    """The scoring revision joins the score stage's key as well as the manifest: after an upgrade that changes
+    what scoring counts, a rerun scores again, where it used to keep the old scores and write the new revision
+    into the manifest, which compare-runs trusts."""
+    from pipeline.cli import main
+    from pipeline.stages import score
+
+    cwd = built_once(tmp_path_factory, worker_id, "small-run", lambda folder: small_run(folder, models_dir))
+    monkeypatch.chdir(cwd)
+    args = ["--set", f"models_dir={models_dir}", *OWN_CACHE, *SMALL_RUN, "--stages", "score"]
+    assert main(args) == 0 and stage_status(cwd)["score"] == "up to date"
+    monkeypatch.setattr(score, "SCORING_REVISION", score.SCORING_REVISION + 1)
+    assert main(args) == 0 and stage_status(cwd)["score"] == "ran"
+    manifest = store.read_json(cwd / "results" / "default" / "manifest.json")
+    assert manifest["scoring_revision"] == score.SCORING_REVISION and manifest["complete"]

@@ -62,4 +62,7 @@ def run(cfg: Config, loaded: dict) -> Outcome:
 STAGE = Stage("score", "each transcript aligned with its sentence: WER, error events, group figures",
               reads=("sentences", "transcripts"), optional=("measures",), makes=("scores",),
               config=("score", "recipe", "asr"), run=run,
+              # the revision joins the key as well as the manifest: scores of an older revision are made again, where
+              # the manifest alone would have claimed the new revision for them
+              environment=lambda cfg: {"scoring_revision": SCORING_REVISION},
               computation=lambda cfg: Computation(scoring_revision=SCORING_REVISION))

@@ -86,3 +86,36 @@ def test_micro_wer_has_no_floor_so_the_exact_tests_beside_it_are_corrected_for_f
     found = reach(rows)
     assert found.smallest["m0"] == pytest.approx(20 * smallest_p(10)) and found.said(10) == ""
     assert 20 * smallest_p(10) < ALPHA < 30 * smallest_p(10)
+
+
+def test_the_gate_counts_words_written_where_nothing_was_said_in_the_pooled_wer_and_the_macro_leaves_them_out(
+        tmp_path):
+    """Two sentences of no word, where B writes words: the gate's micro WER and its MAPSSWE count them, as the
+    runs' summaries do; the macro WER is the mean of the sentences that have one; none is left unpaired."""
+    from pipeline.core.manifest import RunManifest
+    from pipeline.gate.release import compare
+    from pipeline.gate.sealed import Run
+    from pipeline.scoring.config import ScoreConfig
+    from pipeline.scoring.evaluate import evaluate
+    from pipeline.scoring.utterances import Pair
+
+    words = "the king rode north at dawn with his men".split()
+    refs = [" ".join(words[k % 3:k % 3 + 6]) for k in range(12)] + ["", ""]
+    said = {"a": refs, "b": [r.rsplit(" ", 1)[0] + " then" if k < 4 else r for k, r in enumerate(refs[:12])]
+            + ["uh huh", "yes"]}
+
+    def run(name: str, headline: str) -> Run:
+        pairs = [Pair(sentence_id=f"s{k}", reference=r, hypothesis=h, voice="v", asr="e", condition="clean")
+                 for k, (r, h) in enumerate(zip(refs, said[name]))]
+        manifest = RunManifest(config={"asr": {"engines": ["e"]}, "score": {"headline": headline}})
+        return Run(name, tmp_path, manifest, evaluate(pairs, ScoreConfig(normalize="none", bootstrap=100)), {})
+
+    rows, pairing, _ = compare(run("a", "micro"), run("b", "micro"), n_boot=100)
+    (wer,) = [r for r in rows if r.metric == "wer"]
+    assert (wer.sentences, wer.a, wer.delta) == (14, 0.0, round(7 / 72, 4)) and not pairing.unmatched
+    assert (wer.sign_b_worse, wer.sign_b_better) == (4, 0)  # per-sentence WER: the twelve that have one
+    summary = run("b", "micro").scores.summary[0]
+    assert summary.micro_wer == wer.b and (summary.n_utterances, summary.n_excluded) == (14, 0)
+    rows, _, _ = compare(run("a", "macro"), run("b", "macro"), n_boot=100)
+    (macro,) = [r for r in rows if r.metric == "macro_wer"]
+    assert macro.sentences == 12 and macro.b == round(4 * (1 / 6) / 12, 4)

@@ -66,6 +66,7 @@ def test_mismatched_ids_and_counts_are_clear_errors(tmp_path):
 
 @pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
 def test_the_summary_gives_the_errors_by_kind_and_the_sentences_in_error_as_sclites_sum_report(tmp_path):
+    """Its Sum/Avg line, references of no word among them."""
     import random
 
     rng = random.Random(3)
@@ -73,6 +74,8 @@ def test_the_summary_gives_the_errors_by_kind_and_the_sentences_in_error_as_scli
     lines = [(f"spk_u{k:03d}", " ".join(rng.choices(vocabulary, k=rng.randint(1, 9))),
               " ".join(rng.choices(vocabulary, k=rng.randint(0, 9)))) for k in range(80)]
     lines += [("spk_same", "the king my lord", "the king my lord")]
+    # references of no word: sclite counts each as a sentence, and what was written in it as insertions
+    lines += [(f"spk_e{k}", "", " ".join(rng.choices(vocabulary, k=k % 3))) for k in range(6)]
     for name, column in (("ref", 1), ("hyp", 2)):
         (tmp_path / f"{name}.trn").write_text("".join(f"{line[column]} ({line[0]})\n" for line in lines))
     proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--normalize", "none",
@@ -95,7 +98,8 @@ def test_the_summary_gives_the_errors_by_kind_and_the_sentences_in_error_as_scli
 def test_each_speakers_counts_are_the_rows_of_sclites_sum_report(tmp_path):
     """speakers.csv: a row per speaker, named as sclite's -i spu_id names it (the id up to its first hyphen, else its
     first underscore), in the order speakers first appear, with sclite's counts (-o rsum); the Mean, S.D. and Median
-    rows of its -o sum are those of the rows' percentages."""
+    rows of its -o sum are those of the rows' percentages; a reference of no word is a sentence, what was written in
+    it insertions, as sclite counts them."""
     import random
     import statistics
 
@@ -107,7 +111,8 @@ def test_each_speakers_counts_are_the_rows_of_sclites_sum_report(tmp_path):
         who = rng.choice(speakers)
         uid = {"4077": f"4077-13754-{k:04d}", "sw02001": f"sw02001_A_{k:04d}", "mix_a": f"mix_a-{k:04d}",
                "1089": f"1089-{k:04d}", "z": f"z_{k:04d}"}[who]
-        lines.append((uid, " ".join(rng.choices(vocabulary, k=rng.randint(1, 9))),
+        words = rng.randint(1, 9) if rng.random() > 0.1 else 0  # a reference of no word: insertions alone
+        lines.append((uid, " ".join(rng.choices(vocabulary, k=words)),
                       " ".join(rng.choices(vocabulary, k=rng.randint(0, 9))), who))
     for name, column in (("ref", 1), ("hyp", 2)):
         (tmp_path / f"{name}.trn").write_text("".join(f"{line[column]} ({line[0]})\n" for line in lines))
@@ -145,7 +150,7 @@ def test_each_speakers_counts_are_the_rows_of_sclites_sum_report(tmp_path):
 def test_speakers_come_from_the_users_ids_only(tmp_path):
     """An id with neither mark is its own speaker; each system has its own rows; plain files have no ids to name
     speakers by, so no speakers.csv, and asking for one is refused; a row whose reference is empty after
-    normalization is counted out, as in summary.csv."""
+    normalization is a sentence of its speaker, what was written in it insertions, as in summary.csv."""
     (tmp_path / "ref.trn").write_text("the king (ann-1)\nis dead (plain)\n[laughs] (ann-2)\nlong live (ann_3)\n")
     (tmp_path / "a.trn").write_text("the king (ann-1)\nis dead (plain)\nha (ann-2)\nlong (ann_3)\n")
     (tmp_path / "b.trn").write_text("a king (ann-1)\nis (plain)\n(ann-2)\nlong live (ann_3)\n")
@@ -153,10 +158,10 @@ def test_speakers_come_from_the_users_ids_only(tmp_path):
     proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "a.trn"), "--hyp",
                  str(tmp_path / "b.trn"), "--normalize", "whisper", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    rows = [(r["asr"], r["speaker"], r["n_utterances"], r["n_excluded"], r["ref_words"], r["errors"], r["wer"])
+    rows = [(r["asr"], r["speaker"], r["n_utterances"], r["ref_words"], r["errors"], r["wer"])
             for r in store.read_csv(out / "speakers.csv")]
-    assert rows == [("a", "ann", "2", "1", "4", "1", "0.25"), ("a", "plain", "1", "0", "2", "0", "0.0"),
-                    ("b", "ann", "2", "1", "4", "1", "0.25"), ("b", "plain", "1", "0", "2", "1", "0.5")]
+    assert rows == [("a", "ann", "3", "4", "2", "0.5"), ("a", "plain", "1", "2", "0", "0.0"),  # "ha": an insertion
+                    ("b", "ann", "3", "4", "1", "0.25"), ("b", "plain", "1", "2", "1", "0.5")]
     (by_speaker,) = store.read_csv(out / "speaker_comparisons.csv")  # a test that cannot fail says so
     assert by_speaker["note"] == "with 2 speakers neither test's p can go below 0.5: no difference could be found"
     assert by_speaker["note"] in proc.stdout
@@ -261,6 +266,27 @@ def test_several_hypotheses_are_systems_compared_sentence_by_sentence(tmp_path):
         proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "v1.trn"), *flags,
                      "--out", str(tmp_path / "refused"))
         assert proc.returncode == 2 and says in proc.stderr and not (tmp_path / "refused").exists(), proc.stderr
+
+
+def test_words_written_where_nothing_was_said_count_in_the_pooled_comparison_not_in_the_per_sentence_tests(tmp_path):
+    """Two sentences of no word, where the newer system writes words: ΔWER and MAPSSWE count them, as sclite and
+    sc_stats do; the sign and Wilcoxon tests are over per-sentence WER, which they have none of."""
+    words = "the king rode north at dawn with his men".split()
+    ids = [f"spk_{k:02d}" for k in range(14)]
+    refs = [" ".join(words[k % 3:k % 3 + 6]) for k in range(12)] + ["", ""]
+    b = [r.rsplit(" ", 1)[0] + " then" if k < 4 else r for k, r in enumerate(refs[:12])] + ["uh huh", "yes"]
+    for name, texts in (("ref", refs), ("v1", refs), ("v2", b)):
+        (tmp_path / f"{name}.trn").write_text("".join(f"{t} ({u})\n" for u, t in zip(ids, texts)))
+    out = tmp_path / "out"
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "v1.trn"), "--hyp",
+                 str(tmp_path / "v2.trn"), "--normalize", "none", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    micro = {s["asr"]: s["micro_wer"] for s in store.read_csv(out / "summary.csv")}
+    assert micro == {"v1": "0.0", "v2": str(round((4 + 3) / 72, 4))}  # 4 substitutions, 3 words said of nothing
+    (c,) = store.read_csv(out / "comparisons.csv")
+    assert c["sentences"] == "14" and float(c["delta_wer"]) == round(7 / 72, 4)
+    assert int(c["mapsswe_segments"]) == 4 + 2
+    assert (int(c["sign_b_worse"]), int(c["sign_b_better"]), int(c["sign_ties"])) == (4, 0, 8)
 
 
 def test_score_loads_no_model():

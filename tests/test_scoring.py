@@ -92,12 +92,18 @@ def test_normalizers():
     assert whisper("I'd go") == "i would go"
 
 
-def test_empty_reference_is_flagged_and_kept_out_of_the_corpus_figure():
+def test_an_empty_reference_has_no_wer_and_its_words_count_as_insertions_in_the_corpus_as_jiwer_counts_them():
     rows = [Pair(sentence_id="a", reference="the king", hypothesis="the thing"),
-            Pair(sentence_id="b", reference="...", hypothesis="uh")]
-    r = evaluate(rows, ScoreConfig(normalize="basic", bootstrap=0))
+            Pair(sentence_id="b", reference="...", hypothesis="uh oh"),
+            Pair(sentence_id="c", reference="long live the king", hypothesis="long live the king")]
+    r = evaluate(rows, ScoreConfig(normalize="basic", bootstrap=200))
     assert r.utterances[1].status == "empty_reference" and r.utterances[1].wer is None
-    assert r.summary[0].micro_wer == 0.5 and r.summary[0].n_excluded == 1
+    s = r.summary[0]
+    assert (s.n_utterances, s.n_excluded, s.ref_words, s.errors, s.insertions, s.sentence_errors) == (3, 0, 6, 3, 2, 2)
+    assert s.micro_wer == round(jiwer.wer(["the king", "", "long live the king"],
+                                          ["the thing", "uh oh", "long live the king"]), 4) == 0.5
+    assert s.macro_wer == 0.25  # the mean of the rates there are: 0.5 and 0
+    assert s.ci95_low is not None and s.macro_ci95_low is not None  # resamples of "b" alone have no rate
 
 
 def test_micro_macro_and_bootstrap():

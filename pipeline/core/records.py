@@ -28,7 +28,8 @@ class Status(StrEnum):
     OK = "ok"
     SKIPPED = "skipped"  # nothing a voice could say
     ERROR = "error"  # the reason is in the row's `error`
-    EMPTY_REFERENCE = "empty_reference"  # aligned, but the reference is empty after normalization: no WER
+    EMPTY_REFERENCE = "empty_reference"  # aligned, but the reference is empty after normalization: no WER of its
+    # own; what was written counts as insertions in the corpus figures
 
 
 SPOKEN = (Status.OK, Status.SKIPPED, Status.ERROR)  # what a speech row, a transcript or a measured row can be

@@ -20,14 +20,14 @@ import numpy as np
 
 from pipeline.asr.base import ASRConfig
 from pipeline.core import records
-from pipeline.core.records import Status, grouped, label, utterance_id
+from pipeline.core.records import ALIGNED, grouped, label, utterance_id
 from pipeline.gate.sealed import Run
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
 from pipeline.scoring.align import Alignment
 from pipeline.scoring.paired import ALPHA
 from pipeline.scoring.utterances import ScoredUtterance
-from pipeline.statistics.comparisons import rounded, significant_digits, undetected
+from pipeline.statistics.comparisons import per_sentence, rounded, significant_digits, undetected
 
 
 MARGINS = {"wer": 0.01, "macro_wer": 0.01, "cer": 0.01,  # absolute; any measure column: MEASURE_MARGIN
@@ -230,9 +230,9 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
                 pairing.unmatched.append(unmatched(sentence_id=s, reason=f"only in {a.name}"))
             elif ua.reference != ub.reference:
                 pairing.unmatched.append(unmatched(sentence_id=s, reason="the reference text differs"))
-            elif ua.status != Status.OK or ub.status != Status.OK:
-                pairing.unmatched.append(unmatched(sentence_id=s,
-                                                   reason=f"not scored in {a.name if ua.status != 'ok' else b.name}"))
+            elif ua.status not in ALIGNED or ub.status not in ALIGNED:
+                pairing.unmatched.append(unmatched(
+                    sentence_id=s, reason=f"not scored in {a.name if ua.status not in ALIGNED else b.name}"))
             else:
                 shared.append((ua, ub))
         pairing.unmatched += [unmatched(sentence_id=s, reason=f"only in {b.name}")
@@ -240,9 +240,11 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
         if not shared:
             continue
         which = Matched(asr_condition=(engine, condition), voice_a=group_a[0], voice_b=voice)
-        if a.headline == "macro":
-            found.append(_paired_values(which, "macro_wer", [x.wer for x, _ in shared], [y.wer for _, y in shared],
-                                        n_boot, seed))
+        if a.headline == "macro":  # over the sentences that have a WER: a reference word or more
+            rated = [(x, y) for x, y in shared if x.wer is not None and y.wer is not None]
+            if rated:
+                found.append(_paired_values(which, "macro_wer", [x.wer for x, _ in rated],
+                                            [y.wer for _, y in rated], n_boot, seed))
         else:
             found.append(_wer(a, b, shared, which, n_boot, seed))
         found.append(_paired_values(which, "cer", [x.cer for x, _ in shared], [y.cer for _, y in shared], n_boot,
@@ -326,7 +328,7 @@ def _wer(a: Run, b: Run, shared: list, which: Matched, n_boot: int, seed: int) -
     ea, eb = [x.errors for x, _ in shared], [y.errors for _, y in shared]
     delta = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
     m = paired.mapsswe([(a.scores.alignment(x).ops, b.scores.alignment(y).ops) for x, y in shared])
-    pa, pb = [100 * x.wer for x, _ in shared], [100 * y.wer for _, y in shared]
+    pa, pb = per_sentence([x for x, _ in shared], [y for _, y in shared])
     return _Metric(matched=which, sentences=len(shared), metric="wer", a=rounded(sum(ea) / sum(words)),
                    b=rounded(sum(eb) / sum(words)), delta=delta, test="MAPSSWE", p=m.p, mapsswe_z=rounded(m.z, 3),
                    sign=paired.sign_test(pb, pa), wilcoxon=paired.wilcoxon(pb, pa),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-from pipeline.core.records import Status
+from pipeline.core.records import ALIGNED
 from pipeline.scoring import paired
 from pipeline.scoring.utterances import ScoredUtterance
 
@@ -26,8 +26,7 @@ class SpeakerSummary:
     asr: str  # the system (score's --hyp NAME), empty for a single --hyp
     speaker: str
     unit: str  # what ref_words and the errors count: word, or character (scoring/language.py)
-    n_utterances: int  # scored rows: sclite's # Snt
-    n_excluded: int  # rows with an empty reference after normalization: no rate, left out as in summary.csv
+    n_utterances: int  # scored rows, those with an empty reference among them: sclite's # Snt
     ref_words: int  # sclite's # Wrd
     hits: int  # Corr
     substitutions: int
@@ -45,8 +44,7 @@ class SpeakerSummary:
             raise ValueError(f"speaker {self.speaker!r}: substitutions, deletions and insertions are not its errors")
 
 
-COUNTS = ("n_utterances", "n_excluded", "ref_words", "hits", "substitutions", "deletions", "insertions",
-          "sentence_errors")
+COUNTS = ("n_utterances", "ref_words", "hits", "substitutions", "deletions", "insertions", "sentence_errors")
 
 
 class Speakers:
@@ -56,16 +54,11 @@ class Speakers:
         self.counts: dict[tuple[str, str], list[int]] = {}
 
     def add(self, u: ScoredUtterance) -> None:
-        key = u.asr, speaker_of(u.sentence_id)
-        c = self.counts.get(key)
-        if c is None:
-            c = self.counts[key] = [0] * len(COUNTS)
-        if u.status == Status.OK:
-            for i, n in enumerate((1, 0, u.ref_words, u.hits, u.substitutions, u.deletions, u.insertions,
-                                   u.errors > 0)):
-                c[i] += n
-        else:
-            c[1] += 1
+        if u.status not in ALIGNED:
+            return
+        c = self.counts.setdefault((u.asr, speaker_of(u.sentence_id)), [0] * len(COUNTS))
+        for i, n in enumerate((1, u.ref_words, u.hits, u.substitutions, u.deletions, u.insertions, u.errors > 0)):
+            c[i] += n
 
     def merge(self, later: Speakers) -> None:
         """Take in the counts of the rows that come after these (scored elsewhere: files.stream)."""

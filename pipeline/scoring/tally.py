@@ -7,7 +7,7 @@ from array import array
 from collections import Counter
 from typing import Iterator
 
-from pipeline.core.records import Group, Status
+from pipeline.core.records import ALIGNED, Group
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring.flags import NAMES as FLAGS
 from pipeline.scoring.rates import corpus_rates, spearman
@@ -18,9 +18,10 @@ def rounded(x: float | None, digits: int = 4) -> float | None:
 
 
 class Tally:
-    """One group's rows as its figures read them. Scored rows (status ok) give their counts, in order, as 32-bit
-    arrays (an utterance's count of words or characters is far below 2^31): 100,000 rows keep 1.6 MB, where their
-    records would keep half a gigabyte."""
+    """One group's rows as its figures read them. Scored rows (aligned: status ok, or empty_reference, whose words
+    written are insertions over no reference word, as sclite and jiwer count them) give their counts, in order, as
+    32-bit arrays (an utterance's count of words or characters is far below 2^31): 100,000 rows keep 1.6 MB, where
+    their records would keep half a gigabyte."""
 
     def __init__(self) -> None:
         self.members = self.flagged = 0
@@ -39,7 +40,7 @@ class Tally:
             self.flags.update(u.flags)
         if events:
             self.words.add(events)
-        if u.status != Status.OK:
+        if u.status not in ALIGNED:
             return
         self.errors.append(u.errors)
         self.ref_words.append(u.ref_words)

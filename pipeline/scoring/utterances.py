@@ -71,7 +71,7 @@ class ScoredUtterance(Grouped):
     audio_seconds: float | None
     tts_seconds: float | None
     asr_seconds: float | None
-    status: str  # ok, skipped, error, or empty_reference (left out of corpus WER)
+    status: str  # ok, skipped, error, or empty_reference (no WER of its own; its insertions count in the corpus's)
     error: str
     flags: list[str] = joined()  # health flags (scoring/flags.py)
     level_dbfs: float | None
@@ -128,8 +128,8 @@ class GroupSummary(Grouped):
     normalizer: str
     unit: str = "word"  # what ref_words, errors and the rates count: word, or character in a language written
     # without spaces between words (scoring/language.py); the columns keep their names across languages
-    n_utterances: int  # rows scored
-    n_excluded: int  # rows not scored: failed synthesis or transcription, empty reference
+    n_utterances: int  # rows scored, those whose reference is empty after normalization among them
+    n_excluded: int  # rows not scored: failed synthesis or transcription
     ref_words: int
     errors: int
     substitutions: int | None = None  # the errors by kind, as sclite's sum report gives them (None in a summary
@@ -137,7 +137,7 @@ class GroupSummary(Grouped):
     insertions: int | None = None
     sentence_errors: int | None = None  # scored rows with any error: sclite's S.Err, over n_utterances
     micro_wer: float | None  # Σ errors / Σ reference words, as sclite
-    macro_wer: float | None  # mean of per-utterance WER
+    macro_wer: float | None  # mean of per-utterance WER (of the rows that have one: a reference word or more)
     ci95_low: float | None  # bootstrap 95% interval of micro_wer, resampling utterances
     ci95_high: float | None
     spearman_n: int = lm_only(0)

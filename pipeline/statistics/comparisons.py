@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-from pipeline.core.records import Group, Status, grouped
+from pipeline.core.records import ALIGNED, Group, grouped
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import paired
 from pipeline.scoring.paired import ALPHA
@@ -162,7 +162,7 @@ def _paired(scores: Results, a: Group, b: Group, ua: list[ScoredUtterance], ub: 
     ea, eb = [u.errors for u in ua], [u.errors for u in ub]
     delta = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
     chars = sum(u.ref_chars or 0 for u in ua)
-    pa, pb = [100 * u.wer for u in ua], [100 * u.wer for u in ub]
+    pa, pb = per_sentence(ua, ub)
     return _Paired(a=a, b=b, sentences=len(ua), wer_a=_rate(sum(ea), sum(words)), wer_b=_rate(sum(eb), sum(words)),
                    delta=delta, cer_a=_rate(sum(u.char_errors or 0 for u in ua), chars),
                    cer_b=_rate(sum(u.char_errors or 0 for u in ub), chars),
@@ -171,10 +171,17 @@ def _paired(scores: Results, a: Group, b: Group, ua: list[ScoredUtterance], ub: 
                    power=paired.power(paired.pooled_contributions(ea, eb, words), delta[0], ALPHA))
 
 
+def per_sentence(ua: list[ScoredUtterance], ub: list[ScoredUtterance]) -> tuple[list[float], list[float]]:
+    """The two sides' WER (%) of each sentence that has one (a reference word or more), for the tests over
+    per-sentence rates (sign, Wilcoxon); a sentence with an empty reference counts in the pooled figures alone."""
+    rated = [(x.wer, y.wer) for x, y in zip(ua, ub) if x.wer is not None and y.wer is not None]
+    return [100 * x for x, _ in rated], [100 * y for _, y in rated]
+
+
 def compare(scores: Results, n_boot: int = 1000, seed: int = 1337) -> list[Comparison]:
     groups: dict[Group, dict[str, ScoredUtterance]] = {}
     for u in scores.utterances:
-        if u.status == Status.OK and u.condition != SILENCE:
+        if u.status in ALIGNED and u.condition != SILENCE:
             groups.setdefault(u.group, {})[u.sentence_id] = u
     found = []
     for a, b in combinations(groups, 2):

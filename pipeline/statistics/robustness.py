@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.core.records import Status, joined
+from pipeline.core.records import ALIGNED, joined
 from pipeline.scoring.utterances import ScoredUtterance
 from pipeline.statistics import STATISTICS, Statistic
 
@@ -65,7 +65,7 @@ def crossing(clean: float, curve: list[tuple[float, float]]) -> float | None:
 def breakdowns(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int = 1337) -> list[Breakdown]:
     systems: dict[tuple[str, str], dict[str, dict[str, tuple[int, int]]]] = {}
     for u in utterances:
-        if u.status == Status.OK and (u.condition == "clean" or snr_of(u.condition) is not None):
+        if u.status in ALIGNED and (u.condition == "clean" or snr_of(u.condition) is not None):
             systems.setdefault((u.voice, u.asr), {}).setdefault(u.condition, {})[u.sentence_id] = (u.errors, u.ref_words)
     out = []
     for (voice, engine), conditions in systems.items():

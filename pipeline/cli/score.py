@@ -103,7 +103,8 @@ def of_systems(readers: list[tuple[str, Iterator[Pair]]]) -> Iterator[Pair]:
             yield p
 
 
-def compare(out: str, cfg: ScoreConfig, by_speaker: bool) -> tuple[list, list]:
+def compare(out: str, cfg: ScoreConfig,
+            by_speaker: bool) -> tuple[list[comparisons.Comparison], list[speakers.SpeakerComparison]]:
     """Every two systems paired on their utterances, as a run's compare stage pairs its engines (MAPSSWE, sign and
     Wilcoxon, Holm-corrected), from the files just written; comparisons.csv beside them. `by_speaker`: their
     speakers paired too, as sc_stats pairs them for its sign and Wilcoxon tests (speaker_comparisons.csv)."""

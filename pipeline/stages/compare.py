@@ -6,6 +6,7 @@ from pipeline.config.run import Config
 from pipeline.run import artifacts
 from pipeline.run.stage import Outcome, Stage
 from pipeline import statistics
+from pipeline.scoring.config import SCORING_REVISION
 from pipeline.scoring.paired import ALPHA
 
 
@@ -23,4 +24,6 @@ def run(cfg: Config, loaded: dict) -> Outcome:
 STAGE = Stage("compare", "paired comparisons, normalizer sensitivity, difficulty bins, error attribution, "
               "breakdown SNR, the measures' statistics", reads=("scores",), optional=("measures",),
               makes=("statistics",), config=("score",), run=run,
-              environment=lambda cfg: {"statistics": statistics.STATISTICS.names()})  # a plugin's table too
+              # a plugin's table too; and the scoring revision, which counts what the statistics pool as the scores do
+              environment=lambda cfg: {"statistics": statistics.STATISTICS.names(),
+                                       "scoring_revision": SCORING_REVISION})

@@ -148,8 +148,9 @@ def test_each_speakers_counts_are_the_rows_of_sclites_sum_report(tmp_path):
 
 
 def test_speakers_come_from_the_users_ids_only(tmp_path):
-    """An id with neither mark is its own speaker; each system has its own rows; plain files have no ids to name
-    speakers by, so no speakers.csv, and asking for one is refused; a row whose reference is empty after
+    """An id with neither mark is its own speaker where other ids name theirs; each system has its own rows; plain
+    files, and trn files none of whose ids has a mark, name no speakers, so no speakers.csv, and asking for one is
+    refused; a row whose reference is empty after
     normalization is a sentence of its speaker, what was written in it insertions, as in summary.csv."""
     (tmp_path / "ref.trn").write_text("the king (ann-1)\nis dead (plain)\n[laughs] (ann-2)\nlong live (ann_3)\n")
     (tmp_path / "a.trn").write_text("the king (ann-1)\nis dead (plain)\nha (ann-2)\nlong (ann_3)\n")
@@ -174,6 +175,13 @@ def test_speakers_come_from_the_users_ids_only(tmp_path):
     proc = score("--ref", str(tmp_path / "r.txt"), "--hyp", str(tmp_path / "h.txt"), "--outputs", "speakers.csv",
                  "--out", str(tmp_path / "o2"))
     assert proc.returncode == 2 and "speakers.csv" in proc.stderr and "trn" in proc.stderr
+    # trn ids that name no speaker (no - or _ in any): each would be a speaker of one sentence, so none are made
+    (tmp_path / "r.trn").write_text("the king (1)\nis dead (2)\n")
+    (tmp_path / "h.trn").write_text("the king (1)\nis (2)\n")
+    proc = score("--ref", str(tmp_path / "r.trn"), "--hyp", str(tmp_path / "h.trn"), "--hyp",
+                 f"same={tmp_path / 'r.trn'}", "--out", str(out))
+    assert proc.returncode == 0 and not (out / "speakers.csv").exists(), proc.stderr
+    assert not (out / "speaker_comparisons.csv").exists() and "by speaker" not in proc.stdout
 
 
 @pytest.mark.skipif(not Path(SCLITE).with_name("sc_stats").exists(), reason="needs Debian sctk")

@@ -40,8 +40,8 @@ def survey(path: str, flag: str) -> tuple[int, list[tuple[str, str]] | None]:
 
 
 def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> tuple[Iterator[Pair], bool]:
-    """The pairs of the two files, both checked whole before the first pair is given, and whether their ids are the
-    user's (trn files: speakers.csv reads speakers from them). Plain files pair line by line,
+    """The pairs of the two files, both checked whole before the first pair is given, and whether their ids name
+    speakers (trn files whose ids, or some of them, have a speaker part: speakers.py). Plain files pair line by line,
     each line an utterance with its line number as id, empty lines too (an engine that heard nothing wrote an empty
     line), read a pair at a time; trn files pair by id, and a trn reference's alternations (`{ a / b }`) are
     resolved as sclite resolves them, by the hypothesis after `normalizer` (scoring/alternations.py)."""
@@ -61,7 +61,7 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> tuple[It
                              "both, with the same id (where an engine heard nothing, its id alone: `(id)`)")
         pairs = [Pair(sentence_id=uid, hypothesis=hyp_ids[uid], **resolved(ref_path, uid, text, hyp_ids[uid],
                                                                            normalizer)) for uid, text in refs]
-        return iter(pairs), True
+        return iter(pairs), any(speakers.speaker_of(uid) != uid for uid, _ in refs)
     if n_refs != n_hyps:
         raise InputError(f"--ref {ref_path} has {n_refs} lines but --hyp {hyp_path} has {n_hyps}; they pair "
                          "line by line, empty lines included (or use trn files with ids)")
@@ -128,19 +128,20 @@ SPEAKER_COMPARISONS = "speaker_comparisons.csv"
 OPTIONAL = (*(f for f in FILES if f not in (SUMMARY, SUMMARY_JSON)), SPEAKERS)  # what --outputs chooses among
 
 
-def chosen(names: str | None, ids_given: bool) -> tuple:
-    """The files --outputs names (every one when not given; speakers.csv only where the ids are the user's)."""
+def chosen(names: str | None, speakers_named: bool) -> tuple:
+    """The files --outputs names (every one when not given; speakers.csv only where the ids name speakers)."""
     if names is None:
-        return (*FILES, SPEAKERS) if ids_given else FILES
+        return (*FILES, SPEAKERS) if speakers_named else FILES
     by_name = {f.name: f for f in OPTIONAL}
     picked = [n.strip() for n in names.split(",") if n.strip()]
     unknown = [n for n in picked if n not in by_name]
     if unknown:
         raise ConfigError(f"--outputs: no file {', '.join(map(repr, unknown))}; choose among "
                           f"{', '.join(by_name)} (summary.csv and summary.json are always written)")
-    if SPEAKERS.name in picked and not ids_given:
-        raise ConfigError(f"--outputs {SPEAKERS.name}: its speakers come from the utterance ids of trn files "
-                          "(`text (speaker-utterance)` lines); these files pair line by line, with no ids")
+    if SPEAKERS.name in picked and not speakers_named:
+        raise ConfigError(f"--outputs {SPEAKERS.name}: its speakers come from the utterance ids of trn files, the "
+                          "part before the first - or _ (`text (speaker-utterance)`, as sclite's -i spu_id reads "
+                          "them); these files have no such ids")
     return tuple(by_name[n] for n in picked)
 
 
@@ -185,7 +186,7 @@ def main(argv: list[str]) -> int:
         hyps = systems(args.hyp)
         normalizer = normalize.for_language(cfg.normalize, lang)
         read = [(name, *read_pairs(args.ref, path, normalizer)) for name, path in hyps]
-        outputs = chosen(args.outputs, ids_given=read[0][2])
+        outputs = chosen(args.outputs, speakers_named=read[0][2])
         if len(hyps) > 1 and not {UTTERANCES, EVENTS} <= set(outputs):
             raise ConfigError(f"--outputs: comparing {len(hyps)} systems reads {UTTERANCES.name} and {EVENTS.name}; "
                               "name both, or leave --outputs out")

@@ -240,21 +240,23 @@ def test_user_sentences_get_perplexity_from_the_trained_model(default_run, model
 
 
 def test_scores_of_an_older_scoring_revision_are_made_again_not_named_the_new_one(tmp_path_factory, worker_id,
-                                                                                 models_dir, monkeypatch):
-    """The scoring revision joins the score stage's key as well as the manifest: after an upgrade that changes
-    what scoring counts, a rerun scores again, where it used to keep the old scores and write the new revision
-    into the manifest, which compare-runs trusts."""
-    from pipeline.cli import main
-    from pipeline.stages import compare, score
-
+                                                                                 models_dir):
+    """The scoring revision joins the keys of the score and compare stages as well as the manifest: after an
+    upgrade that changes what scoring counts, a rerun scores again, where it used to keep the old scores and write
+    the new revision into the manifest, which compare-runs trusts. (The upgrade: the same run in a process whose
+    revision is one higher.)"""
     cwd = built_once(tmp_path_factory, worker_id, "small-run", lambda folder: small_run(folder, models_dir))
-    monkeypatch.chdir(cwd)
     args = ["--set", f"models_dir={models_dir}", *OWN_CACHE, *SMALL_RUN]
-    assert main(args) == 0 and set(stage_status(cwd).values()) == {"up to date"}
-    newer = score.SCORING_REVISION + 1
-    for stage in (score, compare):  # the statistics pool what the scores count, alike
-        monkeypatch.setattr(stage, "SCORING_REVISION", newer)
-    assert main(args) == 0
-    assert {name: s for name, s in stage_status(cwd).items() if s == "ran"} == {"score": "ran", "compare": "ran"}
+    upgraded = ("import sys; from pipeline.cli import main; from pipeline.stages import compare, score; "
+                "compare.SCORING_REVISION = score.SCORING_REVISION = score.SCORING_REVISION + 1; "
+                "sys.exit(main(sys.argv[1:]))")
+    cli(cwd, *SMALL_RUN, models=models_dir)
+    assert stage_status(cwd)["score"] == stage_status(cwd)["compare"] == "up to date"
+    proc = subprocess.run([sys.executable, "-c", upgraded, *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "TQDM_DISABLE": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert stage_status(cwd)["score"] == stage_status(cwd)["compare"] == "ran"
     manifest = store.read_json(cwd / "results" / "default" / "manifest.json")
-    assert manifest["scoring_revision"] == newer and manifest["complete"]
+    from pipeline.scoring.config import SCORING_REVISION
+
+    assert manifest["scoring_revision"] == SCORING_REVISION + 1

@@ -241,10 +241,10 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
             continue
         which = Matched(asr_condition=(engine, condition), voice_a=group_a[0], voice_b=voice)
         if a.headline == "macro":  # over the sentences that have a WER: a reference word or more
-            rated = [(x, y) for x, y in shared if x.wer is not None and y.wer is not None]
-            if rated:
-                found.append(_paired_values(which, "macro_wer", [x.wer for x, _ in rated],
-                                            [y.wer for _, y in rated], n_boot, seed))
+            with_rates = [(x, y) for x, y in shared if x.wer is not None and y.wer is not None]
+            if with_rates:
+                found.append(_paired_values(which, "macro_wer", [x.wer for x, _ in with_rates],
+                                            [y.wer for _, y in with_rates], n_boot, seed))
         else:
             found.append(_wer(a, b, shared, which, n_boot, seed))
         found.append(_paired_values(which, "cer", [x.cer for x, _ in shared], [y.cer for _, y in shared], n_boot,

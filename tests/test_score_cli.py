@@ -101,6 +101,7 @@ def test_each_speakers_counts_are_the_rows_of_sclites_sum_report(tmp_path):
     rows of its -o sum are those of the rows' percentages; a reference of no word is a sentence, what was written in
     it insertions, as sclite counts them."""
     import random
+    import re
     import statistics
 
     rng = random.Random(5)
@@ -145,6 +146,13 @@ def test_each_speakers_counts_are_the_rows_of_sclites_sum_report(tmp_path):
         expected = [figure(column) for column in by_column] + [figure(sentences)]
         assert len(pct[row]) == 2 + len(expected)
         assert all(abs(float(x) - e) <= 0.05 + 1e-9 for x, e in zip(pct[row][2:], expected)), (row, pct[row])
+    # the terminal's line: the speakers' WER (sclite's Err column) across them, and the speaker with the highest
+    told = re.search(r"WER by speaker \(5\): mean ([\d.]+), S.D. ([\d.]+), median ([\d.]+); highest (\S+) ([\d.]+)",
+                     proc.stdout)
+    for row, said in zip(("Mean", "S.D.", "Median"), told.groups()[:3]):
+        assert abs(float(said) - float(pct[row][6]) / 100) <= 0.0006, (row, said, pct[row])
+    worst = max(ours, key=lambda r: int(r["errors"]) / int(r["ref_words"]))
+    assert told.group(4) == worst["speaker"] and float(told.group(5)) == round(float(worst["wer"]), 3)
 
 
 def test_speakers_come_from_the_users_ids_only(tmp_path):

@@ -208,6 +208,9 @@ def main(argv: list[str]) -> int:
         return 4
     print(summary_table(results.summary, n, macro_first=cfg.headline == "macro",
                         rate=results.rate))
+    if SPEAKERS in outputs:
+        for line in speakers.spread(records.read_csv(Path(args.out) / SPEAKERS.name, SPEAKERS.record), results.rate):
+            print(line)
     for c in compared:
         print(c.verdict)
     for c in by:

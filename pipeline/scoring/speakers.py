@@ -5,6 +5,7 @@ utterance to the speaker before it. Only counts are kept, so a corpus's speakers
 systems' speakers are compared as NIST sc_stats compares them (compare)."""
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -135,4 +136,21 @@ def compare(utterances: list[ScoredUtterance]) -> list[SpeakerComparison]:
             sign_p=float(f"{sign.p:.4g}"), sign_p_holm=float(f"{sign_q:.4g}"), wilcoxon_w_plus=w.w_plus,
             wilcoxon_w_minus=w.w_minus, wilcoxon_z=None if w.z is None else round(w.z, 3),
             signed_rank_p=float(f"{ranked.p:.4g}"), signed_rank_p_holm=float(f"{rank_q:.4g}"), note=note))
+    return out
+
+
+def spread(rows: list[SpeakerSummary], rate: str = "WER") -> list[str]:
+    """Each system's WER across its speakers, a line each: the mean, S.D. and median of the speakers' rates (sclite's
+    Mean, S.D. and Median rows of its Err column, speakers with no reference word left out) and the speaker with the
+    highest rate."""
+    out = []
+    for asr in dict.fromkeys(r.asr for r in rows):
+        rated = [r for r in rows if r.asr == asr and r.ref_words]
+        if len(rated) < 2:
+            continue
+        rates = [r.errors / r.ref_words for r in rated]
+        worst = max(rated, key=lambda r: r.errors / r.ref_words)
+        out.append(f"{asr + ': ' if asr else ''}{rate} by speaker ({len(rated)}): mean {statistics.mean(rates):.3f}, "
+                   f"S.D. {statistics.stdev(rates):.3f}, median {statistics.median(rates):.3f}; highest "
+                   f"{worst.speaker} {worst.errors / worst.ref_words:.3f}")
     return out

@@ -119,3 +119,7 @@ def test_the_gate_counts_words_written_where_nothing_was_said_in_the_pooled_wer_
     rows, _, _ = compare(run("a", "macro"), run("b", "macro"), n_boot=100)
     (macro,) = [r for r in rows if r.metric == "macro_wer"]
     assert macro.sentences == 12 and macro.b == round(4 * (1 / 6) / 12, 4)
+    refs[:12] = [""] * 12  # sentences none of which has a word to say: no rate to pool, and no rate compared
+    for headline in ("micro", "macro"):
+        rows, _, _ = compare(run("a", headline), run("b", headline), n_boot=100)
+        assert not {r.metric for r in rows} & {"wer", "macro_wer", "cer"}

@@ -245,11 +245,13 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
             if with_rates:
                 found.append(_paired_values(which, "macro_wer", [x.wer for x, _ in with_rates],
                                             [y.wer for _, y in with_rates], n_boot, seed))
-        else:
+        elif any(x.ref_words for x, _ in shared):  # a pooled rate needs a reference word among the sentences
             found.append(_wer(a, b, shared, which, n_boot, seed))
-        found.append(_paired_values(which, "cer", [x.cer for x, _ in shared], [y.cer for _, y in shared], n_boot,
-                                    seed, [x.ref_chars or 0 for x, _ in shared],
-                                    [x.char_errors or 0 for x, _ in shared], [y.char_errors or 0 for _, y in shared]))
+        if any(x.ref_chars for x, _ in shared):
+            found.append(_paired_values(which, "cer", [x.cer for x, _ in shared], [y.cer for _, y in shared],
+                                        n_boot, seed, [x.ref_chars or 0 for x, _ in shared],
+                                        [x.char_errors or 0 for x, _ in shared],
+                                        [y.char_errors or 0 for _, y in shared]))
         for column in dict.fromkeys(c for x, _ in shared for c in x.measures):
             both = [(x.measures.get(column), y.measures.get(column)) for x, y in shared]
             both = [(p, q) for p, q in both if p is not None and q is not None]

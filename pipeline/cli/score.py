@@ -104,15 +104,16 @@ def of_systems(readers: list[tuple[str, Iterator[Pair]]]) -> Iterator[Pair]:
 
 
 def compare(out: str, cfg: ScoreConfig,
-            by_speaker: bool) -> tuple[list[comparisons.Comparison], list[speakers.SpeakerComparison]]:
+            speaker_rows: list) -> tuple[list[comparisons.Comparison], list[speakers.SpeakerComparison]]:
     """Every two systems paired on their utterances, as a run's compare stage pairs its engines (MAPSSWE, sign and
-    Wilcoxon, Holm-corrected), from the files just written; comparisons.csv beside them. `by_speaker`: their
-    speakers paired too, as sc_stats pairs them for its sign and Wilcoxon tests (speaker_comparisons.csv)."""
+    Wilcoxon, Holm-corrected), from the files just written; comparisons.csv beside them. With `speaker_rows`
+    (speakers.csv's), their speakers paired too, as sc_stats pairs them for its sign and Wilcoxon tests
+    (speaker_comparisons.csv)."""
     scored = tables.load((UTTERANCES, EVENTS, SUMMARY_JSON), out, Results)
     found = comparisons.compare(scored, cfg.bootstrap, cfg.seed)
     records.write_csv(Path(out) / COMPARISONS, comparisons.Comparison, found)
-    by = speakers.compare(scored.utterances) if by_speaker else []
-    if by_speaker:
+    by = speakers.compare(speaker_rows) if speaker_rows else []
+    if speaker_rows:
         records.write_csv(Path(out) / SPEAKER_COMPARISONS, speakers.SpeakerComparison, by)
     return found, by
 
@@ -197,8 +198,9 @@ def main(argv: list[str]) -> int:
     try:
         results, n = stream(pairs, cfg, comparable=comparable, language=lang, out_dir=args.out, outputs=outputs,
                             workers=args.workers)
-        by_speaker = len(hyps) > 1 and SPEAKERS in outputs
-        compared, by = compare(args.out, cfg, by_speaker) if len(hyps) > 1 else ([], [])
+        speaker_rows = records.read_csv(Path(args.out) / SPEAKERS.name, SPEAKERS.record) if SPEAKERS in outputs else []
+        compared, by = compare(args.out, cfg, speaker_rows) if len(hyps) > 1 else ([], [])
+        by_speaker = len(hyps) > 1 and bool(speaker_rows)
         for name, written in ((COMPARISONS, len(hyps) > 1), (SPEAKER_COMPARISONS, by_speaker)):
             if not written:
                 (Path(args.out) / name).unlink(missing_ok=True)  # an earlier scoring's, of other systems
@@ -208,9 +210,8 @@ def main(argv: list[str]) -> int:
         return 4
     print(summary_table(results.summary, n, macro_first=cfg.headline == "macro",
                         rate=results.rate))
-    if SPEAKERS in outputs:
-        for line in speakers.spread(records.read_csv(Path(args.out) / SPEAKERS.name, SPEAKERS.record), results.rate):
-            print(line)
+    for line in speakers.spread(speaker_rows, results.rate):
+        print(line)
     for c in compared:
         print(c.verdict)
     for c in by:

@@ -107,13 +107,11 @@ class SpeakerComparison:
     note: str  # what the tests could not find with this many speakers, or ""
 
 
-def compare(utterances: list[ScoredUtterance]) -> list[SpeakerComparison]:
-    """Every two systems compared by speaker on the speakers both have with reference words."""
-    tally = Speakers()
-    for u in utterances:
-        tally.add(u)
+def compare(rows: list[SpeakerSummary]) -> list[SpeakerComparison]:
+    """Every two systems compared by speaker (their rows, Speakers.rows) on the speakers both have with reference
+    words."""
     counts: dict[str, dict[str, tuple[int, int]]] = {}  # system → speaker → (errors, reference words)
-    for r in tally.rows(unit=""):
+    for r in rows:
         if r.ref_words:
             counts.setdefault(r.asr, {})[r.speaker] = r.errors, r.ref_words
     found = []

@@ -78,6 +78,8 @@ def breakdowns(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int 
         names = ["clean", *snrs]
         errors = np.array([[conditions[c][s][0] for s in sentences] for c in names], dtype=float)
         words = np.array([conditions["clean"][s][1] for s in sentences], dtype=float)
+        if not words.sum():  # nothing to say in any of them: no rate to break down
+            continue
 
         def estimate(idx: np.ndarray) -> float | None:
             total = words[idx].sum()
@@ -87,7 +89,7 @@ def breakdowns(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int 
             return crossing(float(wer[0]), [(snr_of(c), float(w)) for c, w in zip(snrs, wer[1:])])
 
         everything = np.arange(len(sentences))
-        clean = float(errors[0].sum() / words.sum()) if words.sum() else None
+        clean = float(errors[0].sum() / words.sum())
         point = estimate(everything)
         low = high = None
         if n_boot and len(sentences) > 1:
@@ -97,8 +99,8 @@ def breakdowns(utterances: list[ScoredUtterance], n_boot: int = 1000, seed: int 
             if len(found) >= n_boot / 2:  # an interval only where most resamples break down at all
                 low, high = (float(x) for x in np.percentile(found, [2.5, 97.5]))
         curve = [SnrWer(snr_of(c), round(float(errors[i + 1].sum() / words.sum()), 4)) for i, c in enumerate(snrs)]
-        out.append(Breakdown(voice=voice, asr=engine, clean_wer=None if clean is None else round(clean, 4),
-                             threshold=None if clean is None else round(max(2 * clean, MIN_THRESHOLD), 4),
+        out.append(Breakdown(voice=voice, asr=engine, clean_wer=round(clean, 4),
+                             threshold=round(max(2 * clean, MIN_THRESHOLD), 4),
                              breakdown_snr=None if point is None else round(point, 2),
                              ci95_low=None if low is None else round(low, 2),
                              ci95_high=None if high is None else round(high, 2), curve=curve))

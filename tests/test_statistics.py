@@ -362,3 +362,16 @@ def test_a_recipes_normalizer_column_counts_as_the_recipe_aligns():
     assert e.wer["wer_seed-tts-eval"] == e.wer["wer_cv3-eval"] == round(jiwer / words, 4) == seed.summary[0].micro_wer
     assert e.wer["wer_basic"] == round(sclite / words, 4)
     assert sensitivity.effects([], "basic") == []
+
+
+def test_sentences_with_nothing_to_say_have_no_breakdown_snr_and_count_where_others_do():
+    """Words written in noise over empty references are insertions, but with no reference word anywhere there is
+    no rate to break down; beside sentences that have words, they count in the pooled curve."""
+    def scored(references):
+        pairs = [Pair(sentence_id=f"s{k}", reference=r, hypothesis=h, voice="v", asr="e", condition=c)
+                 for k, r in enumerate(references) for c, h in (("clean", r), ("noise:snr=5", "uh"))]
+        return evaluate(pairs, ScoreConfig(normalize="none", bootstrap=0)).utterances
+
+    assert robustness.breakdowns(scored(["", "", ""]), 20) == []
+    (b,) = robustness.breakdowns(scored(["", "the king"]), 20)
+    assert b.clean_wer == 0.0 and b.curve[0].wer == 1.5  # "uh" twice: one insertion, one substitution and a deletion

@@ -1,5 +1,7 @@
 """The release gate's own rules, on comparisons made by hand: what it counts as a test, and when it says that it
 cannot fail (compare-runs prints it beside the verdict)."""
+import re
+
 import pytest
 
 from pipeline.gate.release import ALPHA, RunComparison, reach
@@ -95,6 +97,7 @@ def test_the_gate_counts_words_written_where_nothing_was_said_in_the_pooled_wer_
     from pipeline.core.manifest import RunManifest
     from pipeline.gate.release import compare
     from pipeline.gate.sealed import Run
+    from pipeline.render import ab
     from pipeline.scoring.config import ScoreConfig
     from pipeline.scoring.evaluate import evaluate
     from pipeline.scoring.utterances import Pair
@@ -110,9 +113,17 @@ def test_the_gate_counts_words_written_where_nothing_was_said_in_the_pooled_wer_
         manifest = RunManifest(config={"asr": {"engines": ["e"]}, "score": {"headline": headline}})
         return Run(name, tmp_path, manifest, evaluate(pairs, ScoreConfig(normalize="none", bootstrap=100)), {})
 
-    rows, pairing, _ = compare(run("a", "micro"), run("b", "micro"), n_boot=100)
+    rows, pairing, changes = compare(run("a", "micro"), run("b", "micro"), n_boot=100)
     (wer,) = [r for r in rows if r.metric == "wer"]
     assert (wer.sentences, wer.a, wer.delta) == (14, 0.0, round(7 / 72, 4)) and not pairing.unmatched
+    # ab.html's order, most worse first: words written where none were to be said, then the four ΔWER of 1/6
+    assert [c.a.sentence_id for c in changes[:6]] == ["s12", "s13", "s0", "s1", "s2", "s3"]
+    assert [c.delta_wer for c in changes[:3]] == [None, None, pytest.approx(1 / 6, abs=1e-4)]
+    assert [c.delta_errors for c in changes[:2]] == [2, 1] and {c.worse_by for c in changes[6:]} == {0}
+    page = ab.render(run("a", "micro"), run("b", "micro"), rows, changes, [], tmp_path)
+    cells = re.findall(r'<td data-v="([^"]*)"[^>]*>([^<]*)</td>', page.split("most worse first")[1])
+    assert cells[:3] == [("Infinity", "+2 words"), ("Infinity", "+1 word"), ("0.1667", "+0.167")]
+    assert ab.SILENT in page
     assert (wer.sign_b_worse, wer.sign_b_better) == (4, 0)  # per-sentence WER: the twelve that have one
     summary = run("b", "micro").scores.summary[0]
     assert summary.micro_wer == wer.b and (summary.n_utterances, summary.n_excluded) == (14, 0)

@@ -14,6 +14,7 @@ Where the family is so large, or the sentences so few, that no metric could reac
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
@@ -176,8 +177,23 @@ class Change:
     alignment_b: Alignment
 
     @property
-    def delta_wer(self) -> float:
-        return (self.b.wer or 0) - (self.a.wer or 0)
+    def delta_wer(self) -> float | None:
+        """B's WER less A's; None for a sentence with nothing to say (no reference word), which has no WER."""
+        if self.a.wer is None or self.b.wer is None:
+            return None
+        return self.b.wer - self.a.wer
+
+    @property
+    def delta_errors(self) -> int:
+        return (self.b.errors or 0) - (self.a.errors or 0)
+
+    @property
+    def worse_by(self) -> float:
+        """How much worse B heard this sentence: its ΔWER. Where there is nothing to say every word written is an
+        error and the WER would be infinite, so a run that wrote more words there is worse than any ΔWER can say."""
+        if self.delta_wer is not None:
+            return self.delta_wer
+        return math.copysign(math.inf, self.delta_errors) if self.delta_errors else 0.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -303,7 +319,7 @@ def compare(a: Run, b: Run, voices: dict[str, str] | None = None, n_boot: int = 
             verdict=verdict(m, delta, low, high, p_holm, significant, worse_by, worse, margin),
             detectable_delta=rounded(m.power.detectable), sentences_needed=m.power.needed,
             derived_from=m.derived_from))
-    changes.sort(key=lambda c: -c.delta_wer)
+    changes.sort(key=lambda c: (-c.worse_by, -c.delta_errors))
     return out, pairing, changes
 
 

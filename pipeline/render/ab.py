@@ -5,6 +5,7 @@ so the folder uploaded from CI plays on its own."""
 from __future__ import annotations
 
 import html
+import math
 from pathlib import Path
 
 from pipeline.core.records import label
@@ -16,6 +17,8 @@ from pipeline.gate.release import Change, Human, RunComparison, Unmatched
 from pipeline.gate.sealed import Run
 
 SHOWN = 300  # sentences on the page; the CSV has every comparison
+SILENT = (" A sentence with nothing to say (no reference word) has no WER: its Δ is the words B wrote there less"
+          " those A wrote, every one an insertion, and it sorts beyond every ΔWER.")
 
 
 def render(a: Run, b: Run, rows: list[RunComparison], changes: list[Change], unmatched: list[Unmatched],
@@ -56,12 +59,20 @@ def render(a: Run, b: Run, rows: list[RunComparison], changes: list[Change], unm
         return f"{player(audio(run, u), page_dir, embedded)}<br>{coloured(alignment.ops)[1]}<br>{figures}"
 
     def tone(c: Change) -> str:
-        return f' class="{"worse" if c.delta_wer > 0 else "better" if c.delta_wer < 0 else ""}"'
+        return f' class="{"worse" if c.worse_by > 0 else "better" if c.worse_by < 0 else ""}"'
+
+    def delta(c: Change) -> Cell:
+        """ΔWER; where there is nothing to say, the words B wrote less those A wrote, sorted beyond every ΔWER."""
+        if c.delta_wer is not None:
+            return Cell(f'<td data-v="{c.delta_wer!r}">{c.delta_wer:+.3f}</td>')
+        order = {math.inf: "Infinity", -math.inf: "-Infinity"}.get(c.worse_by, "0")
+        return Cell(f'<td data-v="{order}" title="no reference word: each word written is an insertion">'
+                    f'{c.delta_errors:+d} word{"s" * (abs(c.delta_errors) != 1)}</td>')
 
     columns = ["asr_condition", "sentence", "delta", "reference", *(["prompt"] if has_prompt else []), "a", "b"]
     sentences = table(shown, columns,
                       {"sentence": lambda c: html.escape(c.a.sentence_id),
-                       "delta": lambda c: Cell(f'<td data-v="{c.delta_wer!r}">{c.delta_wer:+.3f}</td>'),
+                       "delta": delta,
                        "reference": lambda c: coloured(c.alignment_a.ops)[0],
                        "prompt": lambda c: player(prompt(c), page_dir, embedded),
                        "a": lambda c: heard(c, "a"), "b": lambda c: heard(c, "b")},
@@ -87,7 +98,7 @@ sentences it would take to detect the Δ seen. Every figure: <a href="run_compar
 <p>Each sentence's alignment in both runs, every gated metric of both, and both recordings
 {"beside the speaker reference they should sound like" if has_prompt else ""}.{AUDIO_NOTE if carried else ""}
 <span class="S">substitution</span> <span class="D">deletion</span> <span class="I">insertion</span>; click a header
-to sort.</p>
+to sort.{SILENT if any(c.delta_wer is None for c in shown) else ""}</p>
 {sentences}
 <h2>Not paired ({len(unmatched)})</h2><ul>{missing}</ul>""", carried)
 

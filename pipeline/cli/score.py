@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from pipeline.cli.command import COMMANDS, Command, program
 from pipeline.config import recipes
@@ -15,7 +15,7 @@ from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.exec import fanout
 from pipeline.io.inputs import text_lines
-from pipeline.scoring import alternations, language, normalize, sclite, speakers
+from pipeline.scoring import alternations, language, normalize, sclite, speakers, stm
 from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.normalize import Normalizer
 from pipeline.render.terminal import summary_table
@@ -39,12 +39,19 @@ def survey(path: str, flag: str) -> tuple[int, list[tuple[str, str]] | None]:
     return n, entries or None
 
 
-def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> tuple[Iterator[Pair], bool]:
-    """The pairs of the two files, both checked whole before the first pair is given, and whether their ids name
-    speakers (trn files whose ids, or some of them, have a speaker part: speakers.py). Plain files pair line by line,
-    each line an utterance with its line number as id, empty lines too (an engine that heard nothing wrote an empty
-    line), read a pair at a time; trn files pair by id, and a trn reference's alternations (`{ a / b }`) are
-    resolved as sclite resolves them, by the hypothesis after `normalizer` (scoring/alternations.py)."""
+Speaker = Callable[[str], str]  # an utterance's speaker, from its id
+
+
+def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> tuple[Iterator[Pair], Speaker | None]:
+    """The pairs of the two files, both checked whole before the first pair is given, and how their ids name
+    speakers, where they do (trn files whose ids, or some of them, have a speaker part: speakers.py; an stm's
+    segments). Plain files pair line by line, each line an utterance with its line number as id, empty lines too
+    (an engine that heard nothing wrote an empty line), read a pair at a time; trn files pair by id; an stm
+    reference and a ctm hypothesis (by their names' suffixes, as sclite is told `stm` and `ctm`) pair as sclite cuts
+    them (scoring/stm.py). A reference's alternations (`{ a / b }`) are resolved as sclite resolves them, by the
+    hypothesis after `normalizer` (scoring/alternations.py)."""
+    if is_stm(ref_path) or is_ctm(hyp_path):
+        return read_stm_pairs(ref_path, hyp_path, normalizer), stm.speaker_of
     (n_refs, refs), (n_hyps, hyps) = survey(ref_path, "--ref"), survey(hyp_path, "--hyp")
     if (refs is None) != (hyps is None):
         raise InputError(f"{ref_path} and {hyp_path}: one is a trn file and the other is not; give both as trn "
@@ -61,12 +68,31 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> tuple[It
                              "both, with the same id (where an engine heard nothing, its id alone: `(id)`)")
         pairs = [Pair(sentence_id=uid, hypothesis=hyp_ids[uid], **resolved(ref_path, uid, text, hyp_ids[uid],
                                                                            normalizer)) for uid, text in refs]
-        return iter(pairs), any(speakers.speaker_of(uid) != uid for uid, _ in refs)
+        named = any(speakers.speaker_of(uid) != uid for uid, _ in refs)
+        return iter(pairs), speakers.speaker_of if named else None
     if n_refs != n_hyps:
         raise InputError(f"--ref {ref_path} has {n_refs} lines but --hyp {hyp_path} has {n_hyps}; they pair "
                          "line by line, empty lines included (or use trn files with ids)")
     return (Pair(sentence_id=f"line{n:05d}", reference=r.strip(), hypothesis=h.strip())
-            for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1)), False
+            for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1)), None
+
+
+def is_stm(path: str) -> bool:
+    return Path(path).suffix.lower() == ".stm"
+
+
+def is_ctm(path: str) -> bool:
+    return Path(path).suffix.lower() == ".ctm"
+
+
+def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> Iterator[Pair]:
+    if not (is_stm(ref_path) and is_ctm(hyp_path)):
+        raise InputError(f"--ref {ref_path}, --hyp {hyp_path}: an stm reference is scored against ctm hypotheses "
+                         "(as `sclite -r ref.stm stm -h hyp.ctm ctm`); give the reference as a .stm file and every "
+                         "--hyp as a .ctm file, or both as trn or plain text")
+    cut = stm.utterances(stm.read_stm(ref_path), stm.read_ctm(hyp_path), hyp_path)
+    return iter([Pair(sentence_id=uid, hypothesis=hyp, **resolved(ref_path, uid, ref, hyp, normalizer))
+                 for uid, ref, hyp in cut])
 
 
 def resolved(path: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer) -> dict:
@@ -149,12 +175,14 @@ def chosen(names: str | None, speakers_named: bool) -> tuple:
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog=f"{program()} score",
                                 description="Score hypotheses against references: WER with alignment breakdown.")
-    p.add_argument("--ref", required=True, help="references: one utterance per line, or a sclite trn file")
+    p.add_argument("--ref", required=True,
+                   help="references: one utterance per line, a sclite trn file, or an stm file (name.stm, with ctm "
+                        "hypotheses)")
     p.add_argument("--hyp", required=True, action="append", metavar="[NAME=]HYP",
-                   help="hypotheses, in the same form as --ref; repeat it to compare systems on the same references "
-                        "(each named NAME, or by its file's stem), paired by utterance: MAPSSWE, sign and Wilcoxon "
-                        f"tests, Holm-corrected, in {COMPARISONS}; from trn files, by speaker too, as sc_stats "
-                        f"pairs them, in {SPEAKER_COMPARISONS}")
+                   help="hypotheses, in the same form as --ref (a ctm file, name.ctm, for an stm); repeat it to "
+                        "compare systems on the same references (each named NAME, or by its file's stem), paired by "
+                        f"utterance: MAPSSWE, sign and Wilcoxon tests, Holm-corrected, in {COMPARISONS}; from trn "
+                        f"or stm files, by speaker too, as sc_stats pairs them, in {SPEAKER_COMPARISONS}")
     dests = add_flags(p, ScoreConfig(), every_field=True, keys=False)
     p.add_argument("--language", default=None,
                    help="the references' language (ISO 639, as a run's --language): characters are the unit for "
@@ -187,7 +215,7 @@ def main(argv: list[str]) -> int:
         hyps = systems(args.hyp)
         normalizer = normalize.for_language(cfg.normalize, lang)
         read = [(name, *read_pairs(args.ref, path, normalizer)) for name, path in hyps]
-        outputs = chosen(args.outputs, speakers_named=read[0][2])
+        outputs = chosen(args.outputs, speakers_named=read[0][2] is not None)
         if len(hyps) > 1 and not {UTTERANCES, EVENTS} <= set(outputs):
             raise ConfigError(f"--outputs: comparing {len(hyps)} systems reads {UTTERANCES.name} and {EVENTS.name}; "
                               "name both, or leave --outputs out")
@@ -197,7 +225,7 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         results, n = stream(pairs, cfg, comparable=comparable, language=lang, out_dir=args.out, outputs=outputs,
-                            workers=args.workers)
+                            workers=args.workers, **({"speaker": read[0][2]} if read[0][2] else {}))
         speaker_rows = records.read_csv(Path(args.out) / SPEAKERS.name, SPEAKERS.record) if SPEAKERS in outputs else []
         compared, by = compare(args.out, cfg, speaker_rows) if len(hyps) > 1 else ([], [])
         by_speaker = len(hyps) > 1 and bool(speaker_rows)

@@ -6,7 +6,7 @@ import contextlib
 import functools
 import heapq
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import Callable, Iterable, NamedTuple
 
 from pipeline.core import records, store, tables
 from pipeline.core.records import ALIGNED, as_row
@@ -15,7 +15,7 @@ from pipeline.exec import fanout
 from pipeline.scoring import sclite
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.evaluate import Tallies, chunks, prepare, scored, without_cycle_collection
-from pipeline.scoring.speakers import Speakers, SpeakerSummary
+from pipeline.scoring.speakers import Speakers, SpeakerSummary, speaker_of
 from pipeline.scoring.utterances import Confusion, ErrorEvent, GroupSummary, Pair, Results, ScoredUtterance
 
 
@@ -89,10 +89,11 @@ class Part(NamedTuple):
 _ROWS = {table: records.RowWriter(table.name, table.record, lm=False) for table in (UTTERANCES, EVENTS)}
 
 
-def scored_part(job: tuple[list[Pair], str, str, frozenset[str]]) -> Part:
-    """A chunk of pairs scored, with its normalizer, language and the names of the files wanted."""
-    pairs, normalizer, language, wanted = job
-    tallies, speakers = Tallies(None), Speakers() if SPEAKERS.name in wanted else None
+def scored_part(job: tuple[list[Pair], str, str, frozenset[str], Callable[[str], str]]) -> Part:
+    """A chunk of pairs scored, with its normalizer, language, the names of the files wanted and how an id names its
+    speaker."""
+    pairs, normalizer, language, wanted, speaker = job
+    tallies, speakers = Tallies(None), Speakers(speaker) if SPEAKERS.name in wanted else None
     utterances, events, pralign = [], [], []
     for s in scored(pairs, normalizer, language, aligned=not wanted.isdisjoint(f.name for f in ALIGNED_FILES)):
         utterances.append(s.utterance)
@@ -115,7 +116,7 @@ def scored_part(job: tuple[list[Pair], str, str, frozenset[str]]) -> Part:
 
 def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparability | None = None,
            language: str = "en", out_dir: str | Path = ".", outputs: Iterable = FILES,
-           workers: int | None = None) -> tuple[Results, int]:
+           workers: int | None = None, speaker: Callable[[str], str] = speaker_of) -> tuple[Results, int]:
     """The files write(evaluate(pairs, ...)) writes, byte for byte, each row written as it is scored: only each
     group's tally is held (scoring/tally.py), so 100,000 pairs take about the memory of one. For pairs that carry
     nothing of a run (no LM figures, no measures: what `run_pipeline.py score` reads). `outputs`: which of FILES
@@ -123,18 +124,19 @@ def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparabilit
     scoring's), and what only they need is not computed (without errors.csv, confusions.csv, dtl.txt and
     pralign.txt, no alignment is walked). `workers`: processes that score chunks of pairs
     (pipeline/exec/fanout.py; default one per core); each pair is scored alone, so the files are the same for any
-    number. Returns the results' figures (no rows) and how many rows were scored."""
+    number. `speaker`: how speakers.csv reads an utterance's speaker from its id (a module-level function: the
+    workers are given it). Returns the results' figures (no rows) and how many rows were scored."""
     out = Path(out_dir)
     wanted = {*outputs, SUMMARY, SUMMARY_JSON}
     names = frozenset(f.name for f in wanted)
     results = Results(options.normalize, comparable or Comparability(), language=language)
-    tallies, speakers, n = Tallies(results), Speakers(), 0
+    tallies, speakers, n = Tallies(results), Speakers(speaker), 0
     with contextlib.ExitStack() as files, without_cycle_collection():
         csvs = {t: files.enter_context(records.RowWriter(out / t.name, t.record, lm=False))
                 for t in (UTTERANCES, EVENTS) if t in wanted}
         texts = {f: files.enter_context(store.atomic_file(out / f.name))
                  for f in (REF_TRN, HYP_TRN, PRALIGN) if f in wanted}
-        jobs = ((chunk, options.normalize, language, names) for chunk in chunks(pairs))
+        jobs = ((chunk, options.normalize, language, names, speaker) for chunk in chunks(pairs))
         parts = files.enter_context(contextlib.closing(fanout.ordered(  # its workers stopped before the files go
             scored_part, jobs, fanout.default_workers() if workers is None else workers,
             prepare=functools.partial(prepare, options.normalize, language))))

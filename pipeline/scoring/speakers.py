@@ -8,6 +8,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Callable
 
 from pipeline.core.records import ALIGNED
 from pipeline.scoring import paired
@@ -49,15 +50,17 @@ COUNTS = ("n_utterances", "ref_words", "hits", "substitutions", "deletions", "in
 
 
 class Speakers:
-    """Each (system, speaker)'s counts, in the order they first appear, as sclite lists its speakers."""
+    """Each (system, speaker)'s counts, in the order they first appear, as sclite lists its speakers; `speaker`
+    reads an utterance's speaker from its id (an stm's utterances name theirs otherwise: scoring/stm.py)."""
 
-    def __init__(self) -> None:
+    def __init__(self, speaker: Callable[[str], str] = speaker_of) -> None:
         self.counts: dict[tuple[str, str], list[int]] = {}
+        self.speaker = speaker
 
     def add(self, u: ScoredUtterance) -> None:
         if u.status not in ALIGNED:
             return
-        key = u.asr, speaker_of(u.sentence_id)
+        key = u.asr, self.speaker(u.sentence_id)
         c = self.counts.get(key)
         if c is None:
             c = self.counts[key] = [0] * len(COUNTS)

@@ -1,0 +1,134 @@
+"""NIST's stm references and ctm hypotheses, cut into utterances as sclite cuts them (`sclite -r ref.stm stm -h
+hyp.ctm ctm`, sctk's stm2ctm.c): each of a channel's segments takes the ctm words of that file and channel whose
+midpoint (start + duration / 2) falls before the segment's end and after the words of the segments before it, so
+words before the first segment join the first and words in a gap join the segment after it; the channel's last
+segment takes every word left. A segment whose text holds IGNORE_TIME_SEGMENT_IN_SCORING is not scored, and the
+words it took are dropped. Each scored segment is an utterance named as sclite names it, `<speaker>-<n>` (its
+speaker's n-th segment, from 000), whose speaker is the stm's, `-` or `_` in it or not.
+
+Where sclite needs both files sorted alike (by file, channel and time) and scores a channel it cannot pair as if
+nothing was said, here a channel's segments and words are paired by file and channel, each in time order; for files
+sclite reads, that is sclite's pairing. File and channel names match as sclite matches them, whatever their case."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from pipeline.errors import InputError
+from pipeline.io.inputs import text_lines
+
+IGNORED = ("IGNORE_TIME_SEGMENT_IN_SCORING", "IGNORETIMESEGMENTINSCORING")
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One stm line: `file channel speaker start end [<labels>] text`."""
+    file: str
+    channel: str
+    speaker: str
+    start: float
+    end: float
+    text: str
+
+    @property
+    def ignored(self) -> bool:
+        return any(mark in self.text.upper() for mark in IGNORED)
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One ctm line: `file channel start duration word [confidence]`."""
+    file: str
+    channel: str
+    start: float
+    duration: float
+    word: str
+
+    @property
+    def midpoint(self) -> float:
+        return self.start + self.duration / 2
+
+
+def _fields(path: str, flag: str, least: int, kind: str, layout: str) -> Iterator[tuple[int, list[str]]]:
+    for n, line in enumerate(text_lines(path, flag), 1):
+        fields = line.split()
+        if not fields or fields[0].startswith(";;"):
+            continue
+        if len(fields) < least:
+            raise InputError(f"{flag} {path}: line {n} has {len(fields)} fields; an {kind} line is `{layout}`")
+        yield n, fields
+
+
+def _seconds(value: str, path: str, flag: str, n: int, what: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise InputError(f"{flag} {path}: line {n}: its {what} {value!r} is not a number of seconds") from None
+
+
+def read_stm(path: str, flag: str = "--ref") -> list[Segment]:
+    out = []
+    for n, fields in _fields(path, flag, 5, "stm", "file channel speaker start end [<labels>] text"):
+        words = fields[5:]
+        if words and words[0].startswith("<"):
+            words = words[1:]
+        out.append(Segment(fields[0], fields[1], fields[2], _seconds(fields[3], path, flag, n, "start"),
+                           _seconds(fields[4], path, flag, n, "end"), " ".join(words)))
+    if not out:
+        raise InputError(f"{flag} {path}: no segment; an stm line is `file channel speaker start end text`")
+    return out
+
+
+def read_ctm(path: str, flag: str = "--hyp") -> list[Word]:
+    out = []
+    for n, fields in _fields(path, flag, 5, "ctm", "file channel start duration word [confidence]"):
+        if fields[4].upper().startswith("<ALT"):
+            raise InputError(f"{flag} {path}: line {n}: ctm alternations ({fields[4]}) are not read; give one word "
+                             "per time")
+        out.append(Word(fields[0], fields[1], _seconds(fields[2], path, flag, n, "start"),
+                        _seconds(fields[3], path, flag, n, "duration"), fields[4]))
+    return out
+
+
+def channel(file: str, name: str) -> tuple[str, str]:
+    """A channel's key: sclite folds the case of the names it compares."""
+    return file.casefold(), name.casefold()
+
+
+def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str = "--hyp") -> list[tuple[str, str, str]]:
+    """(id, reference, hypothesis) of each scored segment, in the stm's order of channels and, within one, of time;
+    an InputError where the ctm has words of a channel the stm has no segment of (sclite stops there too)."""
+    channels: dict[tuple[str, str], list[Segment]] = {}
+    for s in segments:
+        channels.setdefault(channel(s.file, s.channel), []).append(s)
+    heard: dict[tuple[str, str], list[Word]] = {}
+    for w in words:
+        heard.setdefault(channel(w.file, w.channel), []).append(w)
+    unknown = [w for w in words if channel(w.file, w.channel) not in channels]
+    if unknown:
+        w = unknown[0]
+        raise InputError(f"{flag} {ctm}: words of file {w.file!r} channel {w.channel!r} (from {w.start} s), of "
+                         "which the stm reference has no segment; give the reference's segments of every channel "
+                         "the ctm transcribes")
+    out, said = [], {}
+    for key, of_channel in channels.items():
+        of_channel = sorted(of_channel, key=lambda s: s.start)
+        pending = sorted(heard.get(key, []), key=lambda w: w.start)
+        taken = 0
+        for i, s in enumerate(of_channel):
+            first = taken
+            if i == len(of_channel) - 1:
+                taken = len(pending)
+            else:
+                while taken < len(pending) and pending[taken].midpoint < s.end:
+                    taken += 1
+            if s.ignored:
+                continue
+            n = said[s.speaker] = said.get(s.speaker, -1) + 1
+            out.append((f"{s.speaker}-{n:03d}", s.text, " ".join(w.word for w in pending[first:taken])))
+    return out
+
+
+def speaker_of(utterance_id: str) -> str:
+    """The stm speaker of an utterance named by `utterances`."""
+    return utterance_id.rpartition("-")[0]

@@ -1,0 +1,117 @@
+"""`score --ref ref.stm --hyp hyp.ctm`: NIST's stm references and ctm hypotheses, cut into utterances and counted as
+sclite cuts and counts them (`sclite -r ref.stm stm -h hyp.ctm ctm`)."""
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pipeline.core import store
+from pipeline.scoring import stm
+from tests.helpers import SCLITE
+from tests.test_score_cli import score
+
+needs_sclite = pytest.mark.skipif(not Path(SCLITE).exists(), reason="Debian's sctk (sclite) is not installed")
+
+REFERENCE = """;; a comment
+f1 A spk-1 0.0 2.0 <o,f0,male> the cat sat
+f1 A spk-1 2.0 4.0 on the mat
+f1 A spk2 4.0 6.0 IGNORE_TIME_SEGMENT_IN_SCORING
+f1 A spk2 6.0 8.0 hello there
+f1 B spk3 0.0 3.0 good morning
+"""
+HEARD = """f1 A 0.1 0.2 the
+f1 A 0.5 0.2 hat
+f1 A 1.95 0.2 sat
+f1 A 2.5 0.2 on
+f1 A 3.0 0.2 mat
+f1 A 4.5 0.2 xx
+f1 A 6.5 0.2 hello
+f1 A 9.0 0.2 extra
+f1 B 0.5 0.3 good
+"""
+
+
+def test_each_segment_takes_the_words_whose_midpoint_falls_before_its_end(tmp_path):
+    """sclite's cut of this pair of files (its pralign, checked by hand): `sat` at 1.95 + 0.1 is past the first
+    segment's end; `xx` falls in an ignored segment and is dropped; `extra`, after every segment, joins the
+    channel's last; channel B's speaker is spk3; each speaker's segments are numbered from 000."""
+    (tmp_path / "ref.stm").write_text(REFERENCE)
+    (tmp_path / "hyp.ctm").write_text(HEARD)
+    cut = stm.utterances(stm.read_stm(str(tmp_path / "ref.stm")), stm.read_ctm(str(tmp_path / "hyp.ctm")), "hyp.ctm")
+    assert cut == [("spk-1-000", "the cat sat", "the hat"), ("spk-1-001", "on the mat", "sat on mat"),
+                   ("spk2-000", "hello there", "hello extra"), ("spk3-000", "good morning", "good")]
+    assert [stm.speaker_of(uid) for uid, _, _ in cut] == ["spk-1", "spk-1", "spk2", "spk3"]
+
+
+def random_files(rng: random.Random, folder: Path) -> None:
+    """Three channels of segments, some with gaps between them, some ignored, some of no word, a channel the ctm has
+    no word of; words before, between, across and after the segments, some with a midpoint exactly on an end."""
+    vocabulary = "a b c d the king my lord".split()
+    speakers = ["sw-a", "sw-b", "spk_1", "x"]
+    stm_lines, ctm_lines = [";; random\n"], []
+    for file, channel, heard in (("f1", "a", True), ("f1", "b", True), ("f2", "a", True), ("f3", "a", False)):
+        t, ends = 0.0, []
+        for _ in range(rng.randint(3, 14)):
+            start = t + rng.choice([0, 0, 0.5, 1.25])
+            t = start + rng.randint(4, 16) / 4
+            ends.append(t)
+            text = ("IGNORE_TIME_SEGMENT_IN_SCORING" if rng.random() < 0.1
+                    else " ".join(rng.choices(vocabulary, k=rng.choice([0, *range(1, 8)]))))
+            stm_lines.append(f"{file} {channel} {rng.choice(speakers)} {start:.2f} {t:.2f} {text}\n")
+        if not heard:
+            continue
+        words = [(round(rng.uniform(0, t + 2), 2), rng.randint(1, 40) / 100) for _ in range(rng.randint(5, 40))]
+        words += [(end - 0.25, 0.5) for end in rng.sample(ends, 2)]  # its midpoint on the segment's end
+        for start, duration in sorted(words):
+            ctm_lines.append(f"{file} {channel} {start:.2f} {duration:.2f} {rng.choice(vocabulary)} 0.9\n")
+    (folder / "ref.stm").write_text("".join(stm_lines))
+    (folder / "hyp.ctm").write_text("".join(ctm_lines))
+
+
+def sclite_report(folder: Path, kind: str) -> str:
+    return subprocess.run([SCLITE, "-r", "ref.stm", "stm", "-h", "hyp.ctm", "ctm", "-o", kind, "stdout"],
+                          cwd=folder, capture_output=True, text=True, check=True).stdout
+
+
+@needs_sclite
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_stm_and_ctm_files_are_cut_and_counted_as_sclite_cuts_and_counts_them(tmp_path, seed):
+    """Every utterance's id and its hits, substitutions, deletions and insertions, and every speaker's row, are
+    sclite's."""
+    random_files(random.Random(seed), tmp_path)
+    proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "hyp.ctm"), "--normalize", "none",
+                 "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    ours = {r["id"]: tuple(int(r[c]) for c in ("hits", "substitutions", "deletions", "insertions"))
+            for r in store.read_csv(tmp_path / "out" / "utterances.csv")}
+    theirs, current = {}, None
+    for line in sclite_report(tmp_path, "pralign").splitlines():
+        if line.startswith("id: ("):
+            current = line[5:-1]
+        elif line.startswith("Scores: (#C #S #D #I)"):
+            theirs[current] = tuple(int(x) for x in line.split(")")[1].split())
+    assert len(ours) > 10 and ours == theirs
+    rows = (line.replace("|", " ").split() for line in sclite_report(tmp_path, "rsum").splitlines()
+            if line.count("|") == 5)  # the ctm's confidences add sclite's NCE column
+    speakers = {cells[0]: [int(x) for x in cells[1:9]] for cells in rows
+                if cells[1].isdigit() and cells[0] != "Sum"}  # not the header, Mean, S.D. or Median
+    columns = ("n_utterances", "ref_words", "hits", "substitutions", "deletions", "insertions", "errors",
+               "sentence_errors")
+    assert {r["speaker"]: [int(r[c]) for c in columns] for r in store.read_csv(tmp_path / "out" / "speakers.csv")} \
+        == speakers
+
+
+def test_stm_and_ctm_files_that_cannot_be_paired_are_refused_by_name(tmp_path):
+    (tmp_path / "ref.stm").write_text(REFERENCE)
+    (tmp_path / "hyp.trn").write_text("the cat (spk-1-000)\n")
+    (tmp_path / "other.ctm").write_text(HEARD + "f9 A 0.1 0.2 the\n")
+    (tmp_path / "bad.stm").write_text("f1 A spk1 zero 2.0 the cat\n")
+    (tmp_path / "alt.ctm").write_text("f1 A 0.1 0.2 <ALT_BEGIN>\n")
+    for ref, hyp, said in (("ref.stm", "hyp.trn", "every --hyp as a .ctm file"),
+                           ("ref.stm", "other.ctm", "words of file 'f9' channel 'A'"),
+                           ("bad.stm", "other.ctm", "line 1: its start 'zero' is not a number of seconds"),
+                           ("ref.stm", "alt.ctm", "ctm alternations (<ALT_BEGIN>) are not read")):
+        proc = score("--ref", str(tmp_path / ref), "--hyp", str(tmp_path / hyp), "--out", str(tmp_path / "out"))
+        assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert not (tmp_path / "out").exists()

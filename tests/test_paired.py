@@ -161,3 +161,26 @@ def test_the_p_values_are_scipy_stats_own_to_the_bit_without_importing_it():
     for _ in range(200):
         values = rng.integers(0, rng.integers(1, 30), rng.integers(1, 60)).astype(float) / 4  # many ties
         assert np.array_equal(ranks(values), rankdata(values))
+
+
+@pytest.mark.parametrize("length", [2, 37, 1500, 140_000])  # one block of resamples, several, one resample a block
+def test_the_paired_bootstrap_held_a_block_at_a_time_is_the_bootstrap_of_one_draw(length):
+    """Its interval is that of numpy's one (n_boot, n) draw and its gathers, to the bit, for counts and for a
+    measure's values alike; it holds a block of resamples, where the one draw held 2.4 GB for 100,000 sentences."""
+    import numpy as np
+
+    from pipeline.scoring.paired import paired_bootstrap
+
+    def one_draw(a, b, n, n_boot, seed):
+        a, b, n = (np.asarray(x, dtype=float) for x in (a, b, n))
+        idx = np.random.default_rng(seed).integers(0, len(n), size=(n_boot, len(n)))
+        sums = n[idx].sum(axis=1)
+        deltas = (b[idx].sum(axis=1) - a[idx].sum(axis=1)) / np.where(sums == 0, np.nan, sums)
+        return float((b.sum() - a.sum()) / n.sum()), *(float(x) for x in np.nanpercentile(deltas, [2.5, 97.5]))
+
+    rng = np.random.default_rng(length)
+    n_boot = 1000 if length < 100_000 else 20
+    counts = [list(rng.integers(0, 9, length)), list(rng.integers(0, 9, length)), list(rng.integers(0, 20, length))]
+    values = [list(rng.normal(3, 1, length)), list(rng.normal(3.1, 1, length)), [1] * length]
+    for a, b, n in (counts, values):
+        assert paired_bootstrap(a, b, n, n_boot, 7) == one_draw(a, b, n, n_boot, 7)

@@ -282,9 +282,13 @@ def paired_bootstrap(errors_a: list[int], errors_b: list[int], words: list[int],
     delta = float((eb.sum() - ea.sum()) / n.sum())
     if not n_boot or len(n) < 2:
         return delta, None, None
-    idx = np.random.default_rng(seed).integers(0, len(n), size=(n_boot, len(n)))
-    sums = n[idx].sum(axis=1)
-    deltas = (eb[idx].sum(axis=1) - ea[idx].sum(axis=1)) / np.where(sums == 0, np.nan, sums)
+
+    def block(drawn: np.ndarray) -> np.ndarray:
+        sums = n[drawn].sum(axis=1)
+        return (eb[drawn].sum(axis=1) - ea[drawn].sum(axis=1)) / np.where(sums == 0, np.nan, sums)
+    # a block of resamples at a time, the indices one (n_boot, len) draw gives: with 100,000 sentences the whole
+    # draw and its gathers held 2.4 GB
+    deltas = np.concatenate(list(rates.in_order(block, rates.resamples(len(n), n_boot, seed))))
     low, high = (float(x) for x in np.nanpercentile(deltas, [2.5, 97.5]))
     return delta, low, high
 

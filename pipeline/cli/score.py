@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 from pipeline.cli.command import COMMANDS, Command, program
 from pipeline.config import recipes
@@ -39,10 +39,7 @@ def survey(path: str, flag: str) -> tuple[int, list[tuple[str, str]] | None]:
     return n, entries or None
 
 
-Speaker = Callable[[str], str]  # an utterance's speaker, from its id
-
-
-def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> tuple[Iterator[Pair], Speaker | None]:
+def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> tuple[Iterator[Pair], speakers.Speaker | None]:
     """The pairs of the two files, both checked whole before the first pair is given, and how their ids name
     speakers, where they do (trn files whose ids, or some of them, have a speaker part: speakers.py; an stm's
     segments). Plain files pair line by line, each line an utterance with its line number as id, empty lines too
@@ -225,7 +222,7 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         results, n = stream(pairs, cfg, comparable=comparable, language=lang, out_dir=args.out, outputs=outputs,
-                            workers=args.workers, **({"speaker": read[0][2]} if read[0][2] else {}))
+                            workers=args.workers, speaker=read[0][2] or speakers.speaker_of)
         speaker_rows = records.read_csv(Path(args.out) / SPEAKERS.name, SPEAKERS.record) if SPEAKERS in outputs else []
         compared, by = compare(args.out, cfg, speaker_rows) if len(hyps) > 1 else ([], [])
         by_speaker = len(hyps) > 1 and bool(speaker_rows)

@@ -6,7 +6,7 @@ import contextlib
 import functools
 import heapq
 from pathlib import Path
-from typing import Callable, Iterable, NamedTuple
+from typing import Iterable, NamedTuple
 
 from pipeline.core import records, store, tables
 from pipeline.core.records import ALIGNED, as_row
@@ -15,7 +15,7 @@ from pipeline.exec import fanout
 from pipeline.scoring import sclite
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.evaluate import Tallies, chunks, prepare, scored, without_cycle_collection
-from pipeline.scoring.speakers import Speakers, SpeakerSummary, speaker_of
+from pipeline.scoring.speakers import Speaker, Speakers, SpeakerSummary, speaker_of
 from pipeline.scoring.utterances import Confusion, ErrorEvent, GroupSummary, Pair, Results, ScoredUtterance
 
 
@@ -89,7 +89,7 @@ class Part(NamedTuple):
 _ROWS = {table: records.RowWriter(table.name, table.record, lm=False) for table in (UTTERANCES, EVENTS)}
 
 
-def scored_part(job: tuple[list[Pair], str, str, frozenset[str], Callable[[str], str]]) -> Part:
+def scored_part(job: tuple[list[Pair], str, str, frozenset[str], Speaker]) -> Part:
     """A chunk of pairs scored, with its normalizer, language, the names of the files wanted and how an id names its
     speaker."""
     pairs, normalizer, language, wanted, speaker = job
@@ -116,7 +116,7 @@ def scored_part(job: tuple[list[Pair], str, str, frozenset[str], Callable[[str],
 
 def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparability | None = None,
            language: str = "en", out_dir: str | Path = ".", outputs: Iterable = FILES,
-           workers: int | None = None, speaker: Callable[[str], str] = speaker_of) -> tuple[Results, int]:
+           workers: int | None = None, speaker: Speaker = speaker_of) -> tuple[Results, int]:
     """The files write(evaluate(pairs, ...)) writes, byte for byte, each row written as it is scored: only each
     group's tally is held (scoring/tally.py), so 100,000 pairs take about the memory of one. For pairs that carry
     nothing of a run (no LM figures, no measures: what `run_pipeline.py score` reads). `outputs`: which of FILES

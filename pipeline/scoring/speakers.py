@@ -15,6 +15,9 @@ from pipeline.scoring import paired
 from pipeline.scoring.utterances import ScoredUtterance
 
 
+Speaker = Callable[[str], str]  # how an utterance's id names its speaker
+
+
 def speaker_of(sentence_id: str) -> str:
     for mark in "-_":
         head, found, _ = sentence_id.partition(mark)
@@ -53,7 +56,7 @@ class Speakers:
     """Each (system, speaker)'s counts, in the order they first appear, as sclite lists its speakers; `speaker`
     reads an utterance's speaker from its id (an stm's utterances name theirs otherwise: scoring/stm.py)."""
 
-    def __init__(self, speaker: Callable[[str], str] = speaker_of) -> None:
+    def __init__(self, speaker: Speaker = speaker_of) -> None:
         self.counts: dict[tuple[str, str], list[int]] = {}
         self.speaker = speaker
 

@@ -20,7 +20,7 @@ from pipeline.io.inputs import text_lines
 IGNORED = ("IGNORE_TIME_SEGMENT_IN_SCORING", "IGNORETIMESEGMENTINSCORING")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Segment:
     """One stm line: `file channel speaker start end [<labels>] text`."""
     file: str
@@ -35,7 +35,7 @@ class Segment:
         return any(mark in self.text.upper() for mark in IGNORED)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Word:
     """One ctm line: `file channel start duration word [confidence]`."""
     file: str
@@ -72,8 +72,9 @@ def read_stm(path: str, flag: str = "--ref") -> list[Segment]:
         words = fields[5:]
         if words and words[0].startswith("<"):
             words = words[1:]
-        out.append(Segment(fields[0], fields[1], fields[2], _seconds(fields[3], path, flag, n, "start"),
-                           _seconds(fields[4], path, flag, n, "end"), " ".join(words)))
+        out.append(Segment(file=fields[0], channel=fields[1], speaker=fields[2],
+                           start=_seconds(fields[3], path, flag, n, "start"),
+                           end=_seconds(fields[4], path, flag, n, "end"), text=" ".join(words)))
     if not out:
         raise InputError(f"{flag} {path}: no segment; an stm line is `file channel speaker start end text`")
     return out
@@ -85,8 +86,8 @@ def read_ctm(path: str, flag: str = "--hyp") -> list[Word]:
         if fields[4].upper().startswith("<ALT"):
             raise InputError(f"{flag} {path}: line {n}: ctm alternations ({fields[4]}) are not read; give one word "
                              "per time")
-        out.append(Word(fields[0], fields[1], _seconds(fields[2], path, flag, n, "start"),
-                        _seconds(fields[3], path, flag, n, "duration"), fields[4]))
+        out.append(Word(file=fields[0], channel=fields[1], start=_seconds(fields[2], path, flag, n, "start"),
+                        duration=_seconds(fields[3], path, flag, n, "duration"), word=fields[4]))
     return out
 
 

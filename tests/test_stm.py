@@ -1,6 +1,7 @@
 """`score --ref ref.stm --hyp hyp.ctm`: NIST's stm references and ctm hypotheses, cut into utterances and counted as
 sclite cuts and counts them (`sclite -r ref.stm stm -h hyp.ctm ctm`)."""
 import random
+import re
 import subprocess
 from pathlib import Path
 
@@ -39,9 +40,10 @@ def test_each_segment_takes_the_words_whose_midpoint_falls_before_its_end(tmp_pa
     (tmp_path / "ref.stm").write_text(REFERENCE)
     (tmp_path / "hyp.ctm").write_text(HEARD)
     cut = stm.utterances(stm.read_stm(str(tmp_path / "ref.stm")), stm.read_ctm(str(tmp_path / "hyp.ctm")), "hyp.ctm")
-    assert cut == [("spk-1-000", "the cat sat", "the hat"), ("spk-1-001", "on the mat", "sat on mat"),
-                   ("spk2-000", "hello there", "hello extra"), ("spk3-000", "good morning", "good")]
-    assert [stm.speaker_of(uid) for uid, _, _ in cut] == ["spk-1", "spk-1", "spk2", "spk3"]
+    assert cut.utterances == [("spk-1-000", "the cat sat", "the hat"), ("spk-1-001", "on the mat", "sat on mat"),
+                              ("spk2-000", "hello there", "hello extra"), ("spk3-000", "good morning", "good")]
+    assert [stm.speaker_of(uid) for uid, _, _ in cut.utterances] == ["spk-1", "spk-1", "spk2", "spk3"]
+    assert (cut.channels, cut.ignored_segments, cut.ignored_words) == (2, 1, 1)
 
 
 def random_files(rng: random.Random, folder: Path) -> None:
@@ -69,9 +71,16 @@ def random_files(rng: random.Random, folder: Path) -> None:
     (folder / "hyp.ctm").write_text("".join(ctm_lines))
 
 
-def sclite_report(folder: Path, kind: str) -> str:
-    return subprocess.run([SCLITE, "-r", "ref.stm", "stm", "-h", "hyp.ctm", "ctm", "-o", kind, "stdout"],
+def sclite_report(folder: Path, kind: str, *extra: str) -> str:
+    return subprocess.run([SCLITE, "-r", "ref.stm", "stm", "-h", "hyp.ctm", "ctm", "-o", kind, "stdout", *extra],
                           cwd=folder, capture_output=True, text=True, check=True).stdout
+
+
+def sclite_ignored(folder: Path) -> tuple[int, int]:
+    """The segments and the words sclite's feedback says it ignored: each channel's count, summed."""
+    told = sclite_report(folder, "sum", "-f", "1").replace("\r", "\n").split("Performing alignments")
+    last = [re.findall(r"\((\d+) Ignored Segments, (\d+) Ignored Hyp Words", channel) for channel in told]
+    return tuple(sum(int(found[-1][k]) for found in last if found) for k in (0, 1))
 
 
 @needs_sclite
@@ -92,6 +101,10 @@ def test_random_stm_and_ctm_files_are_cut_and_counted_as_sclite_cuts_and_counts_
         elif line.startswith("Scores: (#C #S #D #I)"):
             theirs[current] = tuple(int(x) for x in line.split(")")[1].split())
     assert len(ours) > 10 and ours == theirs
+    segments, words = sclite_ignored(tmp_path)
+    told = re.search(r"left out, as sclite leaves them out: (\d+) segments? marked IGNORE_TIME_SEGMENT_IN_SCORING "
+                     r"and the (\d+) ctm words? in them", proc.stdout)
+    assert segments > 0 and (int(told.group(1)), int(told.group(2))) == (segments, words)
     rows = (line.replace("|", " ").split() for line in sclite_report(tmp_path, "rsum").splitlines()
             if line.count("|") == 5)  # the ctm's confidences add sclite's NCE column
     speakers = {cells[0]: [int(x) for x in cells[1:9]] for cells in rows

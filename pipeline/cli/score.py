@@ -88,8 +88,9 @@ def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> Iter
                          "(as `sclite -r ref.stm stm -h hyp.ctm ctm`); give the reference as a .stm file and every "
                          "--hyp as a .ctm file, or both as trn or plain text")
     cut = stm.utterances(stm.read_stm(ref_path), stm.read_ctm(hyp_path), hyp_path)
+    print(cut.line(hyp_path))
     return iter([Pair(sentence_id=uid, hypothesis=hyp, **resolved(ref_path, uid, ref, hyp, normalizer))
-                 for uid, ref, hyp in cut])
+                 for uid, ref, hyp in cut.utterances])
 
 
 def resolved(path: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer) -> dict:

@@ -96,9 +96,29 @@ def channel(file: str, name: str) -> tuple[str, str]:
     return file.casefold(), name.casefold()
 
 
-def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str = "--hyp") -> list[tuple[str, str, str]]:
-    """(id, reference, hypothesis) of each scored segment, in the stm's order of channels and, within one, of time;
-    an InputError where the ctm has words of a channel the stm has no segment of (sclite stops there too)."""
+@dataclass(frozen=True, kw_only=True)
+class Cut:
+    """An stm and a ctm cut into utterances, and what was left out, as sclite's feedback counts it."""
+    utterances: list[tuple[str, str, str]]  # (id, reference, hypothesis) of each scored segment
+    channels: int
+    ignored_segments: int
+    ignored_words: int  # the ctm words the ignored segments took
+
+    def line(self, ctm: str) -> str:
+        said = f"{ctm}: {counted(len(self.utterances), 'segment')} of {counted(self.channels, 'channel')} scored"
+        if not self.ignored_segments:
+            return said
+        return (f"{said}; left out, as sclite leaves them out: {counted(self.ignored_segments, 'segment')} marked "
+                f"IGNORE_TIME_SEGMENT_IN_SCORING and the {counted(self.ignored_words, 'ctm word')} in them")
+
+
+def counted(n: int, thing: str) -> str:
+    return f"{n} {thing}{'s' * (n != 1)}"
+
+
+def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str = "--hyp") -> Cut:
+    """Each scored segment's utterance, in the stm's order of channels and, within one, of time; an InputError
+    where the ctm has words of a channel the stm has no segment of (sclite stops there too)."""
     channels: dict[tuple[str, str], list[Segment]] = {}
     for s in segments:
         channels.setdefault(channel(s.file, s.channel), []).append(s)
@@ -111,7 +131,7 @@ def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str =
         raise InputError(f"{flag} {ctm}: words of file {w.file!r} channel {w.channel!r} (from {w.start} s), of "
                          "which the stm reference has no segment; give the reference's segments of every channel "
                          "the ctm transcribes")
-    out, said = [], {}
+    out, said, ignored_segments, ignored_words = [], {}, 0, 0
     for key, of_channel in channels.items():
         of_channel = sorted(of_channel, key=lambda s: s.start)
         pending = sorted(heard.get(key, []), key=lambda w: w.start)
@@ -124,10 +144,13 @@ def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str =
                 while taken < len(pending) and pending[taken].midpoint < s.end:
                     taken += 1
             if s.ignored:
+                ignored_segments += 1
+                ignored_words += taken - first
                 continue
             n = said[s.speaker] = said.get(s.speaker, -1) + 1
             out.append((f"{s.speaker}-{n:03d}", s.text, " ".join(w.word for w in pending[first:taken])))
-    return out
+    return Cut(utterances=out, channels=len(channels), ignored_segments=ignored_segments,
+               ignored_words=ignored_words)
 
 
 def speaker_of(utterance_id: str) -> str:

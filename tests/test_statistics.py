@@ -6,7 +6,8 @@ import pytest
 from pipeline.scoring.utterances import Pair
 from pipeline.statistics import agreement, blame, difficulty, robustness, sensitivity
 from pipeline.statistics import words as failing
-from pipeline.statistics.comparisons import compare, corrected, differs, family, most_confident
+from pipeline.statistics.comparisons import (compare, corrected, differs, family, most_confident, rounded,
+                                              significant_digits)
 from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.evaluate import evaluate
 
@@ -52,6 +53,26 @@ def test_one_extra_error_per_sentence_is_a_known_delta():
     assert c.mapsswe_p < 0.001 and c.sign_p < 0.001 and c.wilcoxon_p < 0.01
     assert c.verdict.startswith("asr:x, clean: b:2 has more errors than a:1, Δ = +0.100")
     assert c.delta_cer > 0
+
+
+def test_each_pairs_mapsswe_is_that_of_its_sentences_whole_alignments_though_each_is_marked_once():
+    """Three systems: every utterance is in two pairs, and its MAPSSWE marks are made once for both."""
+    from pipeline.scoring import paired
+
+    rng = random.Random(3)
+    said = {v: [" ".join(w if rng.random() > 0.25 else rng.choice(WORDS + ["zz"]) for w in text.split()
+                         if rng.random() > 0.1) for _, text in sentences()] for v in ("a:1", "b:2", "c:3")}
+    r = evaluate([row(s, v, "asr:x", "clean", text, said[v][i]) for v in said for i, (s, text) in
+                  enumerate(sentences())], ScoreConfig(bootstrap=50))
+    found = compare(r, 50)
+    by = {(u.voice, u.sentence_id): u for u in r.utterances}
+    assert len(found) == 3
+    for c in found:
+        whole = paired.mapsswe([(r.alignment(by[c.a[0], s]).ops, r.alignment(by[c.b[0], s]).ops)
+                                for s, _ in sentences()])
+        assert (c.mapsswe_segments, c.mapsswe_z, c.mapsswe_p) == (whole.segments, rounded(whole.z, 3),
+                                                                  significant_digits(whole.p))
+        assert whole.segments > 3 and whole.z is not None
 
 
 def test_holm_corrects_over_the_one_factor_pairs_alone():

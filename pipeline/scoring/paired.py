@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Iterable
 
 import numpy as np
 
@@ -49,7 +50,10 @@ def _normal_p(z: float) -> float:
     return math.erfc(abs(z) / math.sqrt(2))
 
 
-def _by_reference_word(ops: Ops) -> tuple[list[bool], list[int]]:
+Marks = tuple[list[bool], list[int]]  # what MAPSSWE reads of an alignment (marks)
+
+
+def marks(ops: Ops) -> Marks:
     """Whether each reference word was recognized, and the insertions before each word (and after the last)."""
     correct, inserted = [], [0]
     for op, _, _ in ops:
@@ -61,10 +65,9 @@ def _by_reference_word(ops: Ops) -> tuple[list[bool], list[int]]:
     return correct, inserted
 
 
-def segments(a: Ops, b: Ops, boundary: int = BOUNDARY_WORDS) -> list[tuple[int, int]]:
+def segments(a: Marks, b: Marks, boundary: int = BOUNDARY_WORDS) -> list[tuple[int, int]]:
     """(errors of A, errors of B) per segment of one sentence that holds an error of either system."""
-    ca, ia = _by_reference_word(a)
-    cb, ib = _by_reference_word(b)
+    (ca, ia), (cb, ib) = a, b
     out, current, run = [], None, 0
     for i in range(len(ca) + 1):
         if ia[i] or ib[i]:
@@ -94,7 +97,12 @@ class MAPSSWE:
     p: float
 
 
-def mapsswe(pairs: list[tuple[Ops, Ops]]) -> MAPSSWE:
+def mapsswe(pairs: Iterable[tuple[Ops, Ops]]) -> MAPSSWE:
+    return marked_mapsswe((marks(a), marks(b)) for a, b in pairs)
+
+
+def marked_mapsswe(pairs: Iterable[tuple[Marks, Marks]]) -> MAPSSWE:
+    """mapsswe of the sentences' marks, where they are made once for several comparisons."""
     diffs = [ea - eb for a, b in pairs for ea, eb in segments(a, b)]
     if len(diffs) < 2:
         return MAPSSWE(len(diffs), None, None, None, 1.0)

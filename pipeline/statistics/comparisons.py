@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Callable
 
 from pipeline.core.records import ALIGNED, Group, grouped
 from pipeline.io.conditions import SILENCE
@@ -156,8 +157,8 @@ class _Paired:
     power: paired.Power
 
 
-def _paired(scores: Results, a: Group, b: Group, ua: list[ScoredUtterance], ub: list[ScoredUtterance],
-            n_boot: int, seed: int) -> _Paired:
+def _paired(marked: Callable[[ScoredUtterance], paired.Marks], a: Group, b: Group, ua: list[ScoredUtterance],
+            ub: list[ScoredUtterance], n_boot: int, seed: int) -> _Paired:
     words = [u.ref_words for u in ua]
     ea, eb = [u.errors for u in ua], [u.errors for u in ub]
     delta = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
@@ -166,7 +167,7 @@ def _paired(scores: Results, a: Group, b: Group, ua: list[ScoredUtterance], ub: 
     return _Paired(a=a, b=b, sentences=len(ua), wer_a=_rate(sum(ea), sum(words)), wer_b=_rate(sum(eb), sum(words)),
                    delta=delta, cer_a=_rate(sum(u.char_errors or 0 for u in ua), chars),
                    cer_b=_rate(sum(u.char_errors or 0 for u in ub), chars),
-                   mapsswe=paired.mapsswe([(scores.alignment(x).ops, scores.alignment(y).ops) for x, y in zip(ua, ub)]),
+                   mapsswe=paired.marked_mapsswe((marked(x), marked(y)) for x, y in zip(ua, ub)),
                    sign=paired.sign_test(pb, pa), wilcoxon=paired.wilcoxon(pb, pa),
                    power=paired.power(paired.pooled_contributions(ea, eb, words), delta[0], ALPHA))
 
@@ -183,11 +184,18 @@ def compare(scores: Results, n_boot: int = 1000, seed: int = 1337) -> list[Compa
     for u in scores.utterances:
         if u.status in ALIGNED and u.condition != SILENCE:
             groups.setdefault(u.group, {})[u.sentence_id] = u
+    marks: dict[str, paired.Marks] = {}  # each utterance's, made once for every pair it is in
+
+    def marked(u: ScoredUtterance) -> paired.Marks:
+        found = marks.get(u.id)
+        if found is None:
+            found = marks[u.id] = paired.marks(scores.ops(u))
+        return found
     found = []
     for a, b in combinations(groups, 2):
         shared = [s for s in groups[a] if s in groups[b]]
         if shared:
-            found.append(_paired(scores, a, b, [groups[a][s] for s in shared], [groups[b][s] for s in shared],
+            found.append(_paired(marked, a, b, [groups[a][s] for s in shared], [groups[b][s] for s in shared],
                                  n_boot, seed))
     pairs = [(f.a, f.b) for f in found]
     holm = {test: corrected(pairs, [getattr(f, test).p for f in found]) for test in ("mapsswe", "sign", "wilcoxon")}

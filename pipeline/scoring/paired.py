@@ -50,7 +50,7 @@ def _normal_p(z: float) -> float:
     return math.erfc(abs(z) / math.sqrt(2))
 
 
-Marks = tuple[list[bool], list[int]]  # what MAPSSWE reads of an alignment (marks)
+Marks = tuple[list[bool], list[int]]  # what MAPSSWE reads of an alignment: marks()
 
 
 def marks(ops: Ops) -> Marks:

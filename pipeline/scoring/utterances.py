@@ -211,9 +211,9 @@ class Results:
         return found
 
     def ops(self, u: ScoredUtterance) -> Ops:
-        """An aligned utterance's alignment for one look, not kept unless a statistic kept it before: what a caller
-        keeps of it for several looks is its own to choose (comparisons keep paired.marks of it, where all the
-        alignments of 100,000 utterances held 2.4 KB each)."""
+        """An aligned utterance's alignment steps, read back for one look and not kept (unless `alignment` kept
+        them before): an alignment holds 2.4 KB, so a caller that looks again keeps what it needs of it
+        (comparisons: paired.marks)."""
         found = self._alignments.get(u.id)
         return (found or self._read(u)).ops
 

@@ -127,8 +127,8 @@ def of_systems(readers: list[tuple[str, Iterator[Pair]]]) -> Iterator[Pair]:
             yield p
 
 
-def compare(out: str, cfg: ScoreConfig,
-            speaker_rows: list) -> tuple[list[comparisons.Comparison], list[speakers.SpeakerComparison]]:
+def compare(out: str, cfg: ScoreConfig, speaker_rows: list[speakers.SpeakerSummary]
+            ) -> tuple[list[comparisons.Comparison], list[speakers.SpeakerComparison]]:
     """Every two systems paired on their utterances, as a run's compare stage pairs its engines (MAPSSWE, sign and
     Wilcoxon, Holm-corrected), from the files just written; comparisons.csv beside them. With `speaker_rows`
     (speakers.csv's), their speakers paired too, as sc_stats pairs them for its sign and Wilcoxon tests

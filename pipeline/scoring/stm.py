@@ -125,9 +125,9 @@ def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str =
     heard: dict[tuple[str, str], list[Word]] = {}
     for w in words:
         heard.setdefault(channel(w.file, w.channel), []).append(w)
-    unknown = [w for w in words if channel(w.file, w.channel) not in channels]
-    if unknown:
-        w = unknown[0]
+    stray = next((key for key in heard if key not in channels), None)
+    if stray is not None:
+        w = heard[stray][0]
         raise InputError(f"{flag} {ctm}: words of file {w.file!r} channel {w.channel!r} (from {w.start} s), of "
                          "which the stm reference has no segment; give the reference's segments of every channel "
                          "the ctm transcribes")

@@ -95,6 +95,37 @@ def test_the_summary_gives_the_errors_by_kind_and_the_sentences_in_error_as_scli
 
 
 @pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
+def test_words_sclite_d_and_f_would_forgive_are_scored_as_words_and_counted_in_a_note(tmp_path):
+    """`(uh)` and `th-` are words here, as in sclite without -D and -F; NIST's hubscr.pl passes both, and its counts
+    then differ: the terminal says how many such words the references hold, for any number of workers."""
+    lines = [("spk_a", "(uh) hello world th- there", "hello world the there"),
+             ("spk_b", "so -ing (um) (th-) well-known", "so thing well-known"), ("spk_c", "a b", "a c")]
+    for name, column in (("ref", 1), ("hyp", 2)):
+        (tmp_path / f"{name}.trn").write_text("".join(f"{line[column]} ({line[0]})\n" for line in lines))
+
+    def sclite_sum(*flags: str) -> list[str]:
+        report = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", *flags,
+                                 "-o", "sum", "stdout"], cwd=tmp_path, capture_output=True, text=True, check=True)
+        return next(line for line in report.stdout.splitlines() if "Sum/Avg" in line).replace("|", " ").split()
+
+    for workers in ("1", "2"):
+        proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--normalize", "none",
+                     "--workers", workers, "--out", str(tmp_path / "out"))
+        assert proc.returncode == 0, proc.stderr
+        assert ("reference: 3 words in parentheses (`(uh)`) and 3 fragments (`th-`), scored as words, as sclite "
+                "scores them without -D and -F") in proc.stdout
+    (ours,) = store.read_csv(tmp_path / "out" / "summary.csv")
+    n = int(ours["ref_words"])
+    kinds = [100 * int(ours[k]) / n for k in ("substitutions", "deletions", "insertions", "errors")]
+    assert [float(x) for x in sclite_sum()[3:8]] == [round(x, 1) for x in [100 - kinds[0] - kinds[1], *kinds]]
+    assert sclite_sum("-D", "-F")[3:8] != sclite_sum()[3:8]
+    (tmp_path / "ref.trn").write_text("a b (spk_c)\n")
+    (tmp_path / "hyp.trn").write_text("a c (spk_c)\n")
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 0 and "-D and -F" not in proc.stdout
+
+
+@pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
 def test_each_speakers_counts_are_the_rows_of_sclites_sum_report(tmp_path):
     """speakers.csv: a row per speaker, named as sclite's -i spu_id names it (the id up to its first hyphen, else its
     first underscore), in the order speakers first appear, with sclite's counts (-o rsum); the Mean, S.D. and Median

@@ -127,6 +127,31 @@ def of_systems(readers: list[tuple[str, Iterator[Pair]]]) -> Iterator[Pair]:
             yield p
 
 
+class Lenient:
+    """The references' words that sclite would score leniently with -D and -F (sclite.lenient), counted as the pairs
+    go by: what a number scored so, as NIST's hubscr.pl scores, can differ by."""
+
+    def __init__(self) -> None:
+        self.optional = self.fragments = 0
+
+    def counted(self, pairs: Iterator[Pair]) -> Iterator[Pair]:
+        for p in pairs:
+            optional, fragments = sclite.lenient(p.reference)
+            self.optional += optional
+            self.fragments += fragments
+            yield p
+
+    def line(self) -> str | None:
+        if not (self.optional or self.fragments):
+            return None
+        held = " and ".join(f"{n} {what}" for n, what in (
+            (self.optional, f"word{'s' * (self.optional > 1)} in parentheses (`(uh)`)"),
+            (self.fragments, f"fragment{'s' * (self.fragments > 1)} (`th-`)")) if n)
+        return (f"reference: {held}, scored as words, as sclite scores them without -D and -F; NIST's hubscr.pl "
+                "passes both (a `(uh)` left out is correct, `th-` matches `the`): its numbers are not comparable "
+                "with these")
+
+
 def compare(out: str, cfg: ScoreConfig, speaker_rows: list[speakers.SpeakerSummary]
             ) -> tuple[list[comparisons.Comparison], list[speakers.SpeakerComparison]]:
     """Every two systems paired on their utterances, as a run's compare stage pairs its engines (MAPSSWE, sign and
@@ -217,7 +242,9 @@ def main(argv: list[str]) -> int:
         if len(hyps) > 1 and not {UTTERANCES, EVENTS} <= set(outputs):
             raise ConfigError(f"--outputs: comparing {len(hyps)} systems reads {UTTERANCES.name} and {EVENTS.name}; "
                               "name both, or leave --outputs out")
-        pairs = of_systems([(name, pairs) for name, pairs, _ in read])
+        lenient = Lenient()  # every system is scored against the same references: the first one's are counted
+        pairs = of_systems([(name, lenient.counted(pairs) if i == 0 else pairs)
+                            for i, (name, pairs, _) in enumerate(read)])
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -245,6 +272,8 @@ def main(argv: list[str]) -> int:
     if len(hyps) > 1:
         print(f"paired comparisons: {args.out}/{COMPARISONS}"
               + (f", by speaker: {args.out}/{SPEAKER_COMPARISONS}" if by else ""))
+    if lenient.line():
+        print(lenient.line())
     if comparable:
         print(f"{results.rate}: {comparable.line}")
     print(f"results in {args.out}/")

@@ -38,6 +38,21 @@ def trn_entry(line: str) -> tuple[str, str] | None:
     return uid.strip(), words.strip()
 
 
+def lenient(text: str) -> tuple[int, int]:
+    """How many of a reference's words sclite scores leniently when told to, as NIST's hubscr.pl tells it (-D -F):
+    words in parentheses, `(uh)`, optionally deletable under -D (correct where the hypothesis leaves them out), and
+    fragments, `th-` or `-ing` (or `(th-)`), correct under -F where the hypothesis' word begins (or ends) with them
+    (sctk's align.c, decode_opt_del). Without -D and -F, as here, each is a word like any other."""
+    if "(" not in text and "-" not in text:  # most references: no word to look at
+        return 0, 0
+    optional = fragments = 0
+    for word in text.split():
+        enclosed = len(word) > 2 and word[0] == "(" and word[-1] == ")"
+        optional += enclosed
+        fragments += len(word) > 1 and (word[0] == "-" or word[-1] == "-" or (enclosed and word[-2] == "-"))
+    return optional, fragments
+
+
 def pralign(uid: str, ref: list[str], hyp: list[str], codes: bytes, steps: list | None = None,
             counts: tuple[int, int, int, int] | None = None) -> str:
     """sclite pralign style: REF/HYP with errors upper-cased, *** for gaps, and an S/D/I line, from an alignment's

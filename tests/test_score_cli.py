@@ -126,6 +126,43 @@ def test_words_sclite_d_and_f_would_forgive_are_scored_as_words_and_counted_in_a
 
 
 @pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
+def test_the_sclite_normalizer_folds_case_as_sclite_does_and_none_keeps_it_as_its_s_flag(tmp_path):
+    """sclite folds A-Z and no other letter (`Über` against `über` is a substitution, as is `İ` against `i`); each
+    utterance's counts under `--normalize sclite` are sclite's by default, under `none` sclite's with -s."""
+    import random
+
+    rng = random.Random(11)
+    vocabulary = "king King KING the The über Über ÉTÉ été İ i lord, Lord, O'er o'er".split()
+    lines = [(f"spk_u{k:03d}", " ".join(rng.choices(vocabulary, k=rng.randint(1, 8))),
+              " ".join(rng.choices(vocabulary, k=rng.randint(0, 8)))) for k in range(200)]
+    for name, column in (("ref", 1), ("hyp", 2)):
+        (tmp_path / f"{name}.trn").write_text("".join(f"{line[column]} ({line[0]})\n" for line in lines))
+
+    def sclites(*flags: str) -> dict[str, tuple[int, ...]]:
+        out = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", *flags, "-o",
+                              "pralign", "stdout"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+        found, current = {}, None
+        for line in out.splitlines():
+            if line.startswith("id: ("):
+                current = line[5:-1]
+            elif line.startswith("Scores:"):
+                found[current] = tuple(int(x) for x in line.split(")")[1].split())
+        return found
+
+    for normalizer, flags in (("sclite", ()), ("none", ("-s",))):
+        proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--normalize",
+                     normalizer, "--out", str(tmp_path / normalizer))
+        assert proc.returncode == 0, proc.stderr
+        ours = {r["sentence_id"].lower(): tuple(int(r[k]) for k in ("hits", "substitutions", "deletions",
+                                                                      "insertions"))
+                for r in store.read_csv(tmp_path / normalizer / "utterances.csv")}
+        assert ours == sclites(*flags), normalizer
+    folded = {r["sentence_id"]: r for r in store.read_csv(tmp_path / "sclite" / "utterances.csv")}
+    kept = {r["sentence_id"]: r for r in store.read_csv(tmp_path / "none" / "utterances.csv")}
+    assert sum(int(folded[u]["errors"]) < int(kept[u]["errors"]) for u in kept) > 50  # the case told apart
+
+
+@pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
 def test_each_speakers_counts_are_the_rows_of_sclites_sum_report(tmp_path):
     """speakers.csv: a row per speaker, named as sclite's -i spu_id names it (the id up to its first hyphen, else its
     first underscore), in the order speakers first appear, with sclite's counts (-o rsum); the Mean, S.D. and Median

@@ -1,6 +1,8 @@
 """Text normalizers for WER, as small composable functions. Which one ran is recorded with the results.
 
-- `none`: the words exactly as written (split on whitespace).
+- `none`: the words exactly as written (split on whitespace), as sclite compares them with `-s`.
+- `sclite`: the words as written with A-Z made a-z, as sclite compares them without `-s` (its default): every other
+  letter keeps its case ("Über" and "über" differ), as in sclite, which folds no other, with `-e utf-8` too.
 - `basic` (the default): Unicode's NFC form, lowercase, punctuation stripped, apostrophes of words kept ("o'er",
   "king's", "'tis"). NFC, not NFKC: it makes one text of two encodings of the same characters (a precomposed
   "é" and "e" + a combining accent) and leaves alone what a writer chose (a ligature, a superscript, a
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import re
+import string
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +50,13 @@ Transform = Callable[[str], str]
 
 def lowercase(text: str) -> str:
     return text.lower()
+
+
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def ascii_lowercase(text: str) -> str:
+    return text.translate(_ASCII_LOWER)
 
 
 def nfc(text: str) -> str:
@@ -282,6 +292,7 @@ def _zhconv():
 
 NORMALIZERS: dict[str, Callable[[], Transform]] = {
     "none": lambda: collapse_spaces,
+    "sclite": lambda: compose(ascii_lowercase, collapse_spaces),
     "basic": lambda: compose(nfc, unicode_apostrophes, lowercase, strip_punctuation, collapse_spaces),
     "whisper": _whisper,
     "seed-tts-eval": _seed_tts_eval,

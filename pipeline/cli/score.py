@@ -272,8 +272,9 @@ def main(argv: list[str]) -> int:
     if len(hyps) > 1:
         print(f"paired comparisons: {args.out}/{COMPARISONS}"
               + (f", by speaker: {args.out}/{SPEAKER_COMPARISONS}" if by else ""))
-    if lenient.line():
-        print(lenient.line())
+    forgiven = lenient.line()
+    if forgiven:
+        print(forgiven)
     if comparable:
         print(f"{results.rate}: {comparable.line}")
     print(f"results in {args.out}/")

@@ -1,8 +1,8 @@
 """Text normalizers for WER, as small composable functions. Which one ran is recorded with the results.
 
 - `none`: the words exactly as written (split on whitespace), as sclite compares them with `-s`.
-- `sclite`: the words as written with A-Z made a-z, as sclite compares them without `-s` (its default): every other
-  letter keeps its case ("Über" and "über" differ), as in sclite, which folds no other, with `-e utf-8` too.
+- `sclite`: the words as written with A-Z made a-z, as sclite compares them without `-s` (its default); every other
+  letter keeps its case, as sclite keeps it, with `-e utf-8` too ("Über" and "über" differ).
 - `basic` (the default): Unicode's NFC form, lowercase, punctuation stripped, apostrophes of words kept ("o'er",
   "king's", "'tis"). NFC, not NFKC: it makes one text of two encodings of the same characters (a precomposed
   "é" and "e" + a combining accent) and leaves alone what a writer chose (a ligature, a superscript, a

@@ -134,7 +134,7 @@ class Lenient:
     def __init__(self) -> None:
         self.optional = self.fragments = 0
 
-    def counted(self, pairs: Iterator[Pair]) -> Iterator[Pair]:
+    def counting(self, pairs: Iterator[Pair]) -> Iterator[Pair]:
         for p in pairs:
             optional, fragments = sclite.lenient(p.reference)
             self.optional += optional
@@ -144,9 +144,9 @@ class Lenient:
     def line(self) -> str | None:
         if not (self.optional or self.fragments):
             return None
-        held = " and ".join(f"{n} {what}" for n, what in (
-            (self.optional, f"word{'s' * (self.optional > 1)} in parentheses (`(uh)`)"),
-            (self.fragments, f"fragment{'s' * (self.fragments > 1)} (`th-`)")) if n)
+        held = " and ".join(what for n, what in (
+            (self.optional, f"{stm.counted(self.optional, 'word')} in parentheses (`(uh)`)"),
+            (self.fragments, f"{stm.counted(self.fragments, 'fragment')} (`th-`)")) if n)
         return (f"reference: {held}, scored as words, as sclite scores them without -D and -F; NIST's hubscr.pl "
                 "passes both (a `(uh)` left out is correct, `th-` matches `the`): its numbers are not comparable "
                 "with these")
@@ -243,7 +243,7 @@ def main(argv: list[str]) -> int:
             raise ConfigError(f"--outputs: comparing {len(hyps)} systems reads {UTTERANCES.name} and {EVENTS.name}; "
                               "name both, or leave --outputs out")
         lenient = Lenient()  # every system is scored against the same references: the first one's are counted
-        pairs = of_systems([(name, lenient.counted(pairs) if i == 0 else pairs)
+        pairs = of_systems([(name, lenient.counting(pairs) if i == 0 else pairs)
                             for i, (name, pairs, _) in enumerate(read)])
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)

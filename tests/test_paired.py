@@ -184,3 +184,21 @@ def test_the_paired_bootstrap_held_a_block_at_a_time_is_the_bootstrap_of_one_dra
     values = [list(rng.normal(3, 1, length)), list(rng.normal(3.1, 1, length)), [1] * length]
     for a, b, n in (counts, values):
         assert paired_bootstrap(a, b, n, n_boot, 7) == one_draw(a, b, n, n_boot, 7)
+
+
+def test_a_sentence_the_two_systems_heard_said_in_different_ways_is_one_segment():
+    """A trn reference's alternation (`{ the / a b }`) can be resolved one way for A and another for B: its words
+    then do not pair, and the sentence is one MAPSSWE segment of each system's errors, whichever system comes first."""
+    from pipeline.scoring import alternations, normalize
+    from pipeline.scoring.align import from_codes
+    from pipeline.scoring.paired import marks, segments
+
+    normalizer = normalize.for_language("sclite", "en")
+    ops = []
+    for hyp in ("x the y z w", "x a b q z w"):
+        found = alternations.resolve("x { the / a b } y z w", hyp, normalizer)
+        ops.append(from_codes(found.reference.split(), hyp.split(), found.codes).ops)
+    a, b = marks(ops[0]), marks(ops[1])
+    assert len(a[0]) == 5 and len(b[0]) == 6
+    assert segments(a, b) == [(0, 1)] and segments(b, a) == [(1, 0)]
+    assert mapsswe([(ops[0], ops[1])] * 3).segments == 3

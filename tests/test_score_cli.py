@@ -125,6 +125,101 @@ def test_words_sclite_d_and_f_would_forgive_are_scored_as_words_and_counted_in_a
     assert proc.returncode == 0 and "-D and -F" not in proc.stdout
 
 
+def sclite_pralign(folder: Path, *flags: str) -> dict[str, tuple[tuple[int, ...], list[str], list[str]]]:
+    """Each utterance's (#C #S #D #I) and its REF and HYP rows' words (gaps `***`, blanks gone), from sclite's
+    pralign of ref.trn and hyp.trn in `folder`."""
+    out = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", *flags, "-o",
+                          "pralign", "stdout"], cwd=folder, capture_output=True, text=True, check=True).stdout
+    return ours_pralign(out)
+
+
+def ours_pralign(text: str) -> dict[str, tuple[tuple[int, ...], list[str], list[str]]]:
+    """The same of a pralign text, ours or sclite's; a gap is `*` whatever its width (sclite's is the word's across,
+    ours at least three)."""
+    def words(row: str) -> list[str]:
+        return ["*" if set(w) == {"*"} else w for w in row[4:].split()]
+
+    found, current = {}, None
+    for line in text.splitlines():
+        if line.startswith("id: ("):
+            current = line[5:-1].lower()
+        elif line.startswith("Scores:"):
+            counts = tuple(int(x) for x in line.split(")")[1].split()[:4])
+        elif line.startswith("REF:"):
+            ref = words(line)
+        elif line.startswith("HYP:"):
+            found[current] = (counts, ref, words(line))
+    return found
+
+
+@pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
+def test_optional_words_and_fragments_score_as_sclite_d_and_f(tmp_path):
+    """--optional-words and --fragments are sclite's -D and -F: on 300 random references with words in parentheses,
+    fragments and alternations, against hypotheses that write them too, every utterance's counts and alignment are
+    sclite's with the same flags, and so is #Wrd (a hypothesis' `(uh)` over nothing adds a correct word); the
+    alignment reads back from errors.csv as it was found, and two systems are compared from it."""
+    import random
+
+    rng = random.Random(7)
+    said = [*"a b c the thing this th- -ing t- (uh) (um) uh um (th-) (-ing) -".split(), "{ uh / @ }", "{ the / a b }"]
+    heard = "a b c the thing this th- thing uh um (uh) (um) -ing t- - th".split()
+    refs = [" ".join(rng.choices(said, k=rng.randint(1, 9))) for _ in range(300)]
+    hyps = [[" ".join(rng.choices(heard, k=rng.randint(0, 9))) for _ in refs] for _ in range(2)]
+    for name, texts in (("ref", refs), ("hyp", hyps[0]), ("other", hyps[1])):
+        (tmp_path / f"{name}.trn").write_text("".join(f"{t} (spk_u{k:03d})\n" for k, t in enumerate(texts)))
+    for options, flags in ((["--optional-words"], ["-D"]), (["--fragments"], ["-F"]),
+                           (["--optional-words", "--fragments"], ["-D", "-F"])):
+        out = tmp_path / "".join(flags)
+        proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--normalize", "sclite",
+                     *options, "--out", str(out))
+        assert proc.returncode == 0, proc.stderr
+        assert f"WER: scored as sclite {' '.join(flags)} scores" in proc.stdout
+        theirs = sclite_pralign(tmp_path, *flags)
+        ours = ours_pralign((out / "pralign.txt").read_text())
+        assert {u: v[0] for u, v in ours.items()} == {u: v[0] for u, v in theirs.items()}, flags
+        marked = [u for u, (r, h) in zip(theirs, zip(refs, hyps[0])) if "(" in r + h or "-" in r + h]
+        assert len(marked) > 200 and all(ours[u] == theirs[u] for u in marked), flags
+        (summary,) = store.read_csv(out / "summary.csv")
+        assert int(summary["ref_words"]) == sum(c + s + d for (c, s, d, _), _, _ in theirs.values())
+    types = {r["type"] for r in store.read_csv(tmp_path / "-D-F" / "errors.csv")}
+    assert {"optional_deletion", "optional_insertion"} <= types
+
+    from pipeline.core import tables
+    from pipeline.scoring import alternations, lenient, normalize
+    from pipeline.scoring.align import from_codes
+    from pipeline.scoring.files import EVENTS, SUMMARY_JSON, UTTERANCES
+    from pipeline.scoring.utterances import Results
+
+    scored = tables.load((UTTERANCES, EVENTS, SUMMARY_JSON), tmp_path / "-D-F", Results)
+    normalizer = normalize.for_language("sclite", "en")
+    for u, ref, hyp in zip(scored.utterances, refs, hyps[0]):  # as scored, read back from the events
+        found = alternations.resolve(ref, hyp, normalizer, lenient.BOTH)
+        assert scored.alignment(u) == from_codes(found.reference.split(), hyp.split(), found.codes), u.id
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", f"one={tmp_path / 'hyp.trn'}", "--hyp",
+                 f"two={tmp_path / 'other.trn'}", "--normalize", "sclite", "--optional-words", "--fragments",
+                 "--out", str(tmp_path / "two"))
+    assert proc.returncode == 0, proc.stderr
+    assert len(store.read_csv(tmp_path / "two" / "comparisons.csv")) == 1
+
+
+def test_optional_words_and_fragments_need_texts_that_keep_their_marks(tmp_path):
+    """-D and -F read parentheses and hyphens: a normalizer that strips them, a recipe's preset, or a language scored
+    by characters is refused, naming the flag and what to give instead, before anything is scored."""
+    (tmp_path / "ref.txt").write_text("(uh) th- hello\n")
+    (tmp_path / "hyp.txt").write_text("the hello\n")
+    files = ["--ref", str(tmp_path / "ref.txt"), "--hyp", str(tmp_path / "hyp.txt"), "--out", str(tmp_path / "out")]
+    for extra, says in ((["--optional-words"], "--normalize basic: it strips the parentheses"),
+                        (["--fragments", "--normalize", "sclite", "--preset", "seed-tts-eval"], "--preset"),
+                        (["--fragments", "--normalize", "sclite", "--language", "zh"], "zh is scored by characters")):
+        proc = score(*files, *extra)
+        assert proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert not (tmp_path / "out").exists()
+    proc = score(*files, "--normalize", "sclite", "--optional-words", "--fragments")
+    assert proc.returncode == 0, proc.stderr
+    (row,) = store.read_csv(tmp_path / "out" / "utterances.csv")
+    assert (row["hits"], row["errors"], row["ref_words"]) == ("3", "0", "3")
+
+
 @pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
 def test_the_sclite_normalizer_folds_case_as_sclite_does_and_none_keeps_it_as_its_s_flag(tmp_path):
     """sclite folds A-Z and no other letter (`Über` against `über` is a substitution, as is `İ` against `i`); each

@@ -15,8 +15,9 @@ from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.exec import fanout
 from pipeline.io.inputs import text_lines
-from pipeline.scoring import alternations, language, normalize, sclite, speakers, stm
-from pipeline.scoring.config import ScoreConfig
+from pipeline.scoring import alternations, language, lenient, normalize, sclite, speakers, stm
+from pipeline.scoring.config import Comparability, ScoreConfig
+from pipeline.scoring.lenient import Lenient
 from pipeline.scoring.normalize import Normalizer
 from pipeline.render.terminal import summary_table
 from pipeline.scoring.files import EVENTS, FILES, SPEAKERS, SUMMARY, SUMMARY_JSON, UTTERANCES, stream
@@ -39,16 +40,18 @@ def survey(path: str, flag: str) -> tuple[int, list[tuple[str, str]] | None]:
     return n, entries or None
 
 
-def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> tuple[Iterator[Pair], speakers.Speaker | None]:
+def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient = lenient.PLAIN
+               ) -> tuple[Iterator[Pair], speakers.Speaker | None]:
     """The pairs of the two files, both checked whole before the first pair is given, and how their ids name
     speakers, where they do (trn files whose ids, or some of them, have a speaker part: speakers.py; an stm's
     segments). Plain files pair line by line, each line an utterance with its line number as id, empty lines too
     (an engine that heard nothing wrote an empty line), read a pair at a time; trn files pair by id; an stm
     reference and a ctm hypothesis (by their names' suffixes, as sclite is told `stm` and `ctm`) pair as sclite cuts
     them (scoring/stm.py). A reference's alternations (`{ a / b }`) are resolved as sclite resolves them, by the
-    hypothesis after `normalizer` (scoring/alternations.py)."""
+    hypothesis after `normalizer` (scoring/alternations.py), and so is each pair that `rules` (sclite's -D and -F)
+    could score otherwise."""
     if is_stm(ref_path) or is_ctm(hyp_path):
-        return read_stm_pairs(ref_path, hyp_path, normalizer), stm.speaker_of
+        return read_stm_pairs(ref_path, hyp_path, normalizer, rules), stm.speaker_of
     (n_refs, refs), (n_hyps, hyps) = survey(ref_path, "--ref"), survey(hyp_path, "--hyp")
     if (refs is None) != (hyps is None):
         raise InputError(f"{ref_path} and {hyp_path}: one is a trn file and the other is not; give both as trn "
@@ -64,13 +67,14 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> tuple[It
                              f"{len(extra)} only in {hyp_path} (e.g. {extra[:3]}); give each utterance a line in "
                              "both, with the same id (where an engine heard nothing, its id alone: `(id)`)")
         pairs = [Pair(sentence_id=uid, hypothesis=hyp_ids[uid], **resolved(ref_path, uid, text, hyp_ids[uid],
-                                                                           normalizer)) for uid, text in refs]
+                                                                           normalizer, rules)) for uid, text in refs]
         named = any(speakers.speaker_of(uid) != uid for uid, _ in refs)
         return iter(pairs), speakers.speaker_of if named else None
     if n_refs != n_hyps:
         raise InputError(f"--ref {ref_path} has {n_refs} lines but --hyp {hyp_path} has {n_hyps}; they pair "
                          "line by line, empty lines included (or use trn files with ids)")
-    return (Pair(sentence_id=f"line{n:05d}", reference=r.strip(), hypothesis=h.strip())
+    return (Pair(sentence_id=f"line{n:05d}", hypothesis=h.strip(),
+                 **resolved(ref_path, f"line {n}", r.strip(), h.strip(), normalizer, rules, ways=False))
             for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1)), None
 
 
@@ -82,25 +86,28 @@ def is_ctm(path: str) -> bool:
     return Path(path).suffix.lower() == ".ctm"
 
 
-def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer) -> Iterator[Pair]:
+def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient) -> Iterator[Pair]:
     if not (is_stm(ref_path) and is_ctm(hyp_path)):
         raise InputError(f"--ref {ref_path}, --hyp {hyp_path}: an stm reference is scored against ctm hypotheses "
                          "(as `sclite -r ref.stm stm -h hyp.ctm ctm`); give the reference as a .stm file and every "
                          "--hyp as a .ctm file, or both as trn or plain text")
     cut = stm.utterances(stm.read_stm(ref_path), stm.read_ctm(hyp_path), hyp_path)
     print(cut.line(hyp_path))
-    return iter([Pair(sentence_id=uid, hypothesis=hyp, **resolved(ref_path, uid, ref, hyp, normalizer))
+    return iter([Pair(sentence_id=uid, hypothesis=hyp, **resolved(ref_path, uid, ref, hyp, normalizer, rules))
                  for uid, ref, hyp in cut.utterances])
 
 
-def resolved(path: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer) -> dict:
-    """A Pair's reference, and where it writes alternations, the way it was said and sclite's alignment of it."""
-    if not alternations.held(reference):
+def resolved(path: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer, rules: Lenient,
+             ways: bool = True) -> dict:
+    """A Pair's reference, and where it writes alternations, the way it was said and sclite's alignment of it; where
+    sclite's -D or -F (`rules`) could score a word otherwise, that alignment too. `ways`: whether braces write
+    alternations (in trn and stm files, as in sclite's) or are words (in plain lines)."""
+    if not (ways and alternations.held(reference)) and not rules.held(reference, hypothesis):
         return {"reference": reference}
     try:
-        return alternations.resolve(reference, hypothesis, normalizer)._asdict()
+        return alternations.resolve(reference, hypothesis, normalizer, rules, ways)._asdict()
     except ValueError as e:
-        raise InputError(f"--ref {path}: utterance {uid}: {e}; mend its alternations as sclite writes them") from None
+        raise InputError(f"--ref {path}: utterance {uid}: {e}") from None
 
 
 def systems(given: list[str]) -> list[tuple[str, str]]:
@@ -127,29 +134,50 @@ def of_systems(readers: list[tuple[str, Iterator[Pair]]]) -> Iterator[Pair]:
             yield p
 
 
-class Lenient:
-    """The references' words that sclite would score leniently with -D and -F (sclite.lenient), counted as the pairs
-    go by: what a number scored so, as NIST's hubscr.pl scores, can differ by."""
+class Marked:
+    """The references' words that sclite would score leniently with -D and -F (lenient.marked), counted as the pairs
+    go by: what a number scored so, as NIST's hubscr.pl scores, can differ by, where they were scored as words."""
 
     def __init__(self) -> None:
         self.optional = self.fragments = 0
 
     def counting(self, pairs: Iterator[Pair]) -> Iterator[Pair]:
         for p in pairs:
-            optional, fragments = sclite.lenient(p.reference)
+            optional, fragments = lenient.marked(p.reference)
             self.optional += optional
             self.fragments += fragments
             yield p
 
-    def line(self) -> str | None:
-        if not (self.optional or self.fragments):
+    def line(self, rules: Lenient) -> str | None:
+        """What these words were scored as, where `rules` did not score them as sclite -D -F would."""
+        optional = 0 if rules.optional else self.optional
+        fragments = 0 if rules.fragments else self.fragments
+        if not (optional or fragments):
             return None
         held = " and ".join(what for n, what in (
-            (self.optional, f"{stm.counted(self.optional, 'word')} in parentheses (`(uh)`)"),
-            (self.fragments, f"{stm.counted(self.fragments, 'fragment')} (`th-`)")) if n)
-        return (f"reference: {held}, scored as words, as sclite scores them without -D and -F; NIST's hubscr.pl "
-                "passes both (a `(uh)` left out is correct, `th-` matches `the`): its numbers are not comparable "
-                "with these")
+            (optional, f"{stm.counted(optional, 'word')} in parentheses (`(uh)`)"),
+            (fragments, f"{stm.counted(fragments, 'fragment')} (`th-`)")) if n)
+        flags = " and ".join(flag for flag, n in (("-D", optional), ("-F", fragments)) if n)
+        options = " and ".join(flag for flag, n in (("--optional-words", optional), ("--fragments", fragments)) if n)
+        return (f"reference: {held}, scored as words, as sclite scores them without {flags}; NIST's hubscr.pl passes "
+                f"-D and -F (a `(uh)` left out is correct, `th-` matches `the`): its numbers are not comparable with "
+                f"these; {options} {'score' if ' and ' in options else 'scores'} as it does")
+
+
+def rules_of(args: argparse.Namespace, cfg: ScoreConfig, lang: str) -> Lenient:
+    """sclite's -D and -F as the flags ask for them, where the texts keep what marks the words."""
+    rules = Lenient(optional=args.optional_words, fragments=args.fragments)
+    asked = " and ".join(f for f, on in (("--optional-words", rules.optional), ("--fragments", rules.fragments)) if on)
+    if rules and args.preset:
+        raise ConfigError(f"{asked}: --preset {args.preset} scores as its recipe does, without sclite's -D and -F; "
+                          "leave out one or the other")
+    if rules and cfg.normalize not in lenient.KEEPING:
+        raise ConfigError(f"{asked} with --normalize {cfg.normalize}: it strips the parentheses and hyphens that mark "
+                          f"the words; give --normalize sclite (as sclite folds case) or none")
+    if rules and language.unit(lang) != language.WORD:
+        raise ConfigError(f"{asked}: {lang} is scored by characters, and sclite's -D and -F mark words; leave "
+                          f"{asked} out")
+    return rules
 
 
 def compare(out: str, cfg: ScoreConfig, speaker_rows: list[speakers.SpeakerSummary]
@@ -214,6 +242,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("--preset", default=None, choices=recipes.names(),
                    help="score as a published recipe scores (its normalizer, headline and language); what it says "
                         "of the ASR is yours to keep: the hypotheses' engine is not known here")
+    p.add_argument("--optional-words", action="store_true",
+                   help="sclite -D: a word in parentheses, `(uh)`, is optional: left out it is correct, said it is its "
+                        "word (with --normalize sclite or none, which keep the parentheses)")
+    p.add_argument("--fragments", action="store_true",
+                   help="sclite -F: a fragment, `th-` or `-ing`, is correct against a word it begins or ends (with "
+                        "--normalize sclite or none); NIST's hubscr.pl scores with both")
     p.add_argument("--out", default="results/score", help="output directory (default results/score)")
     p.add_argument("--outputs", default=None, metavar="FILES",
                    help="comma-separated files to write besides summary.csv and summary.json, as sclite's -o picks "
@@ -235,15 +269,19 @@ def main(argv: list[str]) -> int:
             comparable = recipes.scored_alone(args.preset, lang)
         cfg = apply(cfg, given(args, dests))
         check(cfg)
+        rules = rules_of(args, cfg, lang)
+        if rules:
+            comparable = Comparability(line=f"scored as sclite {rules.flags} scores (NIST's hubscr.pl passes -D -F, "
+                                            "after filtering both texts with a GLM: csrfilt.sh's, yours to run first)")
         hyps = systems(args.hyp)
         normalizer = normalize.for_language(cfg.normalize, lang)
-        read = [(name, *read_pairs(args.ref, path, normalizer)) for name, path in hyps]
+        read = [(name, *read_pairs(args.ref, path, normalizer, rules)) for name, path in hyps]
         outputs = chosen(args.outputs, speakers_named=read[0][2] is not None)
         if len(hyps) > 1 and not {UTTERANCES, EVENTS} <= set(outputs):
             raise ConfigError(f"--outputs: comparing {len(hyps)} systems reads {UTTERANCES.name} and {EVENTS.name}; "
                               "name both, or leave --outputs out")
-        lenient = Lenient()  # every system is scored against the same references: the first one's are counted
-        pairs = of_systems([(name, lenient.counting(pairs) if i == 0 else pairs)
+        marked = Marked()  # every system is scored against the same references: the first one's are counted
+        pairs = of_systems([(name, marked.counting(pairs) if i == 0 else pairs)
                             for i, (name, pairs, _) in enumerate(read)])
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -272,7 +310,7 @@ def main(argv: list[str]) -> int:
     if len(hyps) > 1:
         print(f"paired comparisons: {args.out}/{COMPARISONS}"
               + (f", by speaker: {args.out}/{SPEAKER_COMPARISONS}" if by else ""))
-    forgiven = lenient.line()
+    forgiven = marked.line(rules)
     if forgiven:
         print(forgiven)
     if comparable:

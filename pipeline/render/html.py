@@ -73,9 +73,9 @@ def coloured(ops: Ops) -> tuple[str, str]:
     """Reference and hypothesis as HTML with substitutions, deletions and insertions marked."""
     r_out, h_out = [], []
     for op, r, h in ops:
-        if op == Op.HIT:
-            r_out.append(html.escape(r))
-            h_out.append(html.escape(h))
+        if op == Op.HIT:  # sclite -D's optional word has nothing across
+            r_out += [html.escape(r)] if r is not None else []
+            h_out += [html.escape(h)] if h is not None else []
         elif op == Op.SUBSTITUTION:
             r_out.append(f'<span class="S">{html.escape(r)}</span>')
             h_out.append(f'<span class="S">{html.escape(h)}</span>')

@@ -33,10 +33,6 @@ class Op(str, Enum):
     def word(self) -> str:
         return self.name.lower()
 
-    @classmethod
-    def named(cls, word: str) -> Op:
-        return cls[word.upper()]
-
 
 ERRORS = tuple(op.word for op in Op if op is not Op.HIT)
 Ops = list[tuple[Op, str | None, str | None]]  # (edit operation, reference word, hypothesis word)
@@ -66,8 +62,12 @@ class Alignment:
 
 
 HIT, SUBSTITUTION, DELETION, INSERTION = range(4)  # op codes of the compiled aligner
-OPS = (Op.HIT, Op.SUBSTITUTION, Op.DELETION, Op.INSERTION)  # by code
-WORDS = tuple(op.word for op in OPS)  # by code: an enum's property is a call per word
+# sclite -D's (scoring/lenient.py): a word in parentheses on one side and nothing across, which sclite scores correct
+OPTIONAL_DELETION, OPTIONAL_INSERTION = 4, 5
+OPS = (Op.HIT, Op.SUBSTITUTION, Op.DELETION, Op.INSERTION, Op.HIT, Op.HIT)  # by code
+WORDS = (*(op.word for op in OPS[:4]), "optional_deletion", "optional_insertion")  # by code: errors.csv's types
+OPTIONAL = WORDS[OPTIONAL_DELETION:]  # errors.csv's events that are no errors, kept so that the alignment reads back
+CODES = {word: code for code, word in enumerate(WORDS)}
 
 
 def _codes(ref: np.ndarray, r_off: np.ndarray, hyp: np.ndarray, h_off: np.ndarray,
@@ -185,48 +185,54 @@ def jiwer_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[bytes]:
 
 
 def tally(codes: bytes) -> list[int]:
-    """(hits, substitutions, deletions, insertions) of an alignment's op codes."""
-    return [codes.count(c) for c in (HIT, SUBSTITUTION, DELETION, INSERTION)]
+    """(hits, substitutions, deletions, insertions) of an alignment's op codes; sclite -D's optional words with
+    nothing across are hits, as sclite counts them."""
+    hits = codes.count(HIT)
+    if len(codes) != hits:
+        hits += codes.count(OPTIONAL_DELETION) + codes.count(OPTIONAL_INSERTION)
+    return [hits, *(codes.count(c) for c in (SUBSTITUTION, DELETION, INSERTION))]
+
+
+def ref_words(ref: list[str], codes: bytes) -> int:
+    """sclite's #Wrd of an alignment: the reference's words, and a hypothesis' optional word that nothing is across
+    (sclite -D scores it correct, over an empty reference word)."""
+    return len(ref) + codes.count(OPTIONAL_INSERTION)
 
 
 _EDIT = re.compile(b"[^%c]" % HIT)  # an op code other than a hit: found by re, not a step per code
+HYP_ONLY, REF_ONLY = (INSERTION, OPTIONAL_INSERTION), (DELETION, OPTIONAL_DELETION)  # the codes of a word across a gap
 
 
 def edits(ref: list[str], hyp: list[str], codes: bytes):
     """An alignment's edits in order, without a step per hit (most words are hits): for each edit, the run of hits
-    before it as (i, k), that is ref[i:i + k], which the hypothesis has word for word, then the edit's position in
-    the ops, its code and its words (None for a gap); a last entry with code None closes the run at the end."""
+    before it as (i, j, k), that is ref[i:i + k] against hyp[j:j + k] (the same words unless sclite -F matched a
+    fragment), then the edit's position in the ops, its code and its words (None for a gap); a last entry with code
+    None closes the run at the end. sclite -D's optional words with nothing across come as edits, correct ones."""
     i = j = prev = 0
     for found in _EDIT.finditer(codes):
         pos = found.start()
         run = pos - prev
-        start, i, j = i, i + run, j + run
+        start, hyp_start, i, j = i, j, i + run, j + run
         c = codes[pos]
-        r = None if c == INSERTION else ref[i]
-        h = None if c == DELETION else hyp[j]
-        i += c != INSERTION
-        j += c != DELETION
-        yield start, run, pos, c, r, h
+        r = None if c in HYP_ONLY else ref[i]
+        h = None if c in REF_ONLY else hyp[j]
+        i += r is not None
+        j += h is not None
+        yield start, hyp_start, run, pos, c, r, h
         prev = pos + 1
-    yield i, len(codes) - prev, len(codes), None, None, None
+    yield i, j, len(codes) - prev, len(codes), None, None, None
 
 
 def from_codes(ref: list[str], hyp: list[str], codes: bytes) -> Alignment:
     ops: Ops = []
-    counts = [0, 0, 0, 0]
     i = j = 0
     for c in codes:
-        counts[c] += 1
-        if c == HIT or c == SUBSTITUTION:
-            ops.append((OPS[c], ref[i], hyp[j]))
-            i, j = i + 1, j + 1
-        elif c == DELETION:
-            ops.append((Op.DELETION, ref[i], None))
-            i += 1
-        else:
-            ops.append((Op.INSERTION, None, hyp[j]))
-            j += 1
-    return Alignment(len(ref), *counts, ops=ops)
+        r = None if c in HYP_ONLY else ref[i]
+        h = None if c in REF_ONLY else hyp[j]
+        ops.append((OPS[c], r, h))
+        i += r is not None
+        j += h is not None
+    return Alignment(ref_words(ref, codes), *tally(codes), ops=ops)
 
 
 def align(ref: list[str], hyp: list[str]) -> Alignment:
@@ -250,14 +256,6 @@ def from_events(ref: str, hyp: str, events: list) -> Alignment:
     """An utterance's alignment as scoring found it, from the error events it saved (ErrorEvent: type, words and
     position in the ops) and the normalized texts: every position without an event is a hit."""
     words = ref.split()
-    ref_words, hyp_words = iter(words), iter(hyp.split())
-    at = {e.position: e for e in events}
-    n = len(words)
-    ops: Ops = []
-    counts = dict.fromkeys(Op, 0)
-    for pos in range(n + sum(1 for e in events if e.type == Op.INSERTION.word)):
-        op = Op.named(at[pos].type) if pos in at else Op.HIT
-        counts[op] += 1
-        ops.append((op, next(ref_words) if op != Op.INSERTION else None,
-                    next(hyp_words) if op != Op.DELETION else None))
-    return Alignment(n, counts[Op.HIT], counts[Op.SUBSTITUTION], counts[Op.DELETION], counts[Op.INSERTION], ops)
+    at = {e.position: CODES[e.type] for e in events}
+    added = sum(1 for c in at.values() if c in HYP_ONLY)
+    return from_codes(words, hyp.split(), bytes(at.get(pos, HIT) for pos in range(len(words) + added)))

@@ -11,7 +11,7 @@ from typing import Iterable, Iterator, NamedTuple
 from pipeline.core.records import Status, utterance_id
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
-from pipeline.scoring import sclite
+from pipeline.scoring import align, sclite
 from pipeline.scoring.align import WORDS, align_codes, edits, jiwer_codes, preload, tally
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.flags import flags
@@ -80,7 +80,7 @@ def heard(p: Pair, reference: str, normalized: tuple[str, str], words: tuple[lis
     its reference and hypothesis normalized; `words`: the two split."""
     ref_normalized, hyp_normalized = normalized
     speech_expected = p.condition != SILENCE
-    ref_words = len(words[0])
+    ref_words = align.ref_words(words[0], codes)
     hits, substitutions, deletions, insertions = tally(codes)
     errors = substitutions + deletions + insertions
     # an empty reference still counts what was written (insertions), but has no rate, as for WER
@@ -132,7 +132,7 @@ def error_events(u: ScoredUtterance, steps: list) -> list[ErrorEvent]:
     edits (align.edits)."""
     surprisal = u.word_surprisal or None
     out = []
-    for i, run, pos, code, r, h in steps[:-1]:  # the last closes the run of hits at the end
+    for i, _, run, pos, code, r, h in steps[:-1]:  # the last closes the run of hits at the end
         out.append(ErrorEvent(id=u.id, type=WORDS[code], reference_word=r or "", hypothesis_word=h or "",
                               position=pos, surprisal=surprisal[i + run] if surprisal and r is not None else None))
     return out

@@ -54,11 +54,14 @@ Marks = tuple[list[bool], list[int]]  # what MAPSSWE reads of an alignment: mark
 
 
 def marks(ops: Ops) -> Marks:
-    """Whether each reference word was recognized, and the insertions before each word (and after the last)."""
+    """Whether each reference word was recognized, and the insertions before each word (and after the last). A
+    hypothesis' optional word over nothing (sclite -D) is neither: its words would not pair with another system's."""
     correct, inserted = [], [0]
-    for op, _, _ in ops:
+    for op, r, _ in ops:
         if op == Op.INSERTION:
             inserted[-1] += 1
+        elif r is None:
+            continue
         else:
             correct.append(op == Op.HIT)
             inserted.append(0)
@@ -66,8 +69,13 @@ def marks(ops: Ops) -> Marks:
 
 
 def segments(a: Marks, b: Marks, boundary: int = BOUNDARY_WORDS) -> list[tuple[int, int]]:
-    """(errors of A, errors of B) per segment of one sentence that holds an error of either system."""
+    """(errors of A, errors of B) per segment of one sentence that holds an error of either system. Where the two
+    heard the reference said in different ways (a trn reference's alternations: `{ the / a b }`), its words do not
+    pair, and the sentence is one segment."""
     (ca, ia), (cb, ib) = a, b
+    if len(ca) != len(cb):
+        errors = (ca.count(False) + sum(ia), cb.count(False) + sum(ib))
+        return [errors] if any(errors) else []
     out, current, run = [], None, 0
     for i in range(len(ca) + 1):
         if ia[i] or ib[i]:

@@ -1,9 +1,10 @@
 """NIST sclite's formats: `trn` transcripts and pralign-style alignment text."""
 from __future__ import annotations
 
-from pipeline.scoring.align import OPS, edits, tally
+from pipeline.scoring.align import OPS, OPTIONAL_DELETION, OPTIONAL_INSERTION, edits, tally
 
 LETTERS = tuple(op.value for op in OPS)  # by code
+CORRECT_OVER_GAP = (OPTIONAL_DELETION, OPTIONAL_INSERTION)  # sclite -D's
 
 
 def write_trn(lines: list[tuple[str, str]]) -> str:
@@ -38,47 +39,41 @@ def trn_entry(line: str) -> tuple[str, str] | None:
     return uid.strip(), words.strip()
 
 
-def lenient(text: str) -> tuple[int, int]:
-    """How many of a reference's words sclite scores leniently when told to, as NIST's hubscr.pl tells it (-D -F):
-    words in parentheses, `(uh)`, optionally deletable under -D (correct where the hypothesis leaves them out), and
-    fragments, `th-` or `-ing` (or `(th-)`), correct under -F where the hypothesis' word begins (or ends) with them
-    (sctk's align.c, decode_opt_del). Without -D and -F, as here, each is a word like any other."""
-    if "(" not in text and "-" not in text:  # most references: no word to look at
-        return 0, 0
-    optional = fragments = 0
-    for word in text.split():
-        enclosed = len(word) > 2 and word[0] == "(" and word[-1] == ")"
-        optional += enclosed
-        fragments += len(word) > 1 and (word[0] == "-" or word[-1] == "-" or (enclosed and word[-2] == "-"))
-    return optional, fragments
-
-
 def pralign(uid: str, ref: list[str], hyp: list[str], codes: bytes, steps: list | None = None,
             counts: tuple[int, int, int, int] | None = None) -> str:
     """sclite pralign style: REF/HYP with errors upper-cased, *** for gaps, and an S/D/I line, from an alignment's
     words and op codes (align.align_codes); `steps`: align.edits of them, and `counts`: align.tally of them, where
-    the caller has them already."""
+    the caller has them already. As sclite writes them, a fragment that matched (-F) is in lower case above its word,
+    and an optional word with nothing across (-D) above blanks."""
     ref_row, hyp_row, eval_row = [], [], []
-    for i, run, _, code, r, h in edits(ref, hyp, codes) if steps is None else steps:
+    for i, j, run, _, code, r, h in edits(ref, hyp, codes) if steps is None else steps:
         if run:  # most words: hits, as they are, nothing below them
-            words = " ".join(ref[i:i + run])
+            said, heard = ref[i:i + run], hyp[j:j + run]
+            if said != heard:  # a fragment matched: each column as wide as its wider word
+                said, heard = zip(*[(a.ljust(len(b)), b.ljust(len(a))) for a, b in zip(said, heard)])
+            words = " ".join(said)
             ref_row.append(words)
-            hyp_row.append(words)
+            hyp_row.append(" ".join(heard))
             eval_row.append(" " * len(words))
         if code is None:
             break
-        if r is None:  # a gap as wide as the word across from it, written before that word is upper-cased
-            r, h = "*" * max(len(h), 3), h.upper()
-        elif h is None:
-            r, h = r.upper(), "*" * max(len(r), 3)
+        if code in CORRECT_OVER_GAP:  # in its own case, across from blanks
+            r, h, letter = r or " " * len(h), h or " " * len(r), " "
         else:
-            r, h = r.upper(), h.upper()
+            letter = LETTERS[code]
+            if r is None:  # a gap as wide as the word across from it, written before that word is upper-cased
+                r, h = "*" * max(len(h), 3), h.upper()
+            elif h is None:
+                r, h = r.upper(), "*" * max(len(r), 3)
+            else:
+                r, h = r.upper(), h.upper()
         width = max(len(r), len(h))
         ref_row.append(r.ljust(width))
         hyp_row.append(h.ljust(width))
-        eval_row.append(LETTERS[code].ljust(width))
+        eval_row.append(letter.ljust(width))
     hits, subs, dels, ins = counts or tally(codes)
-    wer = f"{100 * ((subs + dels + ins) / len(ref)):.1f}%" if ref else "n/a"
+    words = hits + subs + dels  # sclite's #Wrd: with -D, a hypothesis' optional word with nothing across counts
+    wer = f"{100 * ((subs + dels + ins) / words):.1f}%" if words else "n/a"
     return (f"id: ({uid})\n"
             f"Scores: (#C #S #D #I) {hits} {subs} {dels} {ins}  WER {wer}\n"
             f"REF:  {' '.join(ref_row)}\nHYP:  {' '.join(hyp_row)}\nEval: {' '.join(eval_row).rstrip()}\n")

@@ -11,7 +11,7 @@ from sys import intern
 
 from pipeline.core.records import SPOKEN, Group, Grouped, Status, columns_of, joined, lm_only, one_of
 from pipeline.io.conditions import SILENCE
-from pipeline.scoring.align import ERRORS, Alignment, Op, Ops, by_utterance, from_events
+from pipeline.scoring.align import ERRORS, OPTIONAL, Alignment, Op, Ops, by_utterance, from_events
 from pipeline.scoring import language
 from pipeline.scoring.config import Comparability
 
@@ -57,7 +57,8 @@ class ScoredUtterance(Grouped):
     hypothesis: str
     reference_normalized: str
     hypothesis_normalized: str
-    ref_words: int | None  # words in the normalized reference
+    ref_words: int | None  # words in the normalized reference (sclite's #Wrd: under -D, with a hypothesis' optional
+    # word over nothing)
     hits: int | None
     substitutions: int | None
     deletions: int | None
@@ -97,17 +98,21 @@ class ScoredUtterance(Grouped):
         return self.status == Status.OK and self.condition != SILENCE and bool(self.word_surprisal)
 
 
+EVENT_TYPES = (*ERRORS, *OPTIONAL)
+
+
 @dataclass(slots=True, kw_only=True)  # not frozen, as ScoredUtterance
 class ErrorEvent:
     id: str  # the utterance
-    type: str  # substitution, deletion or insertion
+    type: str  # substitution, deletion or insertion; under sclite -D (`score --optional-words`) also
+    # optional_deletion or optional_insertion: a word in parentheses with nothing across, which sclite scores correct
     reference_word: str
     hypothesis_word: str
     position: int  # index in the utterance's alignment, hits included
     surprisal: float | None = lm_only()  # the reference word's surprisal (bits); None for an insertion
 
     def __post_init__(self):
-        one_of(self.type, ERRORS, "type")
+        one_of(self.type, EVENT_TYPES, "type")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,7 +159,8 @@ class GroupSummary(Grouped):
     macro_ci95_high: float | None = None
 
 
-SUBSTITUTION, DELETION = Op.SUBSTITUTION.word, Op.DELETION.word  # an enum's property is a call per event
+SUBSTITUTION, DELETION, INSERTION = (op.word for op in (Op.SUBSTITUTION, Op.DELETION, Op.INSERTION))  # an enum's
+# property is a call per event
 
 
 @dataclass
@@ -174,7 +180,7 @@ class Words:
                 self.substituted[intern(e.reference_word), intern(e.hypothesis_word)] += 1
             elif e.type == DELETION:
                 self.deleted[intern(e.reference_word)] += 1
-            else:
+            elif e.type == INSERTION:
                 self.inserted[intern(e.hypothesis_word)] += 1
 
     def merge(self, later: Words) -> None:

@@ -164,12 +164,31 @@ def sclite_counts(folder: Path, pairs: list[tuple[str, str, str]]) -> dict[str, 
 
     (folder / "ref.trn").write_text(sclite.write_trn([(u, r) for u, r, _ in pairs]).replace("spk-", "spk_"))
     (folder / "hyp.trn").write_text(sclite.write_trn([(u, h) for u, _, h in pairs]).replace("spk-", "spk_"))
-    out = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", "-o", "pralign",
-                          "stdout"], cwd=folder, capture_output=True, text=True, check=True).stdout
+    return {uid.replace("spk-", "spk_"): counts for uid, (counts, _, _) in sclite_pralign(folder).items()}
+
+
+def sclite_pralign(folder: Path, *flags: str) -> dict[str, tuple[tuple[int, ...], list[str], list[str]]]:
+    """pralign_rows of sclite's pralign of ref.trn and hyp.trn in `folder`, with `flags`."""
+    out = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", *flags, "-o",
+                          "pralign", "stdout"], cwd=folder, capture_output=True, text=True, check=True).stdout
+    return pralign_rows(out)
+
+
+def pralign_rows(text: str) -> dict[str, tuple[tuple[int, ...], list[str], list[str]]]:
+    """Each utterance's (#C #S #D #I) and its REF and HYP rows' words in a pralign text, ours or sclite's (ids in
+    lower case, as sclite writes them); a gap is `*` whatever its width (sclite's is the word's across, ours at
+    least three), and blanks are gone."""
+    def words(row: str) -> list[str]:
+        return ["*" if set(w) == {"*"} else w for w in row[4:].split()]
+
     found, current = {}, None
-    for line in out.splitlines():
+    for line in text.splitlines():  # sclite writes no REF and HYP rows where both are empty
         if line.startswith("id: ("):
-            current = line[5:-1].replace("spk-", "spk_")
-        elif line.startswith("Scores:") and current:
-            found[current] = tuple(int(x) for x in line.split(")")[1].split())
+            current = line[5:-1].lower()
+        elif line.startswith("Scores:"):
+            found[current] = (tuple(int(x) for x in line.split(")")[1].split()[:4]), [], [])
+        elif line.startswith("REF:"):
+            found[current] = (found[current][0], words(line), [])
+        elif line.startswith("HYP:"):
+            found[current] = (*found[current][:2], words(line))
     return found

@@ -11,7 +11,7 @@ from pipeline.core import records, store
 from pipeline.core.records import columns
 from pipeline.scoring.utterances import ScoredUtterance
 from pipeline.scoring import sclite
-from tests.helpers import ROOT, SCLITE
+from tests.helpers import ROOT, SCLITE, pralign_rows, sclite_pralign
 
 
 def score(*args):
@@ -125,32 +125,6 @@ def test_words_sclite_d_and_f_would_forgive_are_scored_as_words_and_counted_in_a
     assert proc.returncode == 0 and "-D and -F" not in proc.stdout
 
 
-def sclite_pralign(folder: Path, *flags: str) -> dict[str, tuple[tuple[int, ...], list[str], list[str]]]:
-    """Each utterance's (#C #S #D #I) and its REF and HYP rows' words (gaps `***`, blanks gone), from sclite's
-    pralign of ref.trn and hyp.trn in `folder`."""
-    out = subprocess.run([SCLITE, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", *flags, "-o",
-                          "pralign", "stdout"], cwd=folder, capture_output=True, text=True, check=True).stdout
-    return ours_pralign(out)
-
-
-def ours_pralign(text: str) -> dict[str, tuple[tuple[int, ...], list[str], list[str]]]:
-    """The same of a pralign text, ours or sclite's; a gap is `*` whatever its width (sclite's is the word's across,
-    ours at least three)."""
-    def words(row: str) -> list[str]:
-        return ["*" if set(w) == {"*"} else w for w in row[4:].split()]
-
-    found, current = {}, None
-    for line in text.splitlines():
-        if line.startswith("id: ("):
-            current = line[5:-1].lower()
-        elif line.startswith("Scores:"):
-            counts = tuple(int(x) for x in line.split(")")[1].split()[:4])
-        elif line.startswith("REF:"):
-            ref = words(line)
-        elif line.startswith("HYP:"):
-            found[current] = (counts, ref, words(line))
-    return found
-
 
 @pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
 def test_optional_words_and_fragments_score_as_sclite_d_and_f(tmp_path):
@@ -175,7 +149,7 @@ def test_optional_words_and_fragments_score_as_sclite_d_and_f(tmp_path):
         assert proc.returncode == 0, proc.stderr
         assert f"WER: scored as sclite {' '.join(flags)} scores" in proc.stdout
         theirs = sclite_pralign(tmp_path, *flags)
-        ours = ours_pralign((out / "pralign.txt").read_text())
+        ours = pralign_rows((out / "pralign.txt").read_text())
         assert {u: v[0] for u, v in ours.items()} == {u: v[0] for u, v in theirs.items()}, flags
         marked = [u for u, (r, h) in zip(theirs, zip(refs, hyps[0])) if "(" in r + h or "-" in r + h]
         assert len(marked) > 200 and all(ours[u] == theirs[u] for u in marked), flags

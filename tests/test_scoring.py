@@ -11,7 +11,7 @@ from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.evaluate import evaluate
 from pipeline.scoring.normalize import get
 from pipeline.scoring.rates import corpus_wer, spearman
-from tests.helpers import SCLITE, sclite_counts
+from tests.helpers import SCLITE, pralign_rows, sclite_counts, sclite_pralign
 
 
 
@@ -59,6 +59,23 @@ def test_counts_equal_nist_sclite(tmp_path):
     for uid, ref, hyp in pairs:
         a = align_text(ref, hyp)
         assert scores[uid] == (a.hits, a.substitutions, a.deletions, a.insertions), uid
+
+
+@pytest.mark.skipif(not shutil.os.path.exists(SCLITE), reason="needs Debian sctk")
+def test_where_alignments_cost_the_same_the_one_sclite_takes_is_taken(tmp_path):
+    """Over five words many alignments of a pair cost the same, and they can differ in their counts (four
+    substitutions weigh as much as two deletions and two insertions): on 3,000 random pairs every utterance's counts
+    and its alignment, word for word, are sclite's, which takes a deletion only where it is cheaper than an
+    insertion. The aligner took the deletion on such a tie, and its counts differed from sclite's on 12 pairs of
+    20,000, its alignment on 370."""
+    rng = random.Random(3)
+    pairs = [(f"spk_u{k:04d}", rng.choices("abcde", k=rng.randint(1, 10)), rng.choices("abcde", k=rng.randint(0, 10)))
+             for k in range(3000)]
+    (tmp_path / "ref.trn").write_text(sclite.write_trn([(u, " ".join(r)) for u, r, _ in pairs]))
+    (tmp_path / "hyp.trn").write_text(sclite.write_trn([(u, " ".join(h)) for u, _, h in pairs]))
+    codes = align_codes([r for _, r, _ in pairs], [h for _, _, h in pairs])
+    ours = pralign_rows("".join(sclite.pralign(u, r, h, c) for (u, r, h), c in zip(pairs, codes)))
+    assert ours == sclite_pralign(tmp_path)
 
 
 @pytest.mark.skipif(not shutil.os.path.exists(SCLITE), reason="needs Debian sctk")

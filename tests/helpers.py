@@ -176,10 +176,9 @@ def sclite_pralign(folder: Path, *flags: str) -> dict[str, tuple[tuple[int, ...]
 
 def pralign_rows(text: str) -> dict[str, tuple[tuple[int, ...], list[str], list[str]]]:
     """Each utterance's (#C #S #D #I) and its REF and HYP rows' words in a pralign text, ours or sclite's (ids in
-    lower case, as sclite writes them); a gap is `*` whatever its width (sclite's is the word's across, ours at
-    least three), and blanks are gone."""
+    lower case, as sclite writes them): gaps as written, blanks gone."""
     def words(row: str) -> list[str]:
-        return ["*" if set(w) == {"*"} else w for w in row[4:].split()]
+        return row[4:].split()
 
     found, current = {}, None
     for line in text.splitlines():  # sclite writes no REF and HYP rows where both are empty

@@ -173,7 +173,7 @@ def rules_of(args: argparse.Namespace, cfg: ScoreConfig, lang: str) -> Lenient:
                           "leave out one or the other")
     if rules and cfg.normalize not in lenient.KEEPING:
         raise ConfigError(f"{asked} with --normalize {cfg.normalize}: it strips the parentheses and hyphens that mark "
-                          f"the words; give --normalize sclite (as sclite folds case) or none")
+                          "the words; give --normalize sclite (as sclite folds case) or none")
     if rules and language.unit(lang) != language.WORD:
         raise ConfigError(f"{asked}: {lang} is scored by characters, and sclite's -D and -F mark words; leave "
                           f"{asked} out")

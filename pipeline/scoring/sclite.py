@@ -41,7 +41,7 @@ def trn_entry(line: str) -> tuple[str, str] | None:
 
 def pralign(uid: str, ref: list[str], hyp: list[str], codes: bytes, steps: list | None = None,
             counts: tuple[int, int, int, int] | None = None) -> str:
-    """sclite pralign style: REF/HYP with errors upper-cased, *** for gaps, and an S/D/I line, from an alignment's
+    """sclite pralign style: REF/HYP with errors upper-cased, `*`s for gaps, and an S/D/I line, from an alignment's
     words and op codes (align.align_codes); `steps`: align.edits of them, and `counts`: align.tally of them, where
     the caller has them already. As sclite writes them, a fragment that matched (-F) is in lower case above its word,
     and an optional word with nothing across (-D) above blanks."""
@@ -61,10 +61,10 @@ def pralign(uid: str, ref: list[str], hyp: list[str], codes: bytes, steps: list 
             r, h, letter = r or " " * len(h), h or " " * len(r), " "
         else:
             letter = LETTERS[code]
-            if r is None:  # a gap as wide as the word across from it, written before that word is upper-cased
-                r, h = "*" * max(len(h), 3), h.upper()
+            if r is None:  # a gap as wide as the word across from it, as sclite writes it
+                r, h = "*" * len(h), h.upper()
             elif h is None:
-                r, h = r.upper(), "*" * max(len(r), 3)
+                r, h = r.upper(), "*" * len(r)
             else:
                 r, h = r.upper(), h.upper()
         width = max(len(r), len(h))

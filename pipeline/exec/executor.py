@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import os
 import signal
 from collections import Counter
 from dataclasses import dataclass
@@ -83,6 +84,10 @@ class RayExecutor:
         """Start or join Ray only when there is work: a fully cached stage costs no Ray start-up."""
         if not self.ray.is_initialized():
             address = self.cfg.address or None
+            if address is None:
+                # Ray starts its workers at niceness 15: on a machine with anything else to do they wait for it, and
+                # on two busy cores 18 tiny.en transcripts took over ten minutes. A run's workers are its own work.
+                os.environ.setdefault("RAY_worker_niceness", "0")
             handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
             self.ray.init(address=address, num_cpus=None if address else (self.cfg.num_cpus or None),
                           include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)

@@ -125,7 +125,6 @@ def test_words_sclite_d_and_f_would_forgive_are_scored_as_words_and_counted_in_a
     assert proc.returncode == 0 and "-D and -F" not in proc.stdout
 
 
-
 @pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
 def test_optional_words_and_fragments_score_as_sclite_d_and_f(tmp_path):
     """--optional-words and --fragments are sclite's -D and -F: on 300 random references with words in parentheses,
@@ -149,10 +148,7 @@ def test_optional_words_and_fragments_score_as_sclite_d_and_f(tmp_path):
         assert proc.returncode == 0, proc.stderr
         assert f"WER: scored as sclite {' '.join(flags)} scores" in proc.stdout
         theirs = sclite_pralign(tmp_path, *flags)
-        ours = pralign_rows((out / "pralign.txt").read_text())
-        assert {u: v[0] for u, v in ours.items()} == {u: v[0] for u, v in theirs.items()}, flags
-        marked = [u for u, (r, h) in zip(theirs, zip(refs, hyps[0])) if "(" in r + h or "-" in r + h]
-        assert len(marked) > 200 and all(ours[u] == theirs[u] for u in marked), flags
+        assert pralign_rows((out / "pralign.txt").read_text()) == theirs, flags
         (summary,) = store.read_csv(out / "summary.csv")
         assert int(summary["ref_words"]) == sum(c + s + d for (c, s, d, _), _, _ in theirs.values())
     types = {r["type"] for r in store.read_csv(tmp_path / "-D-F" / "errors.csv")}

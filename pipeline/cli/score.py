@@ -157,8 +157,8 @@ class Marked:
         held = " and ".join(what for n, what in (
             (optional, f"{stm.counted(optional, 'word')} in parentheses (`(uh)`)"),
             (fragments, f"{stm.counted(fragments, 'fragment')} (`th-`)")) if n)
-        flags = " and ".join(flag for flag, n in (("-D", optional), ("-F", fragments)) if n)
-        options = " and ".join(flag for flag, n in (("--optional-words", optional), ("--fragments", fragments)) if n)
+        unforgiven = Lenient(optional=optional > 0, fragments=fragments > 0)
+        flags, options = unforgiven.names(joiner=" and "), unforgiven.names(lenient.OPTIONS, " and ")
         return (f"reference: {held}, scored as words, as sclite scores them without {flags}; NIST's hubscr.pl passes "
                 f"-D and -F (a `(uh)` left out is correct, `th-` matches `the`): its numbers are not comparable with "
                 f"these; {options} {'score' if ' and ' in options else 'scores'} as it does")
@@ -167,7 +167,7 @@ class Marked:
 def rules_of(args: argparse.Namespace, cfg: ScoreConfig, lang: str) -> Lenient:
     """sclite's -D and -F as the flags ask for them, where the texts keep what marks the words."""
     rules = Lenient(optional=args.optional_words, fragments=args.fragments)
-    asked = " and ".join(f for f, on in (("--optional-words", rules.optional), ("--fragments", rules.fragments)) if on)
+    asked = rules.names(lenient.OPTIONS, " and ")
     if rules and args.preset:
         raise ConfigError(f"{asked}: --preset {args.preset} scores as its recipe does, without sclite's -D and -F; "
                           "leave out one or the other")

@@ -20,6 +20,7 @@ NOTHING = "@"  # an alternation's way of saying nothing (scoring/alternations.py
 _F = np.float32  # sclite's costs are C floats: a tie there is a tie in single precision
 PASSING, OPTIONAL_GAP, GAP, NULLS, EQUAL, UNEQUAL = (_F(x) for x in (0.001, 2.0, 3.0, 1.0, 0.0, 4.0))
 KEEPING = ("none", "sclite")  # the normalizers that leave the marks in the texts
+OPTIONS = ("--optional-words", "--fragments")  # `score`'s flags for -D and -F
 
 
 class Word(NamedTuple):
@@ -40,7 +41,11 @@ class Lenient:
 
     @property
     def flags(self) -> str:
-        return " ".join(flag for flag, on in (("-D", self.optional), ("-F", self.fragments)) if on)
+        return self.names()
+
+    def names(self, of: tuple[str, str] = ("-D", "-F"), joiner: str = " ") -> str:
+        """The rules followed, each by its name in `of` (sclite's flags, or `score`'s: OPTIONS)."""
+        return joiner.join(name for name, on in zip(of, (self.optional, self.fragments)) if on)
 
     def held(self, *texts: str) -> bool:
         """Whether any of the texts may hold a word these rules score otherwise (a look at its characters)."""

@@ -20,7 +20,7 @@ from pipeline.config import run as config
 from pipeline.core import options, records
 from pipeline.errors import ConfigError
 from pipeline.run import runner
-from pipeline.scoring.align import align_text
+from pipeline.scoring.align import align_codes, align_text
 from pipeline.scoring.config import ScoreConfig
 from pipeline.scoring.evaluate import evaluate
 from pipeline.stages import ALL
@@ -302,6 +302,8 @@ def test_each_alignment_is_kept_as_scoring_found_it_and_read_back_from_the_files
     for u, back in zip(r.utterances, loaded.utterances, strict=True):
         found = align_text(u.reference_normalized, u.hypothesis_normalized)
         assert r.alignment(u) == loaded.alignment(back) == found
+        assert r.codes(u) == loaded.codes(back) == align_codes([u.reference_normalized.split()],
+                                                                [u.hypothesis_normalized.split()])[0]
         assert (found.hits, found.substitutions, found.deletions, found.insertions) == \
             (u.hits, u.substitutions, u.deletions, u.insertions)
 

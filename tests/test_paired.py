@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from pipeline.scoring import sclite
-from pipeline.scoring.align import align
+from pipeline.scoring.align import align, align_codes
 from pipeline.scoring.paired import holm, mapsswe, sign_test, wilcoxon
 from tests.helpers import ROOT
 
@@ -68,7 +68,7 @@ def test_mapsswe_sign_and_wilcoxon_agree_with_nist_sc_stats(tmp_path, seed):
     out = sc_stats(tmp_path, refs, a, b)
 
     m = re.search(r"# segs: (\d+)\).*\(mean: ([-\d.]+)\) \(std dev: ([-\d.]+)\) \(Z Stat: ([-\d.]+)\)", out["mapsswe"])
-    ours = mapsswe(list(zip(ops_a, ops_b)))
+    ours = mapsswe([(align_codes([r], [x])[0], align_codes([r], [y])[0]) for r, x, y in zip(refs, a, b)])
     assert ours.segments == int(m.group(1))
     assert (round(ours.mean, 3), round(ours.sd, 3), round(ours.z, 3)) == tuple(float(x) for x in m.groups()[1:])
 
@@ -136,10 +136,10 @@ def test_the_p_values_are_scipy_stats_own_to_the_bit_without_importing_it():
     """Every run compares, and importing scipy.stats costs each run about half a second: paired.py calls the
     special functions and ranks scipy.stats calls (t.sf is stdtr(df, −x), t.ppf stdtrit(df, q), norm.sf
     ndtr(−x)), so every figure must be the same double as through scipy.stats."""
-    code = ("import sys, random; from pipeline.scoring import paired; from pipeline.scoring.align import align; "
+    code = ("import sys, random; from pipeline.scoring import paired; from pipeline.scoring.align import align_codes; "
             "r = random.Random(1); refs = [[r.choice('abcde') for _ in range(9)] for _ in range(30)]; "
             "hyps = [[w if r.random() > 0.3 else 'x' for w in ref] for ref in refs]; "
-            "paired.mapsswe([(align(a, b).ops, align(a, a).ops) for a, b in zip(refs, hyps)]); "
+            "paired.mapsswe([(align_codes([a], [b])[0], align_codes([a], [a])[0]) for a, b in zip(refs, hyps)]); "
             "paired.wilcoxon([1.0, 2.0, 2.0, 0.0], [0.0, 1.0, 3.0, 0.0]); "
             "paired.signed_rank([r.uniform(-1, 1) for _ in range(500)]); paired.power([0.1, 0.3, -0.2], 0.1); "
             "sys.exit('scipy.stats' in sys.modules)")
@@ -186,19 +186,37 @@ def test_the_paired_bootstrap_held_a_block_at_a_time_is_the_bootstrap_of_one_dra
         assert paired_bootstrap(a, b, n, n_boot, 7) == one_draw(a, b, n, n_boot, 7)
 
 
+def test_mapsswe_reads_each_reference_word_and_the_insertions_before_it_off_the_op_codes():
+    """MAPSSWE's marks come from an alignment's op codes (a comparison reads them back from errors.csv without the
+    words); they must be what the alignment's words say, sclite -D's optional words over nothing included."""
+    from pipeline.scoring.align import HYP_ONLY, REF_ONLY, Op, from_codes
+    from pipeline.scoring.paired import marks
+
+    rng = random.Random(11)
+    for _ in range(3000):
+        codes = bytes(rng.choice((0, 0, 0, 1, 2, 3, 4, 5)) for _ in range(rng.randint(0, 12)))
+        ref = [f"r{i}" for i in range(sum(c not in HYP_ONLY for c in codes))]
+        hyp = [f"h{j}" for j in range(sum(c not in REF_ONLY for c in codes))]
+        correct, inserted = [], [0]
+        for op, r, _ in from_codes(ref, hyp, codes).ops:
+            if r is not None:  # a reference word: recognized, or not; the insertions after it count before the next
+                correct.append(op == Op.HIT)
+                inserted.append(0)
+            elif op == Op.INSERTION:  # an optional word over nothing is not an insertion
+                inserted[-1] += 1
+        assert marks(codes) == (correct, inserted), codes
+
+
 def test_a_sentence_the_two_systems_heard_said_in_different_ways_is_one_segment():
     """A trn reference's alternation (`{ the / a b }`) can be resolved one way for A and another for B: its words
     then do not pair, and the sentence is one MAPSSWE segment of each system's errors, whichever system comes first."""
     from pipeline.scoring import alternations, normalize
-    from pipeline.scoring.align import from_codes
     from pipeline.scoring.paired import marks, segments
 
     normalizer = normalize.for_language("sclite", "en")
-    ops = []
-    for hyp in ("x the y z w", "x a b q z w"):
-        found = alternations.resolve("x { the / a b } y z w", hyp, normalizer)
-        ops.append(from_codes(found.reference.split(), hyp.split(), found.codes).ops)
-    a, b = marks(ops[0]), marks(ops[1])
+    codes = [alternations.resolve("x { the / a b } y z w", hyp, normalizer).codes
+             for hyp in ("x the y z w", "x a b q z w")]
+    a, b = marks(codes[0]), marks(codes[1])
     assert len(a[0]) == 5 and len(b[0]) == 6
     assert segments(a, b) == [(0, 1)] and segments(b, a) == [(1, 0)]
-    assert mapsswe([(ops[0], ops[1])] * 3).segments == 3
+    assert mapsswe([(codes[0], codes[1])] * 3).segments == 3

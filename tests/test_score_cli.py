@@ -165,6 +165,7 @@ def test_optional_words_and_fragments_score_as_sclite_d_and_f(tmp_path):
     for u, ref, hyp in zip(scored.utterances, refs, hyps[0]):  # as scored, read back from the events
         found = alternations.resolve(ref, hyp, normalizer, lenient.BOTH)
         assert scored.alignment(u) == from_codes(found.reference.split(), hyp.split(), found.codes), u.id
+        assert scored.codes(u) == found.codes, u.id
     proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", f"one={tmp_path / 'hyp.trn'}", "--hyp",
                  f"two={tmp_path / 'other.trn'}", "--normalize", "sclite", "--optional-words", "--fragments",
                  "--out", str(tmp_path / "two"))

@@ -68,7 +68,7 @@ def test_each_pairs_mapsswe_is_that_of_its_sentences_whole_alignments_though_eac
     by = {(u.voice, u.sentence_id): u for u in r.utterances}
     assert len(found) == 3
     for c in found:
-        whole = paired.mapsswe([(r.alignment(by[c.a[0], s]).ops, r.alignment(by[c.b[0], s]).ops)
+        whole = paired.mapsswe([(r.codes(by[c.a[0], s]), r.codes(by[c.b[0], s]))
                                 for s, _ in sentences()])
         assert (c.mapsswe_segments, c.mapsswe_z, c.mapsswe_p) == (whole.segments, rounded(whole.z, 3),
                                                                   significant_digits(whole.p))

@@ -345,7 +345,7 @@ def _wer(a: Run, b: Run, shared: list, which: Matched, n_boot: int, seed: int) -
     words = [x.ref_words for x, _ in shared]
     ea, eb = [x.errors for x, _ in shared], [y.errors for _, y in shared]
     delta = paired.paired_bootstrap(ea, eb, words, n_boot, seed)
-    m = paired.mapsswe([(a.scores.alignment(x).ops, b.scores.alignment(y).ops) for x, y in shared])
+    m = paired.mapsswe([(a.scores.codes(x), b.scores.codes(y)) for x, y in shared])
     pa, pb = per_sentence([x for x, _ in shared], [y for _, y in shared])
     return _Metric(matched=which, sentences=len(shared), metric="wer", a=rounded(sum(ea) / sum(words)),
                    b=rounded(sum(eb) / sum(words)), delta=delta, test="MAPSSWE", p=m.p, mapsswe_z=rounded(m.z, 3),

@@ -259,6 +259,14 @@ def from_events(ref: str, hyp: str, events: list) -> Alignment:
     """An utterance's alignment as scoring found it, from the error events it saved (ErrorEvent: type, words and
     position in the ops) and the normalized texts: every position without an event is a hit."""
     words = ref.split()
+    return from_codes(words, hyp.split(), event_codes(len(words), events))
+
+
+def event_codes(ref_words: int, events: list) -> bytes:
+    """The op codes of an alignment of `ref_words` reference words, from the error events scoring saved of it."""
     at = {e.position: CODES[e.type] for e in events}
-    added = sum(1 for c in at.values() if c in HYP_ONLY)
-    return from_codes(words, hyp.split(), bytes(at.get(pos, HIT) for pos in range(len(words) + added)))
+    out = bytearray(ref_words + sum(1 for c in at.values() if c in HYP_ONLY))  # zeros: HIT
+    for pos, code in at.items():
+        if 0 <= pos < len(out):
+            out[pos] = code
+    return bytes(out)

@@ -38,8 +38,7 @@ from typing import Iterable
 import numpy as np
 
 from pipeline.scoring import rates
-from pipeline.scoring.align import Op
-from pipeline.scoring.align import Ops
+from pipeline.scoring.align import HIT, INSERTION, OPS, OPTIONAL_DELETION, OPTIONAL_INSERTION
 
 ALPHA = 0.05  # the one significance level every verdict, gate and highlight of the tool uses
 BOUNDARY_WORDS = 2  # sc_stats' "Minimum Number of Correct Boundary words"
@@ -51,19 +50,21 @@ def _normal_p(z: float) -> float:
 
 
 Marks = tuple[list[bool], list[int]]  # what MAPSSWE reads of an alignment: marks()
+RECOGNIZED = tuple(code in (HIT, OPTIONAL_DELETION) for code in range(len(OPS)))  # by op code
 
 
-def marks(ops: Ops) -> Marks:
-    """Whether each reference word was recognized, and the insertions before each word (and after the last). A
-    hypothesis' optional word over nothing (sclite -D) is neither: its words would not pair with another system's."""
+def marks(codes: bytes) -> Marks:
+    """Whether each reference word was recognized, and the insertions before each word (and after the last), from an
+    alignment's op codes (align.py). A hypothesis' optional word over nothing (sclite -D) is neither: its words
+    would not pair with another system's; a reference's optional word over nothing is recognized."""
+    if INSERTION not in codes and OPTIONAL_INSERTION not in codes:  # most sentences: a mark per code
+        return list(map(RECOGNIZED.__getitem__, codes)), [0] * (len(codes) + 1)
     correct, inserted = [], [0]
-    for op, r, _ in ops:
-        if op == Op.INSERTION:
+    for c in codes:
+        if c == INSERTION:
             inserted[-1] += 1
-        elif r is None:
-            continue
-        else:
-            correct.append(op == Op.HIT)
+        elif c != OPTIONAL_INSERTION:
+            correct.append(RECOGNIZED[c])
             inserted.append(0)
     return correct, inserted
 
@@ -105,7 +106,8 @@ class MAPSSWE:
     p: float
 
 
-def mapsswe(pairs: Iterable[tuple[Ops, Ops]]) -> MAPSSWE:
+def mapsswe(pairs: Iterable[tuple[bytes, bytes]]) -> MAPSSWE:
+    """MAPSSWE of the sentences' two alignments, each as its op codes (align.py)."""
     return marked_mapsswe((marks(a), marks(b)) for a, b in pairs)
 
 

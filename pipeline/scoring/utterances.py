@@ -11,7 +11,7 @@ from sys import intern
 
 from pipeline.core.records import SPOKEN, Group, Grouped, Status, columns_of, joined, lm_only, one_of
 from pipeline.io.conditions import SILENCE
-from pipeline.scoring.align import ERRORS, OPTIONAL, Alignment, Op, Ops, by_utterance, from_events
+from pipeline.scoring.align import ERRORS, OPTIONAL, Alignment, Op, by_utterance, event_codes, from_events
 from pipeline.scoring import language
 from pipeline.scoring.config import Comparability
 
@@ -216,12 +216,10 @@ class Results:
             found = self._alignments[u.id] = self._read(u)
         return found
 
-    def ops(self, u: ScoredUtterance) -> Ops:
-        """An aligned utterance's alignment steps, read back for one look and not kept (unless `alignment` kept
-        them before): an alignment holds 2.4 KB, so a caller that looks again keeps what it needs of it
-        (comparisons: paired.marks)."""
-        found = self._alignments.get(u.id)
-        return (found or self._read(u)).ops
+    def codes(self, u: ScoredUtterance) -> bytes:
+        """An aligned utterance's op codes (align.py), read back from its error events without its words, and not
+        kept: what a statistic that reads no word needs (MAPSSWE: paired.marks), without building the alignment."""
+        return event_codes(len(u.reference_normalized.split()), self.events_by_id.get(u.id, []))
 
     def _read(self, u: ScoredUtterance) -> Alignment:
         return from_events(u.reference_normalized, u.hypothesis_normalized, self.events_by_id.get(u.id, []))

@@ -189,7 +189,7 @@ def compare(scores: Results, n_boot: int = 1000, seed: int = 1337) -> list[Compa
     def marked(u: ScoredUtterance) -> paired.Marks:
         found = marks.get(u.id)
         if found is None:
-            found = marks[u.id] = paired.marks(scores.ops(u))
+            found = marks[u.id] = paired.marks(scores.codes(u))
         return found
     found = []
     for a, b in combinations(groups, 2):

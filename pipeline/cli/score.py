@@ -20,6 +20,7 @@ from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.lenient import Lenient
 from pipeline.scoring.normalize import Normalizer
 from pipeline.render.terminal import summary_table
+from pipeline.scoring.evaluate import without_cycle_collection
 from pipeline.scoring.files import EVENTS, FILES, SPEAKERS, SUMMARY, SUMMARY_JSON, UTTERANCES, stream
 from pipeline.scoring.utterances import Results
 from pipeline.statistics import STATISTICS, comparisons
@@ -186,8 +187,9 @@ def compare(out: str, cfg: ScoreConfig, speaker_rows: list[speakers.SpeakerSumma
     Wilcoxon, Holm-corrected), from the files just written; comparisons.csv beside them. With `speaker_rows`
     (speakers.csv's), their speakers paired too, as sc_stats pairs them for its sign and Wilcoxon tests
     (speaker_comparisons.csv)."""
-    scored = tables.load((UTTERANCES, EVENTS, SUMMARY_JSON), out, Results)
-    found = comparisons.compare(scored, cfg.bootstrap, cfg.seed)
+    with without_cycle_collection():  # the records read back hold no cycle, as they held none when scored
+        scored = tables.load((UTTERANCES, EVENTS, SUMMARY_JSON), out, Results)
+        found = comparisons.compare(scored, cfg.bootstrap, cfg.seed)
     records.write_csv(Path(out) / COMPARISONS, comparisons.Comparison, found)
     by = speakers.compare(speaker_rows) if speaker_rows else []
     if speaker_rows:

@@ -11,6 +11,7 @@ import csv
 import dataclasses
 import functools
 import io
+import itertools
 import operator
 import typing
 from enum import StrEnum
@@ -275,23 +276,26 @@ def _cells(names: list[str], lists: dict[str, Codec]):
 
 def read_csv(path: str | Path, cls: type[R]) -> list[R]:
     hints, names, spread = typing.get_type_hints(cls), columns(cls), _spread(cls)
-    rows = store.read_csv(path)
-    header = set(rows[0]) if rows else set()
-    missing = set(names) - header - _defaults(cls) if rows else set()
-    if missing:
-        raise ValueError(f"{path}: not a {cls.__name__} table (no column {', '.join(sorted(missing))})")
-    present = [n for n in names if n in header]
-    extra = [k for k in (rows[0] if rows else ()) if k not in names] if spread else []
-    kind = next(f.metadata["columns"] for f in dataclasses.fields(cls) if f.name == spread) if spread else None
-    lists = _joined(cls)
-    parsers = [(n, functools.partial(_split, codec=lists[n]) if n in lists else _parser(hints[n])) for n in present]
-    out = []
-    for row in rows:
-        fields = {n: row[n] if parse is None else parse(row[n]) for n, parse in parsers}
-        if spread:
-            fields[spread] = {k: None if row[k] == "" else kind(row[k]) for k in extra}
-        out.append(cls(**fields))
-    return out
+    with store.csv_rows(path) as rows:
+        first = next(rows, None)
+        if first is None:
+            return []
+        missing = set(names) - set(first) - _defaults(cls)
+        if missing:
+            raise ValueError(f"{path}: not a {cls.__name__} table (no column {', '.join(sorted(missing))})")
+        present = [n for n in names if n in first]
+        extra = [k for k in first if k not in names] if spread else []
+        kind = next(f.metadata["columns"] for f in dataclasses.fields(cls) if f.name == spread) if spread else None
+        lists = _joined(cls)
+        parsers = [(n, functools.partial(_split, codec=lists[n]) if n in lists else _parser(hints[n]))
+                   for n in present]
+        out = []
+        for row in itertools.chain((first,), rows):
+            fields = {n: row[n] if parse is None else parse(row[n]) for n, parse in parsers}
+            if spread:
+                fields[spread] = {k: None if row[k] == "" else kind(row[k]) for k in extra}
+            out.append(cls(**fields))
+        return out
 
 
 def _split(text: str, codec: Codec):

@@ -187,6 +187,8 @@ def compare(scores: Results, n_boot: int = 1000, seed: int = 1337) -> list[Compa
     marks: dict[str, paired.Marks] = {}  # each utterance's, made once for every pair it is in
 
     def marked(u: ScoredUtterance) -> paired.Marks:
+        if len(groups) < 3:  # one pair: each utterance is read once, and its marks need not outlive its segments
+            return paired.marks(scores.codes(u))
         found = marks.get(u.id)
         if found is None:
             found = marks[u.id] = paired.marks(scores.codes(u))

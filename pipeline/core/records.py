@@ -305,7 +305,7 @@ def _split(text: str, codec: Codec):
 def _parser(hint) -> Callable[[str], object] | None:
     """How a cell of a column of this type is read: an empty cell is None where the type allows it, a number is read
     as the int or float the type names (int first), anything else is its text (None: the text as it is). Made once
-    per column: asking the type per cell took most of a 100,000-row table's reading."""
+    per column: asking the type per cell was over a third of reading a 200,000-row table back."""
     kinds = typing.get_args(hint) or (hint,)
     number = int if int in kinds else float if float in kinds else None
     if type(None) not in kinds:

@@ -12,6 +12,7 @@ printed beside sc_stats' own, which they must equal. Writes bench/out/score_comp
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import random
 import re
@@ -28,8 +29,8 @@ RATES = {"a": 0.15, "b": 0.12}
 
 def write_systems(folder: Path, lengths: list[int], vocab: list[str], seed: int) -> None:
     rng = random.Random(seed)
-    files = {name: open(folder / f"{name}.trn", "w") for name in ("ref", *RATES)}
-    with files["ref"], files["a"], files["b"]:
+    with contextlib.ExitStack() as stack:
+        files = {name: stack.enter_context(open(folder / f"{name}.trn", "w")) for name in ("ref", *RATES)}
         for k, n in enumerate(lengths):
             words, uid = [rng.choice(vocab) for _ in range(n)], f"spk_{k:07d}"
             files["ref"].write(f"{' '.join(words)} ({uid})\n")

@@ -68,7 +68,7 @@ def test_mapsswe_sign_and_wilcoxon_agree_with_nist_sc_stats(tmp_path, seed):
     out = sc_stats(tmp_path, refs, a, b)
 
     m = re.search(r"# segs: (\d+)\).*\(mean: ([-\d.]+)\) \(std dev: ([-\d.]+)\) \(Z Stat: ([-\d.]+)\)", out["mapsswe"])
-    ours = mapsswe([(align_codes([r], [x])[0], align_codes([r], [y])[0]) for r, x, y in zip(refs, a, b)])
+    ours = mapsswe(list(zip(align_codes(refs, a), align_codes(refs, b))))
     assert ours.segments == int(m.group(1))
     assert (round(ours.mean, 3), round(ours.sd, 3), round(ours.z, 3)) == tuple(float(x) for x in m.groups()[1:])
 

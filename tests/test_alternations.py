@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.core import store
 from pipeline.scoring import alternations, normalize
-from tests.helpers import SCLITE, sclite_counts
+from tests.helpers import SCLITE, sclite_counts, sclite_pralign
 from tests.test_score_cli import score
 
 needs_sclite = pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
@@ -60,17 +60,21 @@ def test_conversational_references_are_counted_as_sclite_counts_them(tmp_path):
     assert sclite_counts(tmp_path / "out", rewritten) == theirs
 
 
-def random_pairs(rng: random.Random, vocabulary: list[str], n: int, noisy: bool) -> list[tuple[str, str, str]]:
+def random_pairs(rng: random.Random, vocabulary: list[str], n: int, noisy: bool, heard_ways: bool = False
+                 ) -> list[tuple[str, str, str]]:
     """References with alternations of 0-2 words (`@` for none), and hypotheses: one way of saying the reference
-    with words dropped, changed and added, or (noisy=False) words drawn at random."""
+    with words dropped, changed and added, or (noisy=False) words drawn at random; `heard_ways`: some of the
+    hypothesis' words written as alternations too, as a GLM writes them."""
     def words(most: int) -> list[str]:
         return [rng.choice(vocabulary) for _ in range(rng.randint(0, most))]
+
+    def ways() -> str:
+        return "{ " + " / ".join(" ".join(words(2)) or "@" for _ in range(rng.randint(2, 3))) + " }"
     pairs = []
     for k in range(n):
         parts = words(2)
         for _ in range(rng.randint(1, 3)):
-            ways = [" ".join(words(2)) or "@" for _ in range(rng.randint(2, 3))]
-            parts += ["{ " + " / ".join(ways) + " }", *words(2)]
+            parts += [ways(), *words(2)]
         reference = " ".join(parts)
         if noisy:
             said = " ".join(rng.choice(piece) for piece in alternations.parse(reference)).split()
@@ -78,6 +82,8 @@ def random_pairs(rng: random.Random, vocabulary: list[str], n: int, noisy: bool)
             hypothesis += words(1)
         else:
             hypothesis = words(6)
+        if heard_ways:
+            hypothesis = [ways() if rng.random() < 0.2 else w for w in hypothesis] + [ways()] * (rng.random() < 0.3)
         pairs.append((f"spk_u{k:04d}", reference, " ".join(hypothesis)))
     return pairs
 
@@ -93,6 +99,22 @@ def test_random_references_are_aligned_as_sclite_aligns_them(tmp_path, vocabular
     assert ours == sclite_counts(tmp_path, pairs)
 
 
+@needs_sclite
+@pytest.mark.parametrize("vocabulary, noisy", [([f"w{i}" for i in range(40)], True), (list("abcd"), False)],
+                         ids=["transcripts", "four-words"])
+def test_hypotheses_that_write_alternations_are_read_as_sclite_reads_them(tmp_path, vocabulary, noisy):
+    """sclite aligns a hypothesis' network with the reference's: the counts, and the ways read on both sides (its
+    pralign's REF and HYP rows), are sclite's."""
+    pairs = random_pairs(random.Random(11), vocabulary, 800, noisy, heard_ways=True)
+    ours = scored(tmp_path, pairs, "--normalize", "none")
+    theirs = sclite_pralign(tmp_path)
+    assert {u: counts(r) for u, r in ours.items()} == {u: c for u, (c, _, _) in theirs.items()}
+    for uid, row in ours.items():
+        _, ref_row, hyp_row = theirs[uid]
+        assert row["reference"].split() == [w.lower() for w in ref_row if set(w) != {"*"}]  # errors upper-cased
+        assert row["hypothesis"].split() == [w.lower() for w in hyp_row if set(w) != {"*"}]
+
+
 def test_alternations_are_normalized_as_the_rest_and_a_broken_one_is_a_clear_error(tmp_path, monkeypatch):
     rows = scored(tmp_path, [("spk_a", "We're { Going to / gonna } GO!", "we're gonna go")])
     assert rows["spk_a"]["errors"] == "0" and rows["spk_a"]["reference_normalized"] == "we're gonna go"
@@ -105,7 +127,7 @@ def test_alternations_are_normalized_as_the_rest_and_a_broken_one_is_a_clear_err
     assert not (tmp_path / "bad").exists()
     # a normalizer that rewrites across words gives the way's text, aligned as any reference is
     whisper = normalize.for_language("whisper", "en")
-    assert alternations.resolve("{ twenty / 20 } five", "25", whisper) == ("twenty five", None)
+    assert alternations.resolve("{ twenty / 20 } five", "25", whisper) == ("twenty five", None, None)
     rows = scored(tmp_path, [("spk_n", "{ twenty / 20 } five", "25")], "--normalize", "whisper")
     assert rows["spk_n"]["errors"] == "0"
     monkeypatch.setattr(alternations, "MOST_CELLS", 20)

@@ -15,7 +15,7 @@ from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.exec import fanout
 from pipeline.io.inputs import text_lines
-from pipeline.scoring import alternations, language, lenient, normalize, sclite, speakers, stm
+from pipeline.scoring import alternations, glm, language, lenient, normalize, sclite, speakers, stm
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.lenient import Lenient
 from pipeline.scoring.normalize import Normalizer
@@ -41,8 +41,8 @@ def survey(path: str, flag: str) -> tuple[int, list[tuple[str, str]] | None]:
     return n, entries or None
 
 
-def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient = lenient.PLAIN
-               ) -> tuple[Iterator[Pair], speakers.Speaker | None]:
+def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient = lenient.PLAIN,
+               glms: dict[tuple[str, str], glm.Glm] | None = None) -> tuple[Iterator[Pair], speakers.Speaker | None]:
     """The pairs of the two files, both checked whole before the first pair is given, and how their ids name
     speakers, where they do (trn files whose ids, or some of them, have a speaker part: speakers.py; an stm's
     segments). Plain files pair line by line, each line an utterance with its line number as id, empty lines too
@@ -50,9 +50,11 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
     reference and a ctm hypothesis (by their names' suffixes, as sclite is told `stm` and `ctm`) pair as sclite cuts
     them (scoring/stm.py). A reference's alternations (`{ a / b }`) are resolved as sclite resolves them, by the
     hypothesis after `normalizer` (scoring/alternations.py), and so is each pair that `rules` (sclite's -D and -F)
-    could score otherwise."""
+    could score otherwise. `glms`: a GLM's rules for each side and format (glms_of), applied first, as csrfilt.sh
+    filters trn, stm and ctm files (scoring/glm.py): the hypotheses' alternations it writes are then read as sclite
+    reads them."""
     if is_stm(ref_path) or is_ctm(hyp_path):
-        return read_stm_pairs(ref_path, hyp_path, normalizer, rules), stm.speaker_of
+        return read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms), stm.speaker_of
     (n_refs, refs), (n_hyps, hyps) = survey(ref_path, "--ref"), survey(hyp_path, "--hyp")
     if (refs is None) != (hyps is None):
         raise InputError(f"{ref_path} and {hyp_path}: one is a trn file and the other is not; give both as trn "
@@ -67,15 +69,23 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
             raise InputError(f"ids do not match: {len(missing)} only in {ref_path} (e.g. {missing[:3]}), "
                              f"{len(extra)} only in {hyp_path} (e.g. {extra[:3]}); give each utterance a line in "
                              "both, with the same id (where an engine heard nothing, its id alone: `(id)`)")
-        pairs = [Pair(sentence_id=uid, hypothesis=hyp_ids[uid], **resolved(ref_path, uid, text, hyp_ids[uid],
-                                                                           normalizer, rules)) for uid, text in refs]
+        if glms is not None:
+            refs = filtered(glms["ref", "trn"], ref_path, refs)
+            hyp_ids = dict(filtered(glms["hyp", "trn"], hyp_path, hyps))
+        where = f"{ref_path} and {hyp_path}"
+        pairs = [Pair(sentence_id=uid, **resolved(where, uid, text, hyp_ids[uid], normalizer, rules))
+                 for uid, text in refs]
         named = any(speakers.speaker_of(uid) != uid for uid, _ in refs)
         return iter(pairs), speakers.speaker_of if named else None
     if n_refs != n_hyps:
         raise InputError(f"--ref {ref_path} has {n_refs} lines but --hyp {hyp_path} has {n_hyps}; they pair "
                          "line by line, empty lines included (or use trn files with ids)")
-    return (Pair(sentence_id=f"line{n:05d}", hypothesis=h.strip(),
-                 **resolved(ref_path, f"line {n}", r.strip(), h.strip(), normalizer, rules, ways=False))
+    if glms is not None:
+        raise InputError(f"--glm with {ref_path} and {hyp_path}: csrfilt.sh filters trn files (`text (id)` lines), "
+                         "whose braces write alternations; give both as trn")
+    where = f"{ref_path} and {hyp_path}"
+    return (Pair(sentence_id=f"line{n:05d}",
+                 **resolved(where, f"line {n}", r.strip(), h.strip(), normalizer, rules, ways=False))
             for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1)), None
 
 
@@ -87,28 +97,64 @@ def is_ctm(path: str) -> bool:
     return Path(path).suffix.lower() == ".ctm"
 
 
-def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient) -> Iterator[Pair]:
+def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient,
+                   glms: dict[tuple[str, str], glm.Glm] | None) -> Iterator[Pair]:
     if not (is_stm(ref_path) and is_ctm(hyp_path)):
         raise InputError(f"--ref {ref_path}, --hyp {hyp_path}: an stm reference is scored against ctm hypotheses "
                          "(as `sclite -r ref.stm stm -h hyp.ctm ctm`); give the reference as a .stm file and every "
                          "--hyp as a .ctm file, or both as trn or plain text")
-    cut = stm.utterances(stm.read_stm(ref_path), stm.read_ctm(hyp_path), hyp_path)
+    cut = stm.utterances(stm.read_stm(ref_path, rules=glms and glms["ref", "stm"]),
+                         stm.read_ctm(hyp_path, rules=glms and glms["hyp", "ctm"]), hyp_path)
     print(cut.line(hyp_path))
-    return iter([Pair(sentence_id=uid, hypothesis=hyp, **resolved(ref_path, uid, ref, hyp, normalizer, rules))
+    where = f"{ref_path} and {hyp_path}"
+    return iter([Pair(sentence_id=uid, **resolved(where, uid, ref, hyp, normalizer, rules))
                  for uid, ref, hyp in cut.utterances])
 
 
-def resolved(path: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer, rules: Lenient,
+def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer, rules: Lenient,
              ways: bool = True) -> dict:
-    """A Pair's reference, and where it writes alternations, the way it was said and sclite's alignment of it; where
-    sclite's -D or -F (`rules`) could score a word otherwise, that alignment too. `ways`: whether braces write
-    alternations (in trn and stm files, as in sclite's) or are words (in plain lines)."""
-    if not (ways and alternations.held(reference)) and not rules.held(reference, hypothesis):
-        return {"reference": reference}
+    """A Pair's reference and hypothesis, and where either writes alternations, the ways sclite reads them and its
+    alignment; where sclite's -D or -F (`rules`) could score a word otherwise, that alignment too. `ways`: whether
+    braces write alternations (in trn and stm files, as in sclite's) or are words (in plain lines)."""
+    held = ways and (alternations.held(reference) or alternations.held(hypothesis))
+    if not held and not rules.held(reference, hypothesis):
+        return {"reference": reference, "hypothesis": hypothesis}
     try:
-        return alternations.resolve(reference, hypothesis, normalizer, rules, ways)._asdict()
+        found = alternations.resolve(reference, hypothesis, normalizer, rules, ways)
     except ValueError as e:
-        raise InputError(f"--ref {path}: utterance {uid}: {e}") from None
+        raise InputError(f"{where}: utterance {uid}: {e}") from None
+    return {"reference": found.reference, "codes": found.codes,
+            "hypothesis": hypothesis if found.hypothesis is None else found.hypothesis}
+
+
+def filtered(rules: glm.Glm, path: str, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A trn file's (id, text) entries through a GLM, as csrfilt.sh filters the file."""
+    out = []
+    for uid, text in entries:
+        try:
+            out.append((uid, rules.filter(text)))
+        except ValueError as e:
+            raise InputError(f"--glm on {path}: utterance {uid}: {e}") from None
+    return out
+
+
+def glms_of(path: str | None, preset_name: str | None) -> dict[tuple[str, str], glm.Glm] | None:
+    """The GLM's rules for each side of each format, as hubscr.pl has csrfilt.sh apply them (`-t ref -i trn`,
+    `-t hyp -i ctm`, ...: a GLM's sections can apply to some alone)."""
+    if path is None:
+        return None
+    if preset_name:
+        raise ConfigError(f"--glm: --preset {preset_name} scores as its recipe does, without a GLM; leave out one or "
+                          "the other")
+    try:
+        return {(side, fmt): glm.read(path, side, fmt) for side, fmt in GLM_INPUTS}
+    except OSError as e:
+        raise ConfigError(f"--glm {path}: cannot read it ({e.strerror or e})") from None
+    except ValueError as e:
+        raise ConfigError(f"--glm {path}: {e}") from None
+
+
+GLM_INPUTS = (("ref", "trn"), ("hyp", "trn"), ("ref", "stm"), ("hyp", "ctm"))  # what csrfilt.sh is told, by file
 
 
 def systems(given: list[str]) -> list[tuple[str, str]]:
@@ -163,6 +209,20 @@ class Marked:
         return (f"reference: {held}, scored as words, as sclite scores them without {flags}; NIST's hubscr.pl passes "
                 f"-D and -F (a `(uh)` left out is correct, `th-` matches `the`): its numbers are not comparable with "
                 f"these; {options} {'score' if ' and ' in options else 'scores'} as it does")
+
+
+def as_hubscr(rules: Lenient, glm_path: str | None) -> str:
+    """How a scoring with sclite's -D or -F, or a GLM (`glm_path`: its path and digest), stands to NIST's
+    hubscr.pl, which has both."""
+    if rules == lenient.BOTH and glm_path:
+        return (f"scored as NIST's hubscr.pl scores: the GLM {glm_path} applied as csrfilt.sh -dh applies it, then "
+                "sclite -D -F")
+    if glm_path:
+        both = lenient.BOTH.names(lenient.OPTIONS, " ")
+        return (f"the GLM {glm_path} applied as csrfilt.sh -dh applies it; NIST's hubscr.pl then scores with sclite "
+                f"-D -F ({both})" + (f", here {rules.flags} alone" if rules else ""))
+    return (f"scored as sclite {rules.flags} scores (NIST's hubscr.pl passes -D -F, after filtering both texts with a "
+            "GLM: --glm FILE)")
 
 
 def rules_of(args: argparse.Namespace, cfg: ScoreConfig, lang: str) -> Lenient:
@@ -250,6 +310,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--fragments", action="store_true",
                    help="sclite -F: a fragment, `th-` or `-ing`, is correct against a word it begins or ends (with "
                         "--normalize sclite or none); NIST's hubscr.pl scores with both")
+    p.add_argument("--glm", default=None, metavar="FILE",
+                   help="a GLM (NIST's global mapping file) applied to both sides first, as hubscr.pl has csrfilt.sh "
+                        "-dh apply it to trn, stm and ctm files (-t ref, -t hyp): upper case, its rules, hyphens "
+                        "split; the alternations it writes into hypotheses are read as sclite reads them")
     p.add_argument("--out", default="results/score", help="output directory (default results/score)")
     p.add_argument("--outputs", default=None, metavar="FILES",
                    help="comma-separated files to write besides summary.csv and summary.json, as sclite's -o picks "
@@ -272,12 +336,12 @@ def main(argv: list[str]) -> int:
         cfg = apply(cfg, given(args, dests))
         check(cfg)
         rules = rules_of(args, cfg, lang)
-        if rules:
-            comparable = Comparability(line=f"scored as sclite {rules.flags} scores (NIST's hubscr.pl passes -D -F, "
-                                            "after filtering both texts with a GLM: csrfilt.sh's, yours to run first)")
+        glms = glms_of(args.glm, args.preset)
+        if rules or glms:
+            comparable = Comparability(line=as_hubscr(rules, glms and glm.identity(args.glm)))
         hyps = systems(args.hyp)
         normalizer = normalize.for_language(cfg.normalize, lang)
-        read = [(name, *read_pairs(args.ref, path, normalizer, rules)) for name, path in hyps]
+        read = [(name, *read_pairs(args.ref, path, normalizer, rules, glms)) for name, path in hyps]
         outputs = chosen(args.outputs, speakers_named=read[0][2] is not None)
         if len(hyps) > 1 and not {UTTERANCES, EVENTS} <= set(outputs):
             raise ConfigError(f"--outputs: comparing {len(hyps)} systems reads {UTTERANCES.name} and {EVENTS.name}; "

@@ -51,9 +51,11 @@ class Resolved(NamedTuple):
     """A reference with alternations resolved by its hypothesis: the way it was said (its text as written), and the
     alignment's op codes (align.py's) over that way and the hypothesis, both normalized. None where they are not
     that text's and hypothesis's words as the normalizer gives them whole (one that rewrites across words, a
-    hypothesis that writes `@`): then the way's text is aligned as any reference is."""
+    hypothesis that writes `@`): then the way's text is aligned as any reference is. `hypothesis`: where the
+    hypothesis writes alternations, the way it was read (its text as written), which is then what is scored."""
     reference: str
     codes: bytes | None
+    hypothesis: str | None = None
 
 
 class _Network(NamedTuple):
@@ -85,45 +87,61 @@ def align(pieces: list[list[list[str]]], hyp: list[str], lenient: Lenient = PLAI
     for nothing): the way taken through each piece, and the op codes over its words and `hyp`'s, a `@` on either
     side passed over as sclite passes over it (a `@` is never substituted for a word: passing over it and
     inserting the word costs less). `lenient`: sclite's -D and -F, where they are asked for (scoring/lenient.py)."""
-    if all(len(ways) == 1 for ways in pieces) and NOTHING not in hyp:  # one way: a line, not a network
+    taken, _, codes = align_networks(pieces, [[hyp]], lenient)
+    return taken, codes
+
+
+def align_networks(pieces: list[list[list[str]]], heard_pieces: list[list[list[str]]], lenient: Lenient = PLAIN
+                   ) -> tuple[list[int], list[int], bytes]:
+    """align, where the hypothesis too may write alternations (`{ SHE'S / SHE IS }`, as a GLM writes them into a
+    hypothesis): sclite aligns the two networks, and so does this, its cheapest way back through both taken
+    among their ends and their arcs in its order (the reference's arcs before the hypothesis'). The ways taken
+    through each side's pieces, and the op codes."""
+    one_way = all(len(ways) == 1 for ways in (*pieces, *heard_pieces))
+    if one_way:
         said = [w for (way,) in pieces for w in way]
-        if NOTHING not in said and (len(said) + 1) * (len(hyp) + 1) <= MOST_CELLS:
-            return [0] * len(pieces), _line(said, hyp, lenient)
-    net = _network(pieces)
-    words, heard = net.words, [None, *hyp]
+        hyp = [w for (way,) in heard_pieces for w in way]
+        if NOTHING not in said and NOTHING not in hyp and (len(said) + 1) * (len(hyp) + 1) <= MOST_CELLS:
+            return [0] * len(pieces), [0] * len(heard_pieces), _line(said, hyp, lenient)
+    net, hnet = _network(pieces), _network(heard_pieces)
+    words, heard = net.words, hnet.words
     if len(words) * len(heard) > MOST_CELLS:
-        raise ValueError(f"{len(words) - 1:,} words (of every way) against a hypothesis of {len(hyp):,}: sclite's "
-                         f"alignment would hold {len(words) * len(heard):,} cells, at most {MOST_CELLS:,}; cut the "
-                         "utterance into shorter ones")
+        raise ValueError(f"{len(words) - 1:,} words (of every way) against a hypothesis of {len(heard) - 1:,}: "
+                         f"sclite's alignment would hold {len(words) * len(heard):,} cells, at most {MOST_CELLS:,}; "
+                         "cut the utterance into shorter ones")
     said = [None if w is None else lenient.word(w) for w in words]
     written = [None if w is None else lenient.word(w) for w in heard]
     cost, same = lenient.cost, lenient.same
     total = np.empty((len(words), len(heard)), dtype=np.float32)
     back = np.zeros((len(words), len(heard), 2), dtype=np.int32)
     total[0, 0] = 0
-    for b in range(1, len(heard)):
-        total[0, b], back[0, b] = total[0, b - 1] + cost(None, written[b]), (0, b - 1)
+    for b in range(1, len(heard)):  # min keeps the first of equals, as sclite's strict <
+        p = min(hnet.before[b], key=lambda y: total[0, y])
+        total[0, b], back[0, b] = total[0, p] + cost(None, written[b]), (0, p)
     for a in range(1, len(words)):
-        p = min(net.before[a], key=lambda x: total[x, 0])  # min keeps the first of equals, as sclite's strict <
+        p = min(net.before[a], key=lambda x: total[x, 0])
         total[a, 0], back[a, 0] = total[p, 0] + cost(said[a], None), (p, 0)
         for b in range(1, len(heard)):
-            inserted = total[a, b - 1] + cost(None, written[b])
+            i = min(hnet.before[b], key=lambda y: total[a, y])
+            inserted = total[a, i] + cost(None, written[b])
             d = min(net.before[a], key=lambda x: total[x, b])
             deleted = total[d, b] + cost(said[a], None)
-            s = min(net.before[a], key=lambda x: total[x, b - 1])
-            substituted = total[s, b - 1] + cost(said[a], written[b])
+            s = min(((x, y) for x in net.before[a] for y in hnet.before[b]), key=lambda xy: total[xy])
+            substituted = total[s] + cost(said[a], written[b])
             if substituted <= deleted and substituted <= inserted:
-                total[a, b], back[a, b] = substituted, (s, b - 1)
+                total[a, b], back[a, b] = substituted, s
             elif deleted < inserted:
                 total[a, b], back[a, b] = deleted, (d, b)
             else:
-                total[a, b], back[a, b] = inserted, (a, b - 1)
-    a, b = min(net.ends, key=lambda x: total[x, -1]), len(heard) - 1
-    taken, codes = [0] * len(pieces), []
+                total[a, b], back[a, b] = inserted, (a, i)
+    a, b = min(((x, y) for x in net.ends for y in hnet.ends), key=lambda xy: total[xy])
+    taken, taken_heard, codes = [0] * len(pieces), [0] * len(heard_pieces), []
     while a > 0 or b > 0:
         was_a, was_b = (int(x) for x in back[a, b])
         if a > 0:
             taken[net.way[a][0]] = net.way[a][1]
+        if b > 0:
+            taken_heard[hnet.way[b][0]] = hnet.way[b][1]
         if was_a == a:
             if heard[b] != NOTHING:  # sclite -D: a hypothesis' optional word over nothing is correct
                 codes.append(OPTIONAL_INSERTION if written[b].optional else INSERTION)
@@ -133,7 +151,7 @@ def align(pieces: list[list[list[str]]], hyp: list[str], lenient: Lenient = PLAI
         elif words[a] != NOTHING or heard[b] != NOTHING:
             codes.append(HIT if same(said[a], written[b]) else SUBSTITUTION)
         a, b = was_a, was_b
-    return taken, bytes(reversed(codes))
+    return taken, taken_heard, bytes(reversed(codes))
 
 
 def _line(ref: list[str], hyp: list[str], lenient: Lenient) -> bytes:
@@ -184,16 +202,36 @@ def _line(ref: list[str], hyp: list[str], lenient: Lenient) -> bytes:
 def resolve(reference: str, hypothesis: str, normalizer: Normalizer, lenient: Lenient = PLAIN,
             ways: bool = True) -> Resolved:
     """The way `reference` was said, as sclite finds it from `hypothesis` after `normalizer`, and its alignment
-    (with sclite's -D and -F where `lenient` asks for them: a reference without alternations is said one way).
-    `ways`: whether braces write alternations; without, the reference is said as written, braces and all."""
-    pieces = parse(reference) if ways else [(reference,)]
-    said = [[normalizer.references([way])[0].split() or ([] if len(piece) == 1 else [NOTHING]) for way in piece]
-            for piece in pieces]
-    hyp = normalizer.hypotheses([hypothesis])[0].split()
-    taken, codes = align(said, hyp, lenient)
-    text = " ".join(" ".join(piece[k].split()) for piece, k in zip(pieces, taken) if piece[k].strip())
+    (with sclite's -D and -F where `lenient` asks for them: a reference without alternations is said one way);
+    where the hypothesis writes alternations too, the way it is read. `ways`: whether braces write alternations;
+    without, both texts are read as written, braces and all. ValueError names the side whose braces are wrong."""
+    pieces = _pieces(reference, ways, "the reference")
+    heard_pieces = _pieces(hypothesis, ways and held(hypothesis), "the hypothesis")
+    said = [_ways(piece, normalizer.references) for piece in pieces]
+    heard = [_ways(piece, normalizer.hypotheses) for piece in heard_pieces]
+    taken, taken_heard, codes = align_networks(said, heard, lenient)
+    text = _taken_text(pieces, taken)
     words = [w for piece, k in zip(said, taken) for w in piece[k] if w != NOTHING]
+    read = _taken_text(heard_pieces, taken_heard) if len(heard_pieces) > 1 else None
+    hyp = [w for piece, k in zip(heard, taken_heard) for w in piece[k] if len(piece) == 1 or w != NOTHING]
     consumed = (sum(c not in HYP_ONLY for c in codes), sum(c not in REF_ONLY for c in codes))
-    if consumed != (len(words), len(hyp)) or normalizer.references([text])[0].split() != words:
-        return Resolved(text, None)
-    return Resolved(text, codes)
+    if (consumed != (len(words), len(hyp)) or normalizer.references([text])[0].split() != words
+            or (read is not None and normalizer.hypotheses([read])[0].split() != hyp)):
+        return Resolved(text, None, read)
+    return Resolved(text, codes, read)
+
+
+def _pieces(text: str, ways: bool, side: str) -> list[tuple[str, ...]]:
+    try:
+        return parse(text) if ways else [(text,)]
+    except ValueError as e:
+        raise ValueError(f"{side}: {e}") from None
+
+
+def _ways(piece: tuple[str, ...], normalized) -> list[list[str]]:
+    """A piece's ways as words after the normalizer: a way of an alternation that says nothing is `@`."""
+    return [normalized([way])[0].split() or ([] if len(piece) == 1 else [NOTHING]) for way in piece]
+
+
+def _taken_text(pieces: list[tuple[str, ...]], taken: list[int]) -> str:
+    return " ".join(" ".join(piece[k].split()) for piece, k in zip(pieces, taken) if piece[k].strip())

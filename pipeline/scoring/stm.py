@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from pipeline.errors import InputError
+from pipeline.scoring import glm
 from pipeline.io.inputs import text_lines
 
 IGNORED = ("IGNORE_TIME_SEGMENT_IN_SCORING", "IGNORETIMESEGMENTINSCORING")
@@ -37,16 +38,19 @@ class Segment:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Word:
-    """One ctm line: `file channel start duration word [confidence]`."""
+    """One ctm line: `file channel start duration word [confidence]`; or one of the words, or the alternation
+    (`word` its text, `{ A / B C }`), a GLM rewrote its word into, in its line's place (`start`, `duration`) and
+    placed in a segment as sclite places what csrfilt.sh writes for it (`placed_at`)."""
     file: str
     channel: str
     start: float
     duration: float
     word: str
+    placed_at: float | None = None
 
     @property
     def midpoint(self) -> float:
-        return self.start + self.duration / 2
+        return self.start + self.duration / 2 if self.placed_at is None else self.placed_at
 
 
 def _fields(path: str, flag: str, least: int, kind: str, layout: str) -> Iterator[tuple[int, list[str]]]:
@@ -66,29 +70,55 @@ def _seconds(value: str, path: str, flag: str, n: int, what: str) -> float:
         raise InputError(f"{flag} {path}: line {n}: its {what} {value!r} is not a number of seconds") from None
 
 
-def read_stm(path: str, flag: str = "--ref") -> list[Segment]:
+def read_stm(path: str, flag: str = "--ref", rules: glm.Glm | None = None) -> list[Segment]:
+    """`rules`: a GLM's, applied to each segment's text as csrfilt.sh -i stm applies them."""
     out = []
     for n, fields in _fields(path, flag, 5, "stm", "file channel speaker start end [<labels>] text"):
         words = fields[5:]
         if words and words[0].startswith("<"):
             words = words[1:]
+        text = " ".join(words)
+        if rules is not None:
+            text = _filtered(rules, text, path, n)
         out.append(Segment(file=fields[0], channel=fields[1], speaker=fields[2],
                            start=_seconds(fields[3], path, flag, n, "start"),
-                           end=_seconds(fields[4], path, flag, n, "end"), text=" ".join(words)))
+                           end=_seconds(fields[4], path, flag, n, "end"), text=text))
     if not out:
         raise InputError(f"{flag} {path}: no segment; an stm line is `file channel speaker start end text`")
     return out
 
 
-def read_ctm(path: str, flag: str = "--hyp") -> list[Word]:
+def read_ctm(path: str, flag: str = "--hyp", rules: glm.Glm | None = None) -> list[Word]:
+    """`rules`: a GLM's, applied to each word as csrfilt.sh -i ctm applies them: a word it rewrites into several
+    is as many words, each placed by the time csrfilt gives it, and one it rewrites into an alternation is one
+    Word whose text writes it (`{ A / B C }`), placed by its words' latest midpoint, as sclite places csrfilt's
+    <ALT_BEGIN> block."""
     out = []
     for n, fields in _fields(path, flag, 5, "ctm", "file channel start duration word [confidence]"):
         if fields[4].upper().startswith("<ALT"):
             raise InputError(f"{flag} {path}: line {n}: ctm alternations ({fields[4]}) are not read; give one word "
                              "per time")
-        out.append(Word(file=fields[0], channel=fields[1], start=_seconds(fields[2], path, flag, n, "start"),
-                        duration=_seconds(fields[3], path, flag, n, "duration"), word=fields[4]))
+        start, duration = (_seconds(fields[k], path, flag, n, what) for k, what in ((2, "start"), (3, "duration")))
+        if rules is None:
+            out.append(Word(file=fields[0], channel=fields[1], start=start, duration=duration, word=fields[4]))
+            continue
+        try:
+            entries = glm.ctm_words(fields, rules.filter(fields[4], padded=False))
+        except ValueError as e:
+            raise InputError(f"--glm on {path}: line {n}: {e}") from None
+        for ways in entries:
+            text = " / ".join(" ".join(w.word for w in way) for way in ways)
+            out.append(Word(file=fields[0], channel=fields[1], start=start, duration=duration,
+                            word=text if len(ways) == 1 else f"{{ {text} }}",
+                            placed_at=max(float(w.start) + float(w.duration) / 2 for way in ways for w in way)))
     return out
+
+
+def _filtered(rules: glm.Glm, text: str, path: str, n: int) -> str:
+    try:
+        return rules.filter(text)
+    except ValueError as e:
+        raise InputError(f"--glm on {path}: line {n}: {e}") from None
 
 
 def channel(file: str, name: str) -> tuple[str, str]:

@@ -41,6 +41,7 @@ class Glm:
     def __init__(self, rules: tuple[Rule, ...], case_sensitive: bool, name: str) -> None:
         self.rules, self.case_sensitive, self.name = rules, case_sensitive, name
         self._trie = _trie(rules, self._key)
+        self._next = re.compile(_pattern(self._trie), re.DOTALL) if self._trie else None
 
     def _key(self, text: str) -> str:
         """What rules are matched against: the text itself, or its A-Z folded (C's strncasecmp)."""
@@ -52,6 +53,12 @@ class Glm:
         them in the file's order whose contexts hold fires."""
         key, out, i, n = self._key(text), [], 0, len(text)
         while i < n:
+            start = self._next.search(key, i) if self._next else None
+            if start is None:  # no rule's A starts anywhere after i: the rest is copied
+                out.append(text[i:])
+                break
+            out.append(text[i:start.start()])
+            i = start.start()
             node, j, found = self._trie, i, []
             while j < n and key[j] in node:
                 node = node[key[j]]
@@ -73,21 +80,22 @@ class Glm:
         either side) or of a ctm line's word (not padded): ValueError where its optionally deletable parentheses
         are nested or unpaired, as csrfilt refuses the file. `upcase`: without csrfilt's -s; `split_hyphens`: its
         -dh, as hubscr.pl passes both."""
-        raw = re.sub(r"[ \t]+", " ", f" {_bytes(text)} " if padded else _bytes(text))
-        if _unpaired(raw):
+        raw = _BLANKS.sub(" ", f" {_bytes(text)} " if padded else _bytes(text))
+        if ("(" in raw or ")" in raw) and _unpaired(raw):
             raise ValueError(f"{text!r}: parentheses nested or unpaired (csrfilt.sh filters only texts whose every `(` "
                              "closes before the next opens)")
         line = raw.translate(_UPPER) if upcase else raw
         line = " " + line.replace("(", "( ").replace(")", " )") + " \n"
         line = self.rewrite(line)
-        if split_hyphens:
-            line = re.sub(r"([^( ])-(?=[^) ])", r"\1 ", line)
-        changed = 1
+        if split_hyphens and "-" in line:
+            line = _HYPHEN.sub(r"\1 ", line)
+        changed = "(" in line
         while changed:
             line, changed = _OPTIONAL_RUN.subn(r"\1) ( \2", line, count=1)
-        line = re.sub(r" $", "", re.sub(r"^ ", "", line), count=1)
-        line = re.sub(r"\s+\)", ")", re.sub(r"\(\s+", "(", line, flags=re.ASCII), flags=re.ASCII)
-        return _text(re.sub(r"[ \t]+", " ", line.rstrip("\n")).strip(" \t"))
+        line = _LAST_SPACE.sub("", line.removeprefix(" "), count=1)
+        if "(" in line:
+            line = _CLOSING.sub(")", _OPENING.sub("(", line))
+        return _text(_BLANKS.sub(" ", line.rstrip("\n")).strip(" \t"))
 
 
 class Timed(NamedTuple):
@@ -127,7 +135,12 @@ def _number(field: str) -> float:
     return float(found.group()) if found else 0.0
 
 
+# csrfilt.sh's Perl steps; its \s is ASCII's, as Perl's is on bytes
+_BLANKS = re.compile(r"[ \t]+")
+_HYPHEN = re.compile(r"([^( ])-(?=[^) ])")
 _OPTIONAL_RUN = re.compile(r"(\(\s+[^()\s]+\s+)([^()\s]+)", re.ASCII)
+_LAST_SPACE = re.compile(r" $")
+_OPENING, _CLOSING = re.compile(r"\(\s+", re.ASCII), re.compile(r"\s+\)", re.ASCII)
 
 
 def _bytes(text: str) -> str:
@@ -166,6 +179,17 @@ def _trie(rules: tuple[Rule, ...], key) -> dict:
 def identity(path: str | Path) -> str:
     """The GLM as a scoring records it: its path, and its bytes' digest (a GLM is revised under the same name)."""
     return f"{path} (sha256 {hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]})"
+
+
+def _pattern(node: dict) -> str:
+    """A regex that matches where some A of the trie starts (the trie written as nested alternatives, each
+    starting with its character, which Python's regex engine tests before entering it): where it finds nothing,
+    no rule can fire, and the text is copied up to the next place it does."""
+    branches = [re.escape(c) + _pattern(child) for c, child in node.items() if c != _END]
+    if not branches:
+        return ""
+    alternatives = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    return f"(?:{alternatives})?" if _END in node else alternatives
 
 
 def read(path: str | Path, side: str, input_format: str = "trn") -> Glm:

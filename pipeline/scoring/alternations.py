@@ -111,7 +111,83 @@ def align_networks(pieces: list[list[list[str]]], heard_pieces: list[list[list[s
                          "cut the utterance into shorter ones")
     said = [None if w is None else lenient.word(w) for w in words]
     written = [None if w is None else lenient.word(w) for w in heard]
-    cost, same = lenient.cost, lenient.same
+    same = lenient.same
+    if NOTHING not in words and NOTHING not in heard:
+        back = _whole_weights(net, hnet, said, written, lenient)
+    else:
+        back = _float_weights(net, hnet, said, written, lenient)
+    a, b = back.pop()
+    taken, taken_heard, codes = [0] * len(pieces), [0] * len(heard_pieces), []
+    while a > 0 or b > 0:
+        was_a, was_b = back[a][b]
+        if a > 0:
+            taken[net.way[a][0]] = net.way[a][1]
+        if b > 0:
+            taken_heard[hnet.way[b][0]] = hnet.way[b][1]
+        if was_a == a:
+            if heard[b] != NOTHING:  # sclite -D: a hypothesis' optional word over nothing is correct
+                codes.append(OPTIONAL_INSERTION if written[b].optional else INSERTION)
+        elif was_b == b:
+            if words[a] != NOTHING:
+                codes.append(OPTIONAL_DELETION if said[a].optional else DELETION)
+        elif words[a] != NOTHING or heard[b] != NOTHING:
+            codes.append(HIT if same(said[a], written[b]) else SUBSTITUTION)
+        a, b = was_a, was_b
+    return taken, taken_heard, bytes(reversed(codes))
+
+
+def _whole_weights(net: _Network, hnet: _Network, said: list, written: list, lenient: Lenient) -> list:
+    """_float_weights' steps where no `@` is on either side: every weight is a whole number, so the sums are
+    exact in sclite's floats too, and Python's integers and lists take the same steps ten times faster. Each
+    cell's step back, and last the cell the way back starts from."""
+    same, miss = lenient.same, int(UNEQUAL)
+    dropped = [0] + [int(lenient.cost(w, None)) for w in said[1:]]
+    added = [0] + [int(lenient.cost(None, w)) for w in written[1:]]
+    n_heard = len(written)
+    total, back = [[0] * n_heard], [[(0, 0)] * n_heard]
+    for b in range(1, n_heard):
+        p = _first_least(hnet.before[b], total[0])
+        total[0][b] = total[0][p] + added[b]
+        back[0][b] = (0, p)
+    for a in range(1, len(said)):
+        before, r, drop = net.before[a], said[a], dropped[a]
+        p = min(before, key=lambda x: total[x][0])  # min keeps the first of equals, as sclite's strict <
+        row, steps = [total[p][0] + drop] + [0] * (n_heard - 1), [(p, 0)] + [(0, 0)] * (n_heard - 1)
+        for b in range(1, n_heard):
+            h, into = written[b], hnet.before[b]
+            i = _first_least(into, row)
+            inserted = row[i] + added[b]
+            d = before[0] if len(before) == 1 else min(before, key=lambda x: total[x][b])
+            deleted = total[d][b] + drop
+            s, least = (before[0], into[0]), total[before[0]][into[0]]
+            if len(before) > 1 or len(into) > 1:
+                for x in before:
+                    for y in into:
+                        if total[x][y] < least:
+                            s, least = (x, y), total[x][y]
+            equal = r.text == h.text if not (r.fragment or h.fragment) else same(r, h)
+            substituted = least + (0 if equal else miss)
+            if substituted <= deleted and substituted <= inserted:
+                row[b], steps[b] = substituted, s
+            elif deleted < inserted:
+                row[b], steps[b] = deleted, (d, b)
+            else:
+                row[b], steps[b] = inserted, (a, i)
+        total.append(row)
+        back.append(steps)
+    back.append(min(((x, y) for x in net.ends for y in hnet.ends), key=lambda xy: total[xy[0]][xy[1]]))
+    return back
+
+
+def _first_least(among: list[int], row: list) -> int:
+    return among[0] if len(among) == 1 else min(among, key=row.__getitem__)
+
+
+def _float_weights(net: _Network, hnet: _Network, said: list, written: list, lenient: Lenient) -> list:
+    """sclite's cells in its single-precision floats, where a `@` weighs 0.001: each cell's step back, and last
+    the cell the way back starts from."""
+    cost = lenient.cost
+    words, heard = net.words, hnet.words
     total = np.empty((len(words), len(heard)), dtype=np.float32)
     back = np.zeros((len(words), len(heard), 2), dtype=np.int32)
     total[0, 0] = 0
@@ -134,24 +210,9 @@ def align_networks(pieces: list[list[list[str]]], heard_pieces: list[list[list[s
                 total[a, b], back[a, b] = deleted, (d, b)
             else:
                 total[a, b], back[a, b] = inserted, (a, i)
-    a, b = min(((x, y) for x in net.ends for y in hnet.ends), key=lambda xy: total[xy])
-    taken, taken_heard, codes = [0] * len(pieces), [0] * len(heard_pieces), []
-    while a > 0 or b > 0:
-        was_a, was_b = (int(x) for x in back[a, b])
-        if a > 0:
-            taken[net.way[a][0]] = net.way[a][1]
-        if b > 0:
-            taken_heard[hnet.way[b][0]] = hnet.way[b][1]
-        if was_a == a:
-            if heard[b] != NOTHING:  # sclite -D: a hypothesis' optional word over nothing is correct
-                codes.append(OPTIONAL_INSERTION if written[b].optional else INSERTION)
-        elif was_b == b:
-            if words[a] != NOTHING:
-                codes.append(OPTIONAL_DELETION if said[a].optional else DELETION)
-        elif words[a] != NOTHING or heard[b] != NOTHING:
-            codes.append(HIT if same(said[a], written[b]) else SUBSTITUTION)
-        a, b = was_a, was_b
-    return taken, taken_heard, bytes(reversed(codes))
+    steps = back.tolist()
+    steps.append(min(((x, y) for x in net.ends for y in hnet.ends), key=lambda xy: total[xy]))
+    return steps
 
 
 def _line(ref: list[str], hyp: list[str], lenient: Lenient) -> bytes:

@@ -1,14 +1,15 @@
-"""sclite's alternations in a trn reference: `we are { going to / gonna } go`, `hello { there / @ } world`. Each
-`{ … / … }` holds the ways the words may have been said, `@` the way of saying nothing; NIST's references for
-conversational speech write them (hesitations, contractions, spellings of names), and sclite scores a hypothesis
-against whichever way aligns best, counting that way's words alone.
+"""sclite's alternations in a trn reference, `we are { going to / gonna } go`, `hello { there / @ } world`, and in a
+hypothesis, as a GLM writes them into one (scoring/glm.py). Each `{ … / … }` holds the ways the words may have been
+said, `@` the way of saying nothing; NIST's references for conversational speech write them (hesitations,
+contractions, spellings of names), and sclite scores a hypothesis against whichever way aligns best, counting that
+way's words alone.
 
-sclite aligns the hypothesis with the network of the reference's ways (sctk's net_dp.c), and so does `align`
-here, step for step: its weights (`@` costs 0.001 to pass over, so a way that says something wins a tie), its
-single-precision sums, its preference on a tie (a hit or substitution, then a deletion, then an insertion; among
-the ways into a word, the first written), and its way back from the cheapest end. The tests check every count
-against sclite's on random references. What is then scored, written and shown is the way the alignment took, as
-sclite's pralign shows it, aligned as sclite aligned it."""
+sclite aligns the network of the hypothesis' ways (one, where it writes none) with the reference's (sctk's
+net_dp.c), and so does `align` here, step for step: its weights (`@` costs 0.001 to pass over, so a way that says
+something wins a tie), its single-precision sums, its preference on a tie (a hit or substitution, then a deletion,
+then an insertion; among the ways into a word, the first written), and its way back from the cheapest end. The tests
+check every count against sclite's on random references. What is then scored, written and shown is the way the
+alignment took, as sclite's pralign shows it, aligned as sclite aligned it."""
 from __future__ import annotations
 
 import re
@@ -82,21 +83,15 @@ def _network(pieces: list[list[list[str]]]) -> _Network:
     return net
 
 
-def align(pieces: list[list[list[str]]], hyp: list[str], lenient: Lenient = PLAIN) -> tuple[list[int], bytes]:
-    """sclite's alignment of `hyp` with a reference's network (each piece its ways, each way its words, `@` alone
-    for nothing): the way taken through each piece, and the op codes over its words and `hyp`'s, a `@` on either
-    side passed over as sclite passes over it (a `@` is never substituted for a word: passing over it and
-    inserting the word costs less). `lenient`: sclite's -D and -F, where they are asked for (scoring/lenient.py)."""
-    taken, _, codes = align_networks(pieces, [[hyp]], lenient)
-    return taken, codes
-
-
-def align_networks(pieces: list[list[list[str]]], heard_pieces: list[list[list[str]]], lenient: Lenient = PLAIN
-                   ) -> tuple[list[int], list[int], bytes]:
-    """align, where the hypothesis too may write alternations (`{ SHE'S / SHE IS }`, as a GLM writes them into a
-    hypothesis): sclite aligns the two networks, and so does this, its cheapest way back through both taken
-    among their ends and their arcs in its order (the reference's arcs before the hypothesis'). The ways taken
-    through each side's pieces, and the op codes."""
+def align(pieces: list[list[list[str]]], heard_pieces: list[list[list[str]]], lenient: Lenient = PLAIN
+          ) -> tuple[list[int], list[int], bytes]:
+    """sclite's alignment of a hypothesis' network with a reference's (each piece its ways, each way its words, `@`
+    alone for nothing; a hypothesis too may write alternations, as a GLM writes them into one: `{ SHE'S / SHE IS
+    }`): the way taken through each side's pieces, and the op codes over the words of the ways taken, a `@` on
+    either side passed over as sclite passes over it (a `@` is never substituted for a word: passing over it and
+    inserting the word costs less). Its cheapest way back is taken among both networks' ends and arcs in sclite's
+    order, the reference's before the hypothesis'. `lenient`: sclite's -D and -F, where they are asked for
+    (scoring/lenient.py)."""
     one_way = all(len(ways) == 1 for ways in (*pieces, *heard_pieces))
     if one_way:
         said = [w for (way,) in pieces for w in way]
@@ -138,7 +133,7 @@ def align_networks(pieces: list[list[list[str]]], heard_pieces: list[list[list[s
 
 def _whole_weights(net: _Network, hnet: _Network, said: list, written: list, lenient: Lenient) -> list:
     """_float_weights' steps where no `@` is on either side: every weight is a whole number, so the sums are
-    exact in sclite's floats too, and Python's integers and lists take the same steps ten times faster. Each
+    exact in sclite's floats too, and Python's integers and lists take the same steps several times faster. Each
     cell's step back, and last the cell the way back starts from."""
     same, miss = lenient.same, int(UNEQUAL)
     dropped = [0] + [int(lenient.cost(w, None)) for w in said[1:]]
@@ -270,7 +265,7 @@ def resolve(reference: str, hypothesis: str, normalizer: Normalizer, lenient: Le
     heard_pieces = _pieces(hypothesis, ways and held(hypothesis), "the hypothesis")
     said = [_ways(piece, normalizer.references) for piece in pieces]
     heard = [_ways(piece, normalizer.hypotheses) for piece in heard_pieces]
-    taken, taken_heard, codes = align_networks(said, heard, lenient)
+    taken, taken_heard, codes = align(said, heard, lenient)
     text = _taken_text(pieces, taken)
     words = [w for piece, k in zip(said, taken) for w in piece[k] if w != NOTHING]
     read = _taken_text(heard_pieces, taken_heard) if len(heard_pieces) > 1 else None

@@ -1,17 +1,18 @@
-"""A GLM (NIST's global mapping file) applied to a text as sctk's `csrfilt.sh -i trn -t ref|hyp -dh GLM` applies it,
+"""A GLM (NIST's global mapping file) applied as sctk's `csrfilt.sh -i trn|stm|ctm -t ref|hyp -dh GLM` applies it,
 before scoring: NIST's hubscr.pl filters both sides so, then scores with sclite -D -F. The rules are rfilter1's
 (sctk's doc/GLMRules.txt): `A => B` or `A => B / C __ D`, tried in the file's order at each character of the text,
-the first whose A, with C before it and D after it in the text as given, lines up there writing B and moving past
-A; a character no rule takes is copied. Around them csrfilt upper-cases a-z,
-spaces out parentheses, splits hyphenated words (`-dh`), cuts an optionally deletable group into one group a word
-(`(a b)` → `(a) (b)`) and leaves one space between words. A `;; INPUT_DEPENDENT_APPLICATION = "<regex>"` line makes
-the rules after it apply only where the regex matches the input's format (here `trn`) or its side (`ref`, `hyp`):
-NIST's English GLMs expand a hypothesis' contractions into alternations (`{ SHE'S / SHE IS / SHE HAS }`), which
-sclite, and `score`, then resolve as a reference's.
+the first whose A, with C before it and D after it in the text as given, lines up there writing B and moving past A;
+a character no rule takes is copied. Around them csrfilt upper-cases a-z, spaces out parentheses, splits hyphenated
+words (`-dh`), cuts an optionally deletable group into one group a word (`(a b)` → `(a) (b)`) and leaves one space
+between words. A `;; INPUT_DEPENDENT_APPLICATION = "<regex>"` line makes the rules after it apply only where the
+regex matches the input's format (`trn`, `stm`, `ctm`) or its side (`ref`, `hyp`): NIST's English GLMs expand a
+hypothesis' contractions into alternations (`{ SHE'S / SHE IS / SHE HAS }`), which sclite, and `score`, then read as
+a reference's. A ctm is filtered a word at a time, and csrfilt writes a word rewritten into several with its line's
+time shared among them (ctm_words).
 
 Each step is sctk's, quirks kept, and the tests hold every output to csrfilt.sh's on random texts and rules. The
-text is rfilter1's bytes (UTF-8), seen one byte a character, matched without case where the GLM asks, in A-Z
-alone, as C's strncasecmp matches."""
+text is rfilter1's bytes (UTF-8), seen one byte a character, matched without case where the GLM asks, in A-Z alone,
+as C's strncasecmp matches."""
 from __future__ import annotations
 
 import hashlib
@@ -36,7 +37,7 @@ class Rule(NamedTuple):
 
 
 class Glm:
-    """The rules that apply to one side of a trn file, and how they match."""
+    """The rules csrfilt.sh gives rfilter1 for one side of one format, and how they match."""
 
     def __init__(self, rules: tuple[Rule, ...], case_sensitive: bool, name: str) -> None:
         self.rules, self.case_sensitive, self.name = rules, case_sensitive, name

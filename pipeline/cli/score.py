@@ -53,6 +53,7 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
     could score otherwise. `glms`: a GLM's rules for each side and format (glms_of), applied first, as csrfilt.sh
     filters trn, stm and ctm files (scoring/glm.py): the hypotheses' alternations it writes are then read as sclite
     reads them."""
+    where = f"{ref_path} and {hyp_path}"
     if is_stm(ref_path) or is_ctm(hyp_path):
         return read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms), stm.speaker_of
     (n_refs, refs), (n_hyps, hyps) = survey(ref_path, "--ref"), survey(hyp_path, "--hyp")
@@ -72,7 +73,6 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
         if glms is not None:
             refs = filtered(glms["ref", "trn"], ref_path, refs)
             hyp_ids = dict(filtered(glms["hyp", "trn"], hyp_path, hyps))
-        where = f"{ref_path} and {hyp_path}"
         pairs = [Pair(sentence_id=uid, **resolved(where, uid, text, hyp_ids[uid], normalizer, rules))
                  for uid, text in refs]
         named = any(speakers.speaker_of(uid) != uid for uid, _ in refs)
@@ -83,7 +83,6 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
     if glms is not None:
         raise InputError(f"--glm with {ref_path} and {hyp_path}: csrfilt.sh filters trn files (`text (id)` lines), "
                          "whose braces write alternations; give both as trn")
-    where = f"{ref_path} and {hyp_path}"
     return (Pair(sentence_id=f"line{n:05d}",
                  **resolved(where, f"line {n}", r.strip(), h.strip(), normalizer, rules, ways=False))
             for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1)), None

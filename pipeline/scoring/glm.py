@@ -39,8 +39,8 @@ class Rule(NamedTuple):
 class Glm:
     """The rules csrfilt.sh gives rfilter1 for one side of one format, and how they match."""
 
-    def __init__(self, rules: tuple[Rule, ...], case_sensitive: bool, name: str) -> None:
-        self.rules, self.case_sensitive, self.name = rules, case_sensitive, name
+    def __init__(self, rules: tuple[Rule, ...], case_sensitive: bool) -> None:
+        self.rules, self.case_sensitive = rules, case_sensitive
         self._trie = _trie(rules, self._key)
         self._next = re.compile(_pattern(self._trie), re.DOTALL) if self._trie else None
 
@@ -76,19 +76,19 @@ class Glm:
                 i += len(rule.source)
         return "".join(out)
 
-    def filter(self, text: str, upcase: bool = True, split_hyphens: bool = True, padded: bool = True) -> str:
+    def filter(self, text: str, padded: bool = True) -> str:
         """csrfilt.sh's filtering of a trn or stm line's text (`padded`: as csrfilt cuts it from the line, a space
         either side) or of a ctm line's word (not padded): ValueError where its optionally deletable parentheses
-        are nested or unpaired, as csrfilt refuses the file. `upcase`: without csrfilt's -s; `split_hyphens`: its
-        -dh, as hubscr.pl passes both."""
+        are nested or unpaired, as csrfilt refuses the file. Upper-cased (csrfilt without -s) and hyphens split
+        (-dh), as hubscr.pl has it filter English."""
         raw = _BLANKS.sub(" ", f" {_bytes(text)} " if padded else _bytes(text))
         if ("(" in raw or ")" in raw) and _unpaired(raw):
             raise ValueError(f"{text!r}: parentheses nested or unpaired (csrfilt.sh filters only texts whose every `(` "
                              "closes before the next opens)")
-        line = raw.translate(_UPPER) if upcase else raw
+        line = raw.translate(_UPPER)
         line = " " + line.replace("(", "( ").replace(")", " )") + " \n"
         line = self.rewrite(line)
-        if split_hyphens and "-" in line:
+        if "-" in line:
             line = _HYPHEN.sub(r"\1 ", line)
         changed = "(" in line
         while changed:
@@ -108,11 +108,12 @@ class Timed(NamedTuple):
 
 
 def ctm_words(fields: list[str], text: str) -> list[list[list[Timed]]]:
-    """What csrfilt.sh -i ctm writes for a ctm line (`fields`: file, channel, start, duration, word, and what
-    follows) whose word the GLM made `text`: each entry its ways (one, or an alternation's: `{ A / B C }`), each
-    way its words. A line csrfilt leaves whole keeps its times as written; one it rewrites has each way's words
-    share the duration, and loses a confidence no word of it can hold (its last field, if a number, is taken for
-    one, as csrfilt takes it). ValueError for an alternative of no word, where csrfilt's Perl divides by zero."""
+    """What csrfilt.sh -i ctm writes for a ctm line (`fields`: file, channel, start, duration, word, and what follows,
+    its times numbers: stm.read_ctm checks them) whose word the GLM made `text`: each entry its ways (one, or an
+    alternation's: `{ A / B C }`), each way its words. A line csrfilt leaves whole keeps its times as written; one
+    it rewrites has each way's words share the duration, and loses a confidence no word of it can hold (its last
+    field, if a number, is taken for one, as csrfilt takes it). ValueError for an alternative of no word, where
+    csrfilt's Perl divides by zero."""
     tokens = [*fields[:4], *re.sub(r"([{}])", r" \1 ", text).split(), *fields[5:]]
     if len(tokens) == 5:
         return [[[Timed(tokens[2], tokens[3], tokens[4])]]]
@@ -125,15 +126,9 @@ def ctm_words(fields: list[str], text: str) -> list[list[list[Timed]]]:
         words = way.replace("{", "").replace("}", "").split()
         if not words:
             raise ValueError(f"{text!r}: an alternative of no word (csrfilt.sh divides the duration by its words)")
-        share = _number(tokens[3]) / len(words)
-        ways.append([Timed(f"{_number(tokens[2]) + share * k:.3f}", f"{share:.3f}", w) for k, w in enumerate(words)])
+        share = float(tokens[3]) / len(words)
+        ways.append([Timed(f"{float(tokens[2]) + share * k:.3f}", f"{share:.3f}", w) for k, w in enumerate(words)])
     return [ways] if len(ways) > 1 else [[[w]] for w in ways[0]] if ways else []
-
-
-def _number(field: str) -> float:
-    """Perl's number of a field: its leading decimal, 0 where it has none."""
-    found = re.match(r"\s*[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?)", field, re.IGNORECASE)
-    return float(found.group()) if found else 0.0
 
 
 # csrfilt.sh's Perl steps; its \s is ASCII's, as Perl's is on bytes
@@ -212,7 +207,7 @@ def read(path: str | Path, side: str, input_format: str = "trn") -> Glm:
             raise ValueError(f"line {n}: longer than the {LINE_LENGTH} characters rfilter1 reads of a line")
     (_, first), *body = kept
     flag = re.match(r"[!-~]*", first).group()  # rfilter1's comment mark: the first line's first token
-    settings = {"format": FORMAT, "max_nrules": MAX_NRULES, "copy_no_hit": True, "case_sensitive": True, "name": ""}
+    settings = {"format": FORMAT, "max_nrules": MAX_NRULES, "copy_no_hit": True, "case_sensitive": True}
     rules: list[Rule] = []
     for n, line in body:
         line = line.rstrip(_SPACE)
@@ -232,7 +227,7 @@ def read(path: str | Path, side: str, input_format: str = "trn") -> Glm:
     if not settings["copy_no_hit"]:
         raise ValueError("copy_no_hit is false: rfilter1 would drop each line's end too, and csrfilt.sh run the "
                          "whole file into one line; NIST's GLMs copy what no rule takes (`* copy_no_hit = 'T'`)")
-    return Glm(tuple(rules), settings["case_sensitive"], str(settings["name"]))
+    return Glm(tuple(rules), settings["case_sensitive"])
 
 
 def _setting(line: str, settings: dict, n: int) -> None:
@@ -244,7 +239,7 @@ def _setting(line: str, settings: dict, n: int) -> None:
     value = re.match("[^\"']*", line[quote.end():]).group()
     upper = line.translate(_UPPER)
     truth = value.upper() in ("T", "YES", "TRUE")
-    for key, given in (("NAME", value), ("FORMAT", value), ("COPY_NO_HIT", truth), ("CASE_SENSITIVE", truth)):
+    for key, given in (("FORMAT", value), ("COPY_NO_HIT", truth), ("CASE_SENSITIVE", truth)):
         if key in upper:
             settings[key.lower()] = given
     if "MAX_NRULES" in upper:

@@ -229,6 +229,31 @@ def test_the_sclite_normalizer_folds_case_as_sclite_does_and_none_keeps_it_as_it
 
 
 @pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
+def test_the_sclite_normalizer_reads_a_words_tags_escapes_and_closing_star_as_sclite_does(tmp_path):
+    """sclite reads `word;tag1;tag2` as `word`, `a\\;s` as `a;s` and `lord*` as `lord` (word.c): each utterance's
+    counts are sclite's, and the ref.trn and hyp.trn written, scored by sclite, give them again (a `;` kept in a
+    word is written escaped)."""
+    import random
+
+    rng = random.Random(5)
+    vocabulary = ["king", "king;NOUN", "KING;N;X", "a\\;s", "a\\;s;TAG1", "a;s", "a", "lord*", "lord", "*", "**",
+                  "the;;T2", "the"]
+    lines = [(f"spk_u{k:03d}", " ".join(["now", *rng.choices(vocabulary, k=rng.randint(1, 8))]),
+              " ".join(["now", *rng.choices(vocabulary, k=rng.randint(0, 8))]))  # `*` opens a trn comment line
+             for k in range(200)]
+    for name, column in (("ref", 1), ("hyp", 2)):
+        (tmp_path / f"{name}.trn").write_text("".join(f"{line[column]} ({line[0]})\n" for line in lines))
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--normalize", "sclite",
+                 "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    ours = {r["sentence_id"].lower(): tuple(int(r[k]) for k in ("hits", "substitutions", "deletions", "insertions"))
+            for r in store.read_csv(tmp_path / "out" / "utterances.csv")}
+    assert ours == {uid: counts for uid, (counts, _, _) in sclite_pralign(tmp_path).items()}
+    assert ours == {uid: counts for uid, (counts, _, _) in sclite_pralign(tmp_path / "out").items()}
+    assert sum(h for h, *_ in ours.values()) > 300
+
+
+@pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
 def test_each_speakers_counts_are_the_rows_of_sclites_sum_report(tmp_path):
     """speakers.csv: a row per speaker, named as sclite's -i spu_id names it (the id up to its first hyphen, else its
     first underscore), in the order speakers first appear, with sclite's counts (-o rsum); the Mean, S.D. and Median

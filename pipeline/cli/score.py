@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from pipeline.cli.command import COMMANDS, Command, program
 from pipeline.config import recipes
@@ -15,13 +15,13 @@ from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.exec import fanout
 from pipeline.io.inputs import text_lines
-from pipeline.scoring import alternations, glm, language, lenient, normalize, sclite, speakers, stm
+from pipeline.scoring import alternations, glm, labels, language, lenient, normalize, sclite, speakers, stm
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.lenient import Lenient
 from pipeline.scoring.normalize import Normalizer
 from pipeline.render.terminal import summary_table
 from pipeline.scoring.evaluate import without_cycle_collection
-from pipeline.scoring.files import EVENTS, FILES, SPEAKERS, SUMMARY, SUMMARY_JSON, UTTERANCES, stream
+from pipeline.scoring.files import EVENTS, FILES, LABELS, SPEAKERS, SUMMARY, SUMMARY_JSON, UTTERANCES, stream
 from pipeline.scoring.utterances import Results
 from pipeline.statistics import STATISTICS, comparisons
 
@@ -42,20 +42,20 @@ def survey(path: str, flag: str) -> tuple[int, list[tuple[str, str]] | None]:
 
 
 def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient = lenient.PLAIN,
-               glms: dict[tuple[str, str], glm.Glm] | None = None) -> tuple[Iterator[Pair], speakers.Speaker | None]:
-    """The pairs of the two files, both checked whole before the first pair is given, and how their ids name
-    speakers, where they do (trn files whose ids, or some of them, have a speaker part: speakers.py; an stm's
-    segments). Plain files pair line by line, each line an utterance with its line number as id, empty lines too
-    (an engine that heard nothing wrote an empty line), read a pair at a time; trn files pair by id; an stm
-    reference and a ctm hypothesis (by their names' suffixes, as sclite is told `stm` and `ctm`) pair as sclite cuts
-    them (scoring/stm.py). A reference's alternations (`{ a / b }`) are resolved as sclite resolves them, by the
-    hypothesis after `normalizer` (scoring/alternations.py), and so is each pair that `rules` (sclite's -D and -F)
-    could score otherwise. `glms`: a GLM's rules for each side and format (glms_of), applied first, as csrfilt.sh
-    filters trn, stm and ctm files (scoring/glm.py): the hypotheses' alternations it writes are then read as sclite
-    reads them."""
+               glms: dict[tuple[str, str], glm.Glm] | None = None) -> Read:
+    """The pairs of the two files, both checked whole before the first pair is given, how their ids name speakers,
+    where they do (trn files whose ids, or some of them, have a speaker part: speakers.py; an stm's segments), and
+    an stm's segments' labels. Plain files pair line by line, each line an utterance with its line number as id,
+    empty lines too (an engine that heard nothing wrote an empty line), read a pair at a time; trn files pair by id;
+    an stm reference and a ctm hypothesis (by their names' suffixes, as sclite is told `stm` and `ctm`) pair as
+    sclite cuts them (scoring/stm.py). A reference's alternations (`{ a / b }`) are resolved as sclite resolves
+    them, by the hypothesis after `normalizer` (scoring/alternations.py), and so is each pair that `rules` (sclite's
+    -D and -F) could score otherwise. `glms`: a GLM's rules for each side and format (glms_of), applied first, as
+    csrfilt.sh filters trn, stm and ctm files (scoring/glm.py): the hypotheses' alternations it writes are then read
+    as sclite reads them."""
     where = f"{ref_path} and {hyp_path}"
     if is_stm(ref_path) or is_ctm(hyp_path):
-        return read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms), stm.speaker_of
+        return Read(*read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms), speaker=stm.speaker_of)
     (n_refs, refs), (n_hyps, hyps) = survey(ref_path, "--ref"), survey(hyp_path, "--hyp")
     if (refs is None) != (hyps is None):
         raise InputError(f"{ref_path} and {hyp_path}: one is a trn file and the other is not; give both as trn "
@@ -76,16 +76,16 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
         pairs = [Pair(sentence_id=uid, **resolved(where, uid, text, hyp_ids[uid], normalizer, rules))
                  for uid, text in refs]
         named = any(speakers.speaker_of(uid) != uid for uid, _ in refs)
-        return iter(pairs), speakers.speaker_of if named else None
+        return Read(iter(pairs), speaker=speakers.speaker_of if named else None)
     if n_refs != n_hyps:
         raise InputError(f"--ref {ref_path} has {n_refs} lines but --hyp {hyp_path} has {n_hyps}; they pair "
                          "line by line, empty lines included (or use trn files with ids)")
     if glms is not None:
         raise InputError(f"--glm with {ref_path} and {hyp_path}: csrfilt.sh filters trn files (`text (id)` lines), "
                          "whose braces write alternations; give both as trn")
-    return (Pair(sentence_id=f"line{n:05d}",
-                 **resolved(where, f"line {n}", r.strip(), h.strip(), normalizer, rules, ways=False))
-            for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1)), None
+    return Read(Pair(sentence_id=f"line{n:05d}",
+                     **resolved(where, f"line {n}", r.strip(), h.strip(), normalizer, rules, ways=False))
+                for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1))
 
 
 def is_stm(path: str) -> bool:
@@ -96,8 +96,14 @@ def is_ctm(path: str) -> bool:
     return Path(path).suffix.lower() == ".ctm"
 
 
+class Read(NamedTuple):
+    pairs: Iterator[Pair]
+    labels: dict[str, tuple[str, int]] | None = None  # an stm's: id → its segment's `<...>` field and line
+    speaker: speakers.Speaker | None = None
+
+
 def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient,
-                   glms: dict[tuple[str, str], glm.Glm] | None) -> Iterator[Pair]:
+                   glms: dict[tuple[str, str], glm.Glm] | None) -> tuple[Iterator[Pair], dict[str, tuple[str, int]]]:
     if not (is_stm(ref_path) and is_ctm(hyp_path)):
         raise InputError(f"--ref {ref_path}, --hyp {hyp_path}: an stm reference is scored against ctm hypotheses "
                          "(as `sclite -r ref.stm stm -h hyp.ctm ctm`); give the reference as a .stm file and every "
@@ -107,7 +113,7 @@ def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: 
     print(cut.line(hyp_path))
     where = f"{ref_path} and {hyp_path}"
     return iter([Pair(sentence_id=uid, **resolved(where, uid, ref, hyp, normalizer, rules))
-                 for uid, ref, hyp in cut.utterances])
+                 for uid, ref, hyp in cut.utterances]), cut.labels
 
 
 def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer, rules: Lenient,
@@ -264,13 +270,14 @@ def speaker_verdict(c: speakers.SpeakerComparison) -> str:
 
 COMPARISONS = STATISTICS.get("comparisons").file
 SPEAKER_COMPARISONS = "speaker_comparisons.csv"
-OPTIONAL = (*(f for f in FILES if f not in (SUMMARY, SUMMARY_JSON)), SPEAKERS)  # what --outputs chooses among
+OPTIONAL = (*(f for f in FILES if f not in (SUMMARY, SUMMARY_JSON)), SPEAKERS, LABELS)  # what --outputs chooses
 
 
-def chosen(names: str | None, speakers_named: bool) -> tuple:
-    """The files --outputs names (every one when not given; speakers.csv only where the ids name speakers)."""
+def chosen(names: str | None, speakers_named: bool, subsets: bool = False) -> tuple:
+    """The files --outputs names (every one when not given; speakers.csv only where the ids name speakers,
+    labels.csv where an stm reference defines labels)."""
     if names is None:
-        return (*FILES, SPEAKERS) if speakers_named else FILES
+        return (*FILES, *[SPEAKERS] * speakers_named, *[LABELS] * subsets)
     by_name = {f.name: f for f in OPTIONAL}
     picked = [n.strip() for n in names.split(",") if n.strip()]
     unknown = [n for n in picked if n not in by_name]
@@ -281,7 +288,23 @@ def chosen(names: str | None, speakers_named: bool) -> tuple:
         raise ConfigError(f"--outputs {SPEAKERS.name}: its speakers come from the utterance ids of trn files, the "
                           "part before the first - or _ (`text (speaker-utterance)`, as sclite's -i spu_id reads "
                           "them); these files have no such ids")
+    if LABELS.name in picked and not subsets:
+        raise ConfigError(f"--outputs {LABELS.name}: its subsets are the labels an stm reference defines (`;; LABEL "
+                          "\"F\" \"Female\" \"description\"` lines, `<O,F>` before a segment's text, as sclite's -o "
+                          "lur reads them); this reference defines none")
     return tuple(by_name[n] for n in picked)
+
+
+def subsets(definitions: labels.Defined | None, read: Read, ref_path: str) -> labels.Labelled | None:
+    """What labels.csv counts; None, with the reason printed, where sclite's -o lur would stop."""
+    if definitions is None or read.labels is None:
+        return None
+    try:
+        carried, place_of = labels.carried_by(definitions, read.labels, ref_path)
+    except ValueError as e:
+        print(f"{LABELS.name} not written: {e}")
+        return None
+    return labels.Labelled(definitions, carried, place_of, read.speaker)
 
 
 def main(argv: list[str]) -> int:
@@ -340,21 +363,28 @@ def main(argv: list[str]) -> int:
             comparable = Comparability(line=as_hubscr(rules, glms and glm.identity(args.glm)))
         hyps = systems(args.hyp)
         normalizer = normalize.for_language(cfg.normalize, lang)
-        read = [(name, *read_pairs(args.ref, path, normalizer, rules, glms)) for name, path in hyps]
-        outputs = chosen(args.outputs, speakers_named=read[0][2] is not None)
+        read = [(name, read_pairs(args.ref, path, normalizer, rules, glms)) for name, path in hyps]
+        definitions = labels.defined(args.ref) if is_stm(args.ref) else None
+        outputs = chosen(args.outputs, speakers_named=read[0][1].speaker is not None,
+                         subsets=definitions is not None)
+        labelled = subsets(definitions, read[0][1], args.ref) if LABELS in outputs else None
+        if labelled is None:
+            outputs = tuple(f for f in outputs if f is not LABELS)
         if len(hyps) > 1 and not {UTTERANCES, EVENTS} <= set(outputs):
             raise ConfigError(f"--outputs: comparing {len(hyps)} systems reads {UTTERANCES.name} and {EVENTS.name}; "
                               "name both, or leave --outputs out")
         marked = Marked()  # every system is scored against the same references: the first one's are counted
-        pairs = of_systems([(name, marked.counting(pairs) if i == 0 else pairs)
-                            for i, (name, pairs, _) in enumerate(read)])
+        pairs = of_systems([(name, marked.counting(r.pairs) if i == 0 else r.pairs)
+                            for i, (name, r) in enumerate(read)])
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
         results, n = stream(pairs, cfg, comparable=comparable, language=lang, out_dir=args.out, outputs=outputs,
-                            workers=args.workers, speaker=read[0][2] or speakers.speaker_of)
+                            workers=args.workers, speaker=read[0][1].speaker or speakers.speaker_of,
+                            labelled=labelled)
         speaker_rows = records.read_csv(Path(args.out) / SPEAKERS.name, SPEAKERS.record) if SPEAKERS in outputs else []
+        label_rows = records.read_csv(Path(args.out) / LABELS.name, LABELS.record) if LABELS in outputs else []
         compared, by = compare(args.out, cfg, speaker_rows) if len(hyps) > 1 else ([], [])
         by_speaker = len(hyps) > 1 and bool(speaker_rows)
         for name, written in ((COMPARISONS, len(hyps) > 1), (SPEAKER_COMPARISONS, by_speaker)):
@@ -366,7 +396,7 @@ def main(argv: list[str]) -> int:
         return 4
     print(summary_table(results.summary, n, macro_first=cfg.headline == "macro",
                         rate=results.rate))
-    for line in speakers.spread(speaker_rows, results.rate):
+    for line in speakers.spread(speaker_rows, results.rate) + labels.lines(label_rows, results.rate):
         print(line)
     for c in compared:
         print(c.verdict)

@@ -27,7 +27,9 @@ class ScoreConfig:
 #    WER and CER, ΔWER, MAPSSWE, S/D/I, sentences in error), as sclite and jiwer count them; it was left out.
 # 5: on a tie of a deletion and an insertion the aligner takes the insertion, as sclite does; it took the deletion,
 #    and an alignment of the same cost could count otherwise (12 of 20,000 random pairs over five words).
-SCORING_REVISION = 5
+# 6: the sclite normalizer reads words as sclite does: a word's tags after an unescaped `;` are left out, its
+#    backslashes dropped and one closing `*` dropped (`a\;s;TAG1` is `a;s`); they were part of the word.
+SCORING_REVISION = 6
 
 
 @dataclass(frozen=True, kw_only=True)

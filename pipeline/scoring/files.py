@@ -15,6 +15,7 @@ from pipeline.exec import fanout
 from pipeline.scoring import sclite
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.evaluate import Tallies, chunks, prepare, scored, without_cycle_collection
+from pipeline.scoring.labels import Labelled, LabelSummary
 from pipeline.scoring.speakers import Speaker, Speakers, SpeakerSummary, speaker_of
 from pipeline.scoring.utterances import Confusion, ErrorEvent, GroupSummary, Pair, Results, ScoredUtterance
 
@@ -65,6 +66,7 @@ DTL = Document("dtl.txt", lambda r: dtl(r))
 FILES = (UTTERANCES, EVENTS, CONFUSIONS, SUMMARY, SUMMARY_JSON, REF_TRN, HYP_TRN, PRALIGN, DTL)
 # each speaker's counts: `score`'s, where utterance ids are the user's (a run's speakers are its voices)
 SPEAKERS = Table("speakers.csv", SpeakerSummary, "speakers")
+LABELS = Table("labels.csv", LabelSummary, "labels")  # `score`'s, where an stm reference defines test subsets
 FIGURES = (SUMMARY, SUMMARY_JSON, DTL)  # what is written from the tallies once every row is in, with CONFUSIONS
 ALIGNED_FILES = frozenset({EVENTS, CONFUSIONS, PRALIGN, DTL})  # what is read off each alignment's edits
 
@@ -82,6 +84,7 @@ class Part(NamedTuple):
     rows: dict[str, int]
     tallies: Tallies
     speakers: Speakers | None
+    counted: list[tuple[str, str, int, int]] | None  # each scored row's id, system, reference words and errors
     n: int
 
 
@@ -109,23 +112,27 @@ def scored_part(job: tuple[list[Pair], str, str, frozenset[str], Speaker]) -> Pa
         PRALIGN.name: lambda: "".join(pralign),
         UTTERANCES.name: lambda: _ROWS[UTTERANCES].render(utterances),
         EVENTS.name: lambda: _ROWS[EVENTS].render(events)}
+    counted = [(u.sentence_id, u.asr, u.ref_words, u.errors) for u in utterances if u.status in ALIGNED] \
+        if LABELS.name in wanted else None
     return Part({name: make() for name, make in texts.items() if name in wanted},
-                {UTTERANCES.name: len(utterances), EVENTS.name: len(events)}, tallies, speakers,
+                {UTTERANCES.name: len(utterances), EVENTS.name: len(events)}, tallies, speakers, counted,
                 len(utterances))
 
 
 def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparability | None = None,
            language: str = "en", out_dir: str | Path = ".", outputs: Iterable = FILES,
-           workers: int | None = None, speaker: Speaker = speaker_of) -> tuple[Results, int]:
+           workers: int | None = None, speaker: Speaker = speaker_of,
+           labelled: Labelled | None = None) -> tuple[Results, int]:
     """The files write(evaluate(pairs, ...)) writes, byte for byte, each row written as it is scored: only each
     group's tally is held (scoring/tally.py), so 100,000 pairs take about the memory of one. For pairs that carry
-    nothing of a run (no LM figures, no measures: what `run_pipeline.py score` reads). `outputs`: which of FILES
-    and SPEAKERS to write, summary.csv and summary.json always; the others are removed from out_dir (an earlier
-    scoring's), and what only they need is not computed (without errors.csv, confusions.csv, dtl.txt and
-    pralign.txt, no alignment is walked). `workers`: processes that score chunks of pairs
-    (pipeline/exec/fanout.py; default one per core); each pair is scored alone, so the files are the same for any
-    number. `speaker`: how speakers.csv reads an utterance's speaker from its id (a module-level function: the
-    workers are given it). Returns the results' figures (no rows) and how many rows were scored."""
+    nothing of a run (no LM figures, no measures: what `run_pipeline.py score` reads). `outputs`: which of FILES,
+    SPEAKERS and LABELS to write, summary.csv and summary.json always; the others are removed from out_dir (an
+    earlier scoring's), and what only they need is not computed (without errors.csv, confusions.csv, dtl.txt and
+    pralign.txt, no alignment is walked). `workers`: processes that score chunks of pairs (pipeline/exec/fanout.py;
+    default one per core); each pair is scored alone, so the files are the same for any number. `speaker`: how
+    speakers.csv reads an utterance's speaker from its id (a module-level function: the workers are given it).
+    `labelled`: the test subsets labels.csv counts, where LABELS is wanted. Returns the results' figures (no rows)
+    and how many rows were scored."""
     out = Path(out_dir)
     wanted = {*outputs, SUMMARY, SUMMARY_JSON}
     names = frozenset(f.name for f in wanted)
@@ -149,6 +156,9 @@ def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparabilit
             tallies.merge(part.tallies)
             if part.speakers is not None:
                 speakers.merge(part.speakers)
+            if labelled is not None and part.counted is not None:
+                for counted in part.counted:
+                    labelled.add(*counted)
         if CONFUSIONS in wanted:
             with records.RowWriter(out / CONFUSIONS.name, Confusion) as confusions:  # before the bootstrap's arrays
                 for c in tallies.confusions():
@@ -157,7 +167,9 @@ def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparabilit
         tables.write([f for f in FIGURES if f in wanted], results, out)
         if SPEAKERS in wanted:
             records.write_csv(out / SPEAKERS.name, SpeakerSummary, speakers.rows(results.unit))
-    for f in (*FILES, SPEAKERS):
+        if LABELS in wanted and labelled is not None:
+            records.write_csv(out / LABELS.name, LabelSummary, labelled.rows(results.unit))
+    for f in (*FILES, SPEAKERS, LABELS):
         if f not in wanted:
             (out / f.name).unlink(missing_ok=True)
     return results, n

@@ -1,8 +1,11 @@
 """Text normalizers for WER, as small composable functions. Which one ran is recorded with the results.
 
-- `none`: the words exactly as written (split on whitespace), as sclite compares them with `-s`.
-- `sclite`: the words as written with A-Z made a-z, as sclite compares them without `-s` (its default); every other
-  letter keeps its case, as sclite keeps it, with `-e utf-8` too ("Über" and "über" differ).
+- `none`: the words exactly as written (split on whitespace), as sclite compares them with `-s`, save for the word
+  syntax `sclite` reads.
+- `sclite`: the words as sclite reads them (word.c: a word's tags after an unescaped `;` left out, its backslashes
+  dropped, so `a\\;s;TAG1` is `a;s`, and one closing `*` dropped) with A-Z made a-z, as sclite compares them without
+  `-s` (its default); every other letter keeps its case, as sclite keeps it, with `-e utf-8` too ("Über" and
+  "über" differ).
 - `basic` (the default): Unicode's NFC form, lowercase, punctuation stripped, apostrophes of words kept ("o'er",
   "king's", "'tis"). NFC, not NFKC: it makes one text of two encodings of the same characters (a precomposed
   "é" and "e" + a combining accent) and leaves alone what a writer chose (a ligature, a superscript, a
@@ -57,6 +60,24 @@ _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 def ascii_lowercase(text: str) -> str:
     return text.translate(_ASCII_LOWER)
+
+
+_TAGS = re.compile(r"(?<!\\);")  # word.c's nextColon: the first `;` with no backslash before it
+
+
+def _sclite_word(token: str) -> str:
+    cut = _TAGS.search(token)
+    word = (token[:cut.start()] if cut else token).replace("\\", "")
+    return word[:-1] if len(word) > 1 and word.endswith("*") else word
+
+
+def sclite_words(text: str) -> str:
+    """Each word as sclite's new_WORD_parseText reads it: what comes before its first unescaped `;` (tag1 and tag2
+    follow, and are not scored), every backslash dropped, then one closing `*` dropped from a word longer than it.
+    A word of nothing left is no word."""
+    if ";" not in text and "\\" not in text and "*" not in text:
+        return text
+    return " ".join(word for word in map(_sclite_word, text.split()) if word)
 
 
 def nfc(text: str) -> str:
@@ -292,7 +313,7 @@ def _zhconv():
 
 NORMALIZERS: dict[str, Callable[[], Transform]] = {
     "none": lambda: collapse_spaces,
-    "sclite": lambda: compose(ascii_lowercase, collapse_spaces),
+    "sclite": lambda: compose(sclite_words, ascii_lowercase, collapse_spaces),
     "basic": lambda: compose(nfc, unicode_apostrophes, lowercase, strip_punctuation, collapse_spaces),
     "whisper": _whisper,
     "seed-tts-eval": _seed_tts_eval,

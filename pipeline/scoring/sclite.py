@@ -5,6 +5,7 @@ from pipeline.scoring.align import OPS, OPTIONAL_DELETION, OPTIONAL_INSERTION, e
 
 LETTERS = tuple(op.value for op in OPS)  # by code
 CORRECT_OVER_GAP = (OPTIONAL_DELETION, OPTIONAL_INSERTION)  # sclite -D's
+ESCAPED_SEMICOLON = "\\;"
 
 
 def write_trn(lines: list[tuple[str, str]]) -> str:
@@ -13,7 +14,8 @@ def write_trn(lines: list[tuple[str, str]]) -> str:
 
 
 def trn_line(uid: str, text: str) -> str:
-    return f"{text} ({uid})\n"
+    """A `;` escaped: sclite reads what follows an unescaped one as the word's tags (normalize.sclite_words)."""
+    return f"{text.replace(';', ESCAPED_SEMICOLON)} ({uid})\n"
 
 
 def read_trn(text: str) -> list[tuple[str, str]] | None:

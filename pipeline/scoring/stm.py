@@ -11,7 +11,7 @@ nothing was said, here a channel's segments and words are paired by file and cha
 sclite reads, that is sclite's pairing. File and channel names match as sclite matches them, whatever their case."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from pipeline.errors import InputError
@@ -30,6 +30,8 @@ class Segment:
     start: float
     end: float
     text: str
+    labels: str = ""  # its `<...>` field (scoring/labels.py), as written
+    line: int = 0  # in the stm file
 
     @property
     def ignored(self) -> bool:
@@ -74,15 +76,15 @@ def read_stm(path: str, flag: str = "--ref", rules: glm.Glm | None = None) -> li
     """`rules`: a GLM's, applied to each segment's text as csrfilt.sh -i stm applies them."""
     out = []
     for n, fields in _fields(path, flag, 5, "stm", "file channel speaker start end [<labels>] text"):
-        words = fields[5:]
+        words, labels = fields[5:], ""
         if words and words[0].startswith("<"):
-            words = words[1:]
+            labels, words = words[0], words[1:]
         text = " ".join(words)
         if rules is not None:
             text = _filtered(rules, text, path, n)
         out.append(Segment(file=fields[0], channel=fields[1], speaker=fields[2],
                            start=_seconds(fields[3], path, flag, n, "start"),
-                           end=_seconds(fields[4], path, flag, n, "end"), text=text))
+                           end=_seconds(fields[4], path, flag, n, "end"), text=text, labels=labels, line=n))
     if not out:
         raise InputError(f"{flag} {path}: no segment; an stm line is `file channel speaker start end text`")
     return out
@@ -133,6 +135,7 @@ class Cut:
     channels: int
     ignored_segments: int
     ignored_words: int  # the ctm words the ignored segments took
+    labels: dict[str, tuple[str, int]] = field(default_factory=dict)  # id → its segment's `<...>` field and line
 
     def line(self, ctm: str) -> str:
         said = f"{ctm}: {counted(len(self.utterances), 'segment')} of {counted(self.channels, 'channel')} scored"
@@ -161,7 +164,7 @@ def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str =
         raise InputError(f"{flag} {ctm}: words of file {w.file!r} channel {w.channel!r} (from {w.start} s), of "
                          "which the stm reference has no segment; give the reference's segments of every channel "
                          "the ctm transcribes")
-    out, said, ignored_segments, ignored_words = [], {}, 0, 0
+    out, said, labels, ignored_segments, ignored_words = [], {}, {}, 0, 0
     for key, of_channel in channels.items():
         of_channel = sorted(of_channel, key=lambda s: s.start)
         pending = sorted(heard.get(key, []), key=lambda w: w.start)
@@ -178,9 +181,12 @@ def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str =
                 ignored_words += taken - first
                 continue
             n = said[s.speaker] = said.get(s.speaker, -1) + 1
-            out.append((f"{s.speaker}-{n:03d}", s.text, " ".join(w.word for w in pending[first:taken])))
+            uid = f"{s.speaker}-{n:03d}"
+            out.append((uid, s.text, " ".join(w.word for w in pending[first:taken])))
+            if s.labels:
+                labels[uid] = s.labels, s.line
     return Cut(utterances=out, channels=len(channels), ignored_segments=ignored_segments,
-               ignored_words=ignored_words)
+               ignored_words=ignored_words, labels=labels)
 
 
 def speaker_of(utterance_id: str) -> str:

@@ -48,6 +48,18 @@ def test_trn_files_are_matched_by_id_in_any_order(tmp_path):
     assert [uid for uid, _ in sclite.read_trn((tmp_path / "o" / "hyp.trn").read_text())] == ["spk_a", "spk_b"]
 
 
+@pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
+def test_a_trn_files_comment_lines_are_read_past_as_sclite_reads_past_them(tmp_path):
+    (tmp_path / "ref.trn").write_text(";; a header\n** information\nthe cat sat (spk_1)\n\nhello there (spk_2)\n")
+    (tmp_path / "hyp.trn").write_text("the cat (spk_1)\n;; between\nhello (spk_2)\n")
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 0, proc.stderr
+    ours = {r["sentence_id"]: tuple(int(r[k]) for k in ("hits", "substitutions", "deletions", "insertions"))
+            for r in store.read_csv(tmp_path / "o" / "utterances.csv")}
+    assert ours == {uid: counts for uid, (counts, _, _) in sclite_pralign(tmp_path).items()} == {
+        "spk_1": (2, 0, 1, 0), "spk_2": (1, 0, 1, 0)}
+
+
 def test_mismatched_ids_and_counts_are_clear_errors(tmp_path):
     (tmp_path / "ref.trn").write_text("a b (x_1)\nc d (x_2)\n")
     (tmp_path / "hyp.trn").write_text("a b (x_1)\nc d (x_3)\n")

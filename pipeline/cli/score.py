@@ -27,12 +27,13 @@ from pipeline.statistics import STATISTICS, comparisons
 
 
 def survey(path: str, flag: str) -> tuple[int, list[tuple[str, str]] | None]:
-    """How many lines a file has, and its (id, text) entries when it is a trn file (every non-blank line
-    `text (id)`), from one pass: a plain file is held a line at a time, a trn file's entries as they are read."""
+    """How many lines a file has, and its (id, text) entries when it is a trn file (every line `text (id)`, but
+    blank lines and sclite's comment lines, `;;` or `**` first), from one pass: a plain file is held a line at a
+    time, a trn file's entries as they are read. In a plain file every line is an utterance."""
     n, entries = 0, []
     for line in text_lines(path, flag):
         n += 1
-        if entries is not None and line.strip():
+        if entries is not None and line.strip() and not line.startswith(sclite.COMMENTS):
             entry = sclite.trn_entry(line)
             if entry is None:
                 entries = None

@@ -18,12 +18,15 @@ def trn_line(uid: str, text: str) -> str:
     return f"{text.replace(';', ESCAPED_SEMICOLON)} ({uid})\n"
 
 
+COMMENTS = (";;", "**")  # what opens a line sclite reads past: a comment, a comment that carries information
+
+
 def read_trn(text: str) -> list[tuple[str, str]] | None:
     """(id, text) pairs of the `text (id)` lines, or None when the text is not a trn file (a line without an id,
-    or no line at all)."""
+    or no line at all); blank and comment lines are read past, as sclite reads past them."""
     out = []
     for line in text.splitlines():
-        if not line.strip():
+        if not line.strip() or line.startswith(COMMENTS):
             continue
         entry = trn_entry(line)
         if entry is None:

@@ -242,14 +242,14 @@ def test_the_sclite_normalizer_folds_case_as_sclite_does_and_none_keeps_it_as_it
 
 @pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
 def test_the_sclite_normalizer_reads_a_words_tags_escapes_and_closing_star_as_sclite_does(tmp_path):
-    """sclite reads `word;tag1;tag2` as `word`, `a\\;s` as `a;s` and `lord*` as `lord` (word.c): each utterance's
-    counts are sclite's, and the ref.trn and hyp.trn written, scored by sclite, give them again (a `;` kept in a
-    word is written escaped)."""
+    """sclite reads `word;tag1;tag2` as `word`, `a\\;s` as `a;s`, `lord*` as `lord` and `@` as nothing (word.c):
+    each utterance's counts are sclite's, and the ref.trn and hyp.trn written, scored by sclite, give them again (a
+    `;` kept in a word is written escaped)."""
     import random
 
     rng = random.Random(5)
     vocabulary = ["king", "king;NOUN", "KING;N;X", "a\\;s", "a\\;s;TAG1", "a;s", "a", "lord*", "lord", "*", "**",
-                  "the;;T2", "the"]
+                  "the;;T2", "the", "@"]
     lines = [(f"spk_u{k:03d}", " ".join(["now", *rng.choices(vocabulary, k=rng.randint(1, 8))]),
               " ".join(["now", *rng.choices(vocabulary, k=rng.randint(0, 8))]))  # `*` opens a trn comment line
              for k in range(200)]

@@ -46,9 +46,10 @@ def test_each_segment_takes_the_words_whose_midpoint_falls_before_its_end(tmp_pa
     assert (cut.channels, cut.ignored_segments, cut.ignored_words) == (2, 1, 1)
 
 
-def random_files(rng: random.Random, folder: Path) -> None:
+def random_files(rng: random.Random, folder: Path, alternations: bool = False) -> None:
     """Three channels of segments, some with gaps between them, some ignored, some of no word, a channel the ctm has
-    no word of; words before, between, across and after the segments, some with a midpoint exactly on an end."""
+    no word of; words before, between, across and after the segments, some with a midpoint exactly on an end;
+    `alternations`: some words then ctm alternations of two or three ways, a way of one or two words or of none."""
     vocabulary = "a b c d the king my lord".split()
     speakers = ["sw-a", "sw-b", "spk_1", "x"]
     stm_lines, ctm_lines = [";; random\n"], []
@@ -66,7 +67,17 @@ def random_files(rng: random.Random, folder: Path) -> None:
         words = [(round(rng.uniform(0, t + 2), 2), rng.randint(1, 40) / 100) for _ in range(rng.randint(5, 40))]
         words += [(end - 0.25, 0.5) for end in rng.sample(ends, 2)]  # its midpoint on the segment's end
         for start, duration in sorted(words):
-            ctm_lines.append(f"{file} {channel} {start:.2f} {duration:.2f} {rng.choice(vocabulary)} 0.9\n")
+            if not (alternations and rng.random() < 0.3):
+                ctm_lines.append(f"{file} {channel} {start:.2f} {duration:.2f} {rng.choice(vocabulary)} 0.9\n")
+                continue
+            ctm_lines.append(f"{file} {channel} * * <ALT_BEGIN>\n")
+            for way in range(rng.choice([2, 2, 3])):
+                if way:
+                    ctm_lines.append(f"{file} {channel} * * <ALT>\n")
+                for k in range(rng.choice([0, 1, 1, 2]) if way else rng.choice([1, 2])):
+                    at = start if way == k == 0 else start + k * duration / 2 + rng.choice([0, 0.5, 1.5])  # sorted
+                    ctm_lines.append(f"{file} {channel} {at:.2f} {duration / 2:.2f} {rng.choice(vocabulary)} 0.9\n")
+            ctm_lines.append(f"{file} {channel} * * <ALT_END>\n")
     (folder / "ref.stm").write_text("".join(stm_lines))
     (folder / "hyp.ctm").write_text("".join(ctm_lines))
 
@@ -115,16 +126,43 @@ def test_random_stm_and_ctm_files_are_cut_and_counted_as_sclite_cuts_and_counts_
         == speakers
 
 
+@needs_sclite
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_ctm_alternations_are_placed_and_read_as_sclite_places_and_reads_them(tmp_path, seed):
+    """`<ALT_BEGIN>` blocks in a ctm (a way of no word among them): each block joins the segment sclite gives it, and
+    every utterance's counts are sclite's, with -D -F too."""
+    random_files(random.Random(seed), tmp_path, alternations=True)
+    assert "<ALT>" in (tmp_path / "hyp.ctm").read_text()
+    for ours, theirs in ((["--normalize", "sclite"], []), (["--normalize", "sclite", "--optional-words",
+                                                            "--fragments"], ["-D", "-F"])):
+        proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "hyp.ctm"), *ours, "--out",
+                     str(tmp_path / "out"))
+        assert proc.returncode == 0, proc.stderr
+        counted = {r["id"]: tuple(int(r[c]) for c in ("hits", "substitutions", "deletions", "insertions"))
+                   for r in store.read_csv(tmp_path / "out" / "utterances.csv")}
+        found, current = {}, None
+        for line in sclite_report(tmp_path, "pralign", *theirs).splitlines():
+            if line.startswith("id: ("):
+                current = line[5:-1]
+            elif line.startswith("Scores: (#C #S #D #I)"):
+                found[current] = tuple(int(x) for x in line.split(")")[1].split())
+        assert len(counted) > 10 and counted == found
+
+
 def test_stm_and_ctm_files_that_cannot_be_paired_are_refused_by_name(tmp_path):
     (tmp_path / "ref.stm").write_text(REFERENCE)
     (tmp_path / "hyp.trn").write_text("the cat (spk-1-000)\n")
     (tmp_path / "other.ctm").write_text(HEARD + "f9 A 0.1 0.2 the\n")
     (tmp_path / "bad.stm").write_text("f1 A spk1 zero 2.0 the cat\n")
-    (tmp_path / "alt.ctm").write_text("f1 A 0.1 0.2 <ALT_BEGIN>\n")
+    (tmp_path / "alt.ctm").write_text("f1 A * * <ALT_BEGIN>\nf1 A 0.1 0.2 the\n")
+    (tmp_path / "nested.ctm").write_text("f1 A * * <ALT_BEGIN>\nf1 A 0.1 0.2 the\nf1 A * * <ALT_BEGIN>\n")
+    (tmp_path / "mark.ctm").write_text("f1 A * * <ALT>\n")
     for ref, hyp, said in (("ref.stm", "hyp.trn", "every --hyp as a .ctm file"),
                            ("ref.stm", "other.ctm", "words of file 'f9' channel 'A'"),
                            ("bad.stm", "other.ctm", "line 1: its start 'zero' is not a number of seconds"),
-                           ("ref.stm", "alt.ctm", "ctm alternations (<ALT_BEGIN>) are not read")):
+                           ("ref.stm", "alt.ctm", "line 1: <ALT_BEGIN> without its <ALT_END>"),
+                           ("ref.stm", "nested.ctm", "line 3: <ALT_BEGIN> inside an alternation"),
+                           ("ref.stm", "mark.ctm", "line 1: <ALT> outside an alternation")):
         proc = score("--ref", str(tmp_path / ref), "--hyp", str(tmp_path / hyp), "--out", str(tmp_path / "out"))
         assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert not (tmp_path / "out").exists()

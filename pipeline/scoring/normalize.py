@@ -3,9 +3,9 @@
 - `none`: the words exactly as written (split on whitespace), as sclite compares them with `-s`, save for the word
   syntax `sclite` reads.
 - `sclite`: the words as sclite reads them (word.c: a word's tags after an unescaped `;` left out, its backslashes
-  dropped, so `a\\;s;TAG1` is `a;s`, and one closing `*` dropped) with A-Z made a-z, as sclite compares them without
-  `-s` (its default); every other letter keeps its case, as sclite keeps it, with `-e utf-8` too ("Über" and
-  "über" differ).
+  dropped, so `a\\;s;TAG1` is `a;s`, one closing `*` dropped, and `@` no word) with A-Z made a-z, as sclite
+  compares them without `-s` (its default); every other letter keeps its case, as sclite keeps it, with `-e utf-8`
+  too ("Über" and "über" differ).
 - `basic` (the default): Unicode's NFC form, lowercase, punctuation stripped, apostrophes of words kept ("o'er",
   "king's", "'tis"). NFC, not NFKC: it makes one text of two encodings of the same characters (a precomposed
   "é" and "e" + a combining accent) and leaves alone what a writer chose (a ligature, a superscript, a
@@ -68,14 +68,16 @@ _TAGS = re.compile(r"(?<!\\);")  # word.c's nextColon: the first `;` with no bac
 def _sclite_word(token: str) -> str:
     cut = _TAGS.search(token)
     word = (token[:cut.start()] if cut else token).replace("\\", "")
+    if word == "@":  # sclite's null word: an arc of nothing, outside an alternation too
+        return ""
     return word[:-1] if len(word) > 1 and word.endswith("*") else word
 
 
 def sclite_words(text: str) -> str:
     """Each word as sclite's new_WORD_parseText reads it: what comes before its first unescaped `;` (tag1 and tag2
     follow, and are not scored), every backslash dropped, then one closing `*` dropped from a word longer than it.
-    A word of nothing left is no word."""
-    if ";" not in text and "\\" not in text and "*" not in text:
+    A word of nothing left is no word, nor is `@`, which sclite aligns as nothing wherever it stands."""
+    if ";" not in text and "\\" not in text and "*" not in text and "@" not in text:
         return text
     return " ".join(word for word in map(_sclite_word, text.split()) if word)
 

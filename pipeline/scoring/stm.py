@@ -16,6 +16,7 @@ from typing import Iterator
 
 from pipeline.errors import InputError
 from pipeline.scoring import glm
+from pipeline.scoring.lenient import NOTHING
 from pipeline.io.inputs import text_lines
 
 IGNORED = ("IGNORE_TIME_SEGMENT_IN_SCORING", "IGNORETIMESEGMENTINSCORING")
@@ -91,28 +92,111 @@ def read_stm(path: str, flag: str = "--ref", rules: glm.Glm | None = None) -> li
 
 
 def read_ctm(path: str, flag: str = "--hyp", rules: glm.Glm | None = None) -> list[Word]:
-    """`rules`: a GLM's, applied to each word as csrfilt.sh -i ctm applies them: a word it rewrites into several
-    is as many words, each placed by the time csrfilt gives it, and one it rewrites into an alternation is one
-    Word whose text writes it (`{ A / B C }`), placed by its words' latest midpoint, as sclite places csrfilt's
-    <ALT_BEGIN> block."""
-    out = []
+    """A ctm's words; an alternation (`<ALT_BEGIN>`, a way's words, `<ALT>`, another's, `<ALT_END>`, as sclite reads
+    one) is one Word whose text writes it (`{ A / B C }`, `@` for a way of no word), placed by its words' latest
+    midpoint, as sclite places the block. `rules`: a GLM's, applied to each word as csrfilt.sh -i ctm applies them:
+    a word it rewrites into several is as many words, each placed by the time csrfilt gives it, and one it rewrites
+    into an alternation is such a Word too."""
+    out, block = [], None
     for n, fields in _fields(path, flag, 5, "ctm", "file channel start duration word [confidence]"):
         if fields[4].upper().startswith("<ALT"):
-            raise InputError(f"{flag} {path}: line {n}: ctm alternations ({fields[4]}) are not read; give one word "
-                             "per time")
-        start, duration = (_seconds(fields[k], path, flag, n, what) for k, what in ((2, "start"), (3, "duration")))
-        if rules is None:
-            out.append(Word(file=fields[0], channel=fields[1], start=start, duration=duration, word=fields[4]))
+            block = _marked(block, fields, out, f"{flag} {path}", n)
             continue
-        try:
-            entries = glm.ctm_words(fields, rules.filter(fields[4], padded=False))
-        except ValueError as e:
-            raise InputError(f"--glm on {path}: line {n}: {e}") from None
-        for ways in entries:
-            text = " / ".join(" ".join(w.word for w in way) for way in ways)
-            out.append(Word(file=fields[0], channel=fields[1], start=start, duration=duration,
-                            word=text if len(ways) == 1 else f"{{ {text} }}",
-                            placed_at=max(float(w.start) + float(w.duration) / 2 for way in ways for w in way)))
+        words = _words(fields, path, flag, n, rules)
+        if block is None:
+            out += words
+        elif any(w.word.startswith("{") for w in words):
+            raise InputError(f"--glm on {path}: line {n}: the GLM makes a word of a ctm alternation an alternation, "
+                             "and sclite reads none inside another")
+        else:
+            block.items += words
+    if block is not None:
+        raise InputError(f"{flag} {path}: line {block.line}: <ALT_BEGIN> without its <ALT_END>")
+    return out
+
+
+@dataclass(kw_only=True)
+class _Alternation:
+    """A ctm alternation being read: where it opened, and its words and `<ALT>` marks so far."""
+    line: int
+    file: str
+    channel: str
+    items: list[Word | str]
+
+
+ALTERNATION_MARKS = ("<ALT_BEGIN>", "<ALT>", "<ALT_END>")  # sclite's, whatever their case
+
+
+def _marked(block: _Alternation | None, fields: list[str], out: list[Word], file: str,
+            n: int) -> _Alternation | None:
+    """The alternation being read after mark line `n`; one it ends joins `out`."""
+    mark, where = fields[4].upper(), f"{file}: line {n}"
+    if mark not in ALTERNATION_MARKS:
+        raise InputError(f"{where}: {fields[4]} is no ctm alternation mark; sclite's are "
+                         f"{', '.join(ALTERNATION_MARKS)}")
+    if (mark == "<ALT_BEGIN>") != (block is None):
+        raise InputError(f"{where}: {fields[4]} " + ("inside an alternation, and sclite reads none inside another"
+                                                     if block else "outside an alternation (<ALT_BEGIN> opens one)"))
+    if block is None:
+        return _Alternation(line=n, file=fields[0], channel=fields[1], items=[])
+    block.items.append(mark)
+    if mark == "<ALT>":
+        return block
+    words = [w for w in block.items if isinstance(w, Word)]
+    if not words:
+        return None
+    latest = max(w.midpoint for w in words)  # of every word of the block, as sclite places it
+    ways = _ways(block.items)
+    if len(ways) == 1:  # one way: its words, placed as the block
+        out += [Word(file=w.file, channel=w.channel, start=w.start, duration=w.duration, word=w.word,
+                     placed_at=latest) for w in ways[0]]
+        return None
+    text = " / ".join(" ".join(w.word for w in way) or NOTHING for way in ways)
+    out.append(Word(file=block.file, channel=block.channel, start=words[0].start,
+                    duration=words[-1].start + words[-1].duration - words[0].start, word=f"{{ {text} }}",
+                    placed_at=latest))
+    return None
+
+
+def _ways(items: list[Word | str]) -> list[list[Word]]:
+    """An alternation's ways, as sclite's Network_create_from_WTOKE reads them from its words and marks (the last
+    `<ALT_END>`): a way of no word (`@`) passes over the word after it, which no way then holds, as sclite's reading
+    does."""
+    ways, i = [], 0
+    while i < len(items):
+        way = []
+        while isinstance(items[i], Word):
+            way.append(items[i])
+            i += 1
+        if not way:
+            i += 1
+        ways.append(way)
+        if i >= len(items):
+            break
+        if items[i] == "<ALT>" and i + 1 < len(items) and items[i + 1] == "<ALT_END>":
+            pass
+        elif items[i] != "<ALT_END>":
+            i += 1
+        if i >= len(items) or items[i] == "<ALT_END>":
+            break
+    return ways
+
+
+def _words(fields: list[str], path: str, flag: str, n: int, rules: glm.Glm | None) -> list[Word]:
+    """A ctm line's words, through the GLM where there is one."""
+    start, duration = (_seconds(fields[k], path, flag, n, what) for k, what in ((2, "start"), (3, "duration")))
+    if rules is None:
+        return [Word(file=fields[0], channel=fields[1], start=start, duration=duration, word=fields[4])]
+    try:
+        entries = glm.ctm_words(fields, rules.filter(fields[4], padded=False))
+    except ValueError as e:
+        raise InputError(f"--glm on {path}: line {n}: {e}") from None
+    out = []
+    for ways in entries:
+        text = " / ".join(" ".join(w.word for w in way) for way in ways)
+        out.append(Word(file=fields[0], channel=fields[1], start=start, duration=duration,
+                        word=text if len(ways) == 1 else f"{{ {text} }}",
+                        placed_at=max(float(w.start) + float(w.duration) / 2 for way in ways for w in way)))
     return out
 
 

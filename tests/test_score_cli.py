@@ -60,6 +60,24 @@ def test_a_trn_files_comment_lines_are_read_past_as_sclite_reads_past_them(tmp_p
         "spk_1": (2, 0, 1, 0), "spk_2": (1, 0, 1, 0)}
 
 
+def test_ids_that_differ_in_case_pair_as_sclite_pairs_them_under_its_normalizer_alone(tmp_path):
+    (tmp_path / "ref.trn").write_text("the cat sat (Spk_A1)\nhello there (spk_b2)\n")
+    (tmp_path / "hyp.trn").write_text("the cat (spk_a1)\nhello (SPK_B2)\n")
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--normalize", "sclite",
+                 "--out", str(tmp_path / "o"))
+    assert proc.returncode == 0, proc.stderr
+    assert [(r["sentence_id"], r["errors"]) for r in store.read_csv(tmp_path / "o" / "utterances.csv")] == [
+        ("Spk_A1", "1"), ("spk_b2", "1")]  # the reference's ids
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--normalize", "none",
+                 "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "ids do not match: 2 only in" in proc.stderr  # sclite -s pairs none either
+    (tmp_path / "twice.trn").write_text("the cat (spk_a1)\nthe dog (SPK_A1)\n")
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "twice.trn"), "--normalize", "sclite",
+                 "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "the same utterance id twice (as sclite reads ids, A-Z and a-z alike)" \
+        in proc.stderr
+
+
 def test_mismatched_ids_and_counts_are_clear_errors(tmp_path):
     (tmp_path / "ref.trn").write_text("a b (x_1)\nc d (x_2)\n")
     (tmp_path / "hyp.trn").write_text("a b (x_1)\nc d (x_3)\n")

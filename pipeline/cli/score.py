@@ -43,7 +43,7 @@ def survey(path: str, flag: str) -> tuple[int, list[tuple[str, str]] | None]:
 
 
 def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient = lenient.PLAIN,
-               glms: dict[tuple[str, str], glm.Glm] | None = None) -> Read:
+               glms: dict[tuple[str, str], glm.Glm] | None = None, fold_ids: bool = False) -> Read:
     """The pairs of the two files, both checked whole before the first pair is given, how their ids name speakers,
     where they do (trn files whose ids, or some of them, have a speaker part: speakers.py; an stm's segments), and
     an stm's segments' labels. Plain files pair line by line, each line an utterance with its line number as id,
@@ -53,7 +53,8 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
     them, by the hypothesis after `normalizer` (scoring/alternations.py), and so is each pair that `rules` (sclite's
     -D and -F) could score otherwise. `glms`: a GLM's rules for each side and format (glms_of), applied first, as
     csrfilt.sh filters trn, stm and ctm files (scoring/glm.py): the hypotheses' alternations it writes are then read
-    as sclite reads them."""
+    as sclite reads them. `fold_ids`: trn ids pair whatever their case in A-Z, as sclite pairs them without -s
+    (each row keeps the reference's id)."""
     where = f"{ref_path} and {hyp_path}"
     if is_stm(ref_path) or is_ctm(hyp_path):
         return Read(*read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms), speaker=stm.speaker_of)
@@ -62,10 +63,13 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
         raise InputError(f"{ref_path} and {hyp_path}: one is a trn file and the other is not; give both as trn "
                          "(`text (id)` lines) or both as one utterance per line")
     if refs is not None:
-        ref_ids, hyp_ids = dict(refs), dict(hyps)
+        key = normalize.ascii_lowercase if fold_ids else str
+        ref_ids, hyp_ids = {key(u): t for u, t in refs}, {key(u): t for u, t in hyps}
         for flag, path, pairs, ids in (("--ref", ref_path, refs, ref_ids), ("--hyp", hyp_path, hyps, hyp_ids)):
             if len(ids) != len(pairs):
-                raise InputError(f"{flag} {path}: the same utterance id twice; ids in a trn file must be unique")
+                raise InputError(f"{flag} {path}: the same utterance id twice"
+                                 + (" (as sclite reads ids, A-Z and a-z alike)" if fold_ids else "")
+                                 + "; ids in a trn file must be unique")
         missing, extra = sorted(set(ref_ids) - set(hyp_ids)), sorted(set(hyp_ids) - set(ref_ids))
         if missing or extra:
             raise InputError(f"ids do not match: {len(missing)} only in {ref_path} (e.g. {missing[:3]}), "
@@ -73,8 +77,8 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
                              "both, with the same id (where an engine heard nothing, its id alone: `(id)`)")
         if glms is not None:
             refs = filtered(glms["ref", "trn"], ref_path, refs)
-            hyp_ids = dict(filtered(glms["hyp", "trn"], hyp_path, hyps))
-        pairs = [Pair(sentence_id=uid, **resolved(where, uid, text, hyp_ids[uid], normalizer, rules))
+            hyp_ids = {key(u): t for u, t in filtered(glms["hyp", "trn"], hyp_path, hyps)}
+        pairs = [Pair(sentence_id=uid, **resolved(where, uid, text, hyp_ids[key(uid)], normalizer, rules))
                  for uid, text in refs]
         named = any(speakers.speaker_of(uid) != uid for uid, _ in refs)
         return Read(iter(pairs), speaker=speakers.speaker_of if named else None)
@@ -364,7 +368,8 @@ def main(argv: list[str]) -> int:
             comparable = Comparability(line=as_hubscr(rules, glms and glm.identity(args.glm)))
         hyps = systems(args.hyp)
         normalizer = normalize.for_language(cfg.normalize, lang)
-        read = [(name, read_pairs(args.ref, path, normalizer, rules, glms)) for name, path in hyps]
+        read = [(name, read_pairs(args.ref, path, normalizer, rules, glms, fold_ids=cfg.normalize == "sclite"))
+                for name, path in hyps]
         definitions = labels.defined(args.ref) if is_stm(args.ref) else None
         outputs = chosen(args.outputs, speakers_named=read[0][1].speaker is not None,
                          subsets=definitions is not None)

@@ -133,3 +133,24 @@ def test_alternations_are_normalized_as_the_rest_and_a_broken_one_is_a_clear_err
     monkeypatch.setattr(alternations, "MOST_CELLS", 20)
     with pytest.raises(ValueError, match="cut the utterance"):
         alternations.resolve("a b c { d / e } f", "a b c d", whisper)
+
+
+def test_networks_are_aligned_alike_uncompiled_and_compiled(monkeypatch):
+    """A run's few alternations are aligned by _whole_steps as Python runs it, a corpus's by numba's compilation of
+    the same function: the same ways taken and op codes on both sides for every pair, ties, -D and -F included."""
+    from pipeline.scoring.align import HIT
+    from pipeline.scoring.lenient import BOTH
+
+    rng = random.Random(13)
+    vocabulary = list("abcd") + ["(uh)", "th-", "-ing"]
+
+    def network(most: int) -> list[list[list[str]]]:  # pieces of one way, or alternations of two or three
+        return [[[rng.choice(vocabulary) for _ in range(rng.randint(1, 2))] for _ in range(rng.choice([1, 1, 2, 3]))]
+                for _ in range(rng.randint(1, most))]
+    pairs = [(network(6), network(5)) for _ in range(300)]
+    found = {}
+    for cells in (10 ** 9, 0):
+        monkeypatch.setattr(alternations, "INTERPRETED_CELLS", cells)
+        found[cells] = [alternations.align(ref, hyp, BOTH) for ref, hyp in pairs]
+    assert found[0] == found[10 ** 9]
+    assert sum(c != HIT for *_, codes in found[0] for c in codes) > 500  # errors of every kind, many ties

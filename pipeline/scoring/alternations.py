@@ -12,6 +12,7 @@ check every count against sclite's on random references. What is then scored, wr
 alignment took, as sclite's pralign shows it, aligned as sclite aligned it."""
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -19,7 +20,7 @@ import numpy as np
 
 from pipeline.scoring.align import (DELETION, DIAG, HIT, HYP_ONLY, INSERTION, LEFT, OPTIONAL_DELETION,
                                     OPTIONAL_INSERTION, REF_ONLY, SUBSTITUTION, UP)
-from pipeline.scoring.lenient import NOTHING, PLAIN, UNEQUAL, Lenient
+from pipeline.scoring.lenient import GAP, NOTHING, OPTIONAL_GAP, PLAIN, UNEQUAL, Lenient
 from pipeline.scoring.normalize import Normalizer
 
 _ALTERNATION = re.compile(r"\{([^{}]*)\}")
@@ -107,11 +108,8 @@ def align(pieces: list[list[list[str]]], heard_pieces: list[list[list[str]]], le
     said = [None if w is None else lenient.word(w) for w in words]
     written = [None if w is None else lenient.word(w) for w in heard]
     same = lenient.same
-    if NOTHING not in words and NOTHING not in heard:
-        back = _whole_weights(net, hnet, said, written, lenient)
-    else:
-        back = _float_weights(net, hnet, said, written, lenient)
-    a, b = back.pop()
+    weights = _whole_weights if NOTHING not in words and NOTHING not in heard else _float_weights
+    back, (a, b) = weights(net, hnet, said, written, lenient)
     taken, taken_heard, codes = [0] * len(pieces), [0] * len(heard_pieces), []
     while a > 0 or b > 0:
         was_a, was_b = back[a][b]
@@ -131,56 +129,110 @@ def align(pieces: list[list[list[str]]], heard_pieces: list[list[list[str]]], le
     return taken, taken_heard, bytes(reversed(codes))
 
 
-def _whole_weights(net: _Network, hnet: _Network, said: list, written: list, lenient: Lenient) -> list:
+def _whole_weights(net: _Network, hnet: _Network, said: list, written: list, lenient: Lenient
+                   ) -> tuple[np.ndarray, tuple[int, int]]:
     """_float_weights' steps where no `@` is on either side: every weight is a whole number, so the sums are
-    exact in sclite's floats too, and Python's integers and lists take the same steps several times faster. Each
-    cell's step back, and last the cell the way back starts from."""
-    same, miss = lenient.same, int(UNEQUAL)
-    dropped = [0] + [int(lenient.cost(w, None)) for w in said[1:]]
-    added = [0] + [int(lenient.cost(None, w)) for w in written[1:]]
-    n_heard = len(written)
-    total, back = [[0] * n_heard], [[(0, 0)] * n_heard]
+    exact in sclite's floats too, and integers take the same steps: each cell's step back, and the cell the way
+    back starts from. The steps are _whole_steps', compiled by numba once this process has aligned
+    INTERPRETED_CELLS cells of networks (the same steps either way)."""
+    ids: dict[str, int] = {}
+    said_ids = np.array([-1] + [ids.setdefault(w.text, len(ids)) for w in said[1:]], np.int64)
+    written_ids = np.array([-2] + [ids.setdefault(w.text, len(ids)) for w in written[1:]], np.int64)
+    substituted = np.where(said_ids[:, None] == written_ids[None, :], 0, int(UNEQUAL))
+    fragments = {(a, b) for a in range(1, len(said)) if said[a].fragment for b in range(1, len(written))}
+    fragments |= {(a, b) for b in range(1, len(written)) if written[b].fragment for a in range(1, len(said))}
+    for a, b in fragments:  # a fragment (sclite's -F) matches more than its own text
+        substituted[a, b] = 0 if lenient.same(said[a], written[b]) else int(UNEQUAL)
+    gap = {False: int(GAP), True: int(OPTIONAL_GAP)}  # no `@` here: lenient.cost's weights of a word over a gap
+    dropped = np.array([0] + [gap[w.optional] for w in said[1:]], np.int64)
+    added = np.array([0] + [gap[w.optional] for w in written[1:]], np.int64)
+    total = np.zeros((len(said), len(written)), np.int64)
+    back = np.zeros((len(said), len(written), 2), np.int64)
+    global _cells_aligned
+    _cells_aligned += total.size
+    steps = _compiled() if _cells_aligned > INTERPRETED_CELLS else _whole_steps
+    end = steps(*_linked(net.before), *_linked(hnet.before), substituted, dropped, added,
+                np.array(net.ends, np.int64), np.array(hnet.ends, np.int64), total, back)
+    return back, (int(end[0]), int(end[1]))
+
+
+def _linked(before: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each arc's arcs before it, as two arrays: arc a's are `flat[at[a]:at[a + 1]]`."""
+    at = np.zeros(len(before) + 1, np.int64)
+    at[1:] = np.cumsum([len(b) for b in before])
+    return at, np.array([x for b in before for x in b], np.int64)
+
+
+def _whole_steps(before_at, before, into_at, into, substituted, dropped, added, ends, heard_ends, total, back):
+    """sclite's cells over two networks, each arc's arcs before it linked (_linked): at each cell the first of the
+    cheapest arcs before it, in the order sclite links them, and a substitution, then a deletion, then an insertion
+    on a tie, as sclite's strict < takes them. Fills `total` and `back`, and gives the cell the way back starts
+    from. Written for numba too: loops over arrays alone."""
+    n_said, n_heard = total.shape
     for b in range(1, n_heard):
-        p = _first_least(hnet.before[b], total[0])
-        total[0][b] = total[0][p] + added[b]
-        back[0][b] = (0, p)
-    for a in range(1, len(said)):
-        before, r, drop = net.before[a], said[a], dropped[a]
-        p = min(before, key=lambda x: total[x][0])  # min keeps the first of equals, as sclite's strict <
-        row, steps = [total[p][0] + drop] + [0] * (n_heard - 1), [(p, 0)] + [(0, 0)] * (n_heard - 1)
+        p = into[into_at[b]]
+        for k in range(into_at[b] + 1, into_at[b + 1]):
+            if total[0, into[k]] < total[0, p]:
+                p = into[k]
+        total[0, b] = total[0, p] + added[b]
+        back[0, b, 1] = p
+    for a in range(1, n_said):
+        low, high = before_at[a], before_at[a + 1]
+        p = before[low]
+        for k in range(low + 1, high):
+            if total[before[k], 0] < total[p, 0]:
+                p = before[k]
+        total[a, 0] = total[p, 0] + dropped[a]
+        back[a, 0, 0] = p
         for b in range(1, n_heard):
-            h, into = written[b], hnet.before[b]
-            i = _first_least(into, row)
-            inserted = row[i] + added[b]
-            d = before[0] if len(before) == 1 else min(before, key=lambda x: total[x][b])
-            deleted = total[d][b] + drop
-            s, least = (before[0], into[0]), total[before[0]][into[0]]
-            if len(before) > 1 or len(into) > 1:
-                for x in before:
-                    for y in into:
-                        if total[x][y] < least:
-                            s, least = (x, y), total[x][y]
-            equal = r.text == h.text if not (r.fragment or h.fragment) else same(r, h)
-            substituted = least + (0 if equal else miss)
-            if substituted <= deleted and substituted <= inserted:
-                row[b], steps[b] = substituted, s
+            first, last = into_at[b], into_at[b + 1]
+            i = into[first]
+            for k in range(first + 1, last):
+                if total[a, into[k]] < total[a, i]:
+                    i = into[k]
+            inserted = total[a, i] + added[b]
+            d = before[low]
+            for k in range(low + 1, high):
+                if total[before[k], b] < total[d, b]:
+                    d = before[k]
+            deleted = total[d, b] + dropped[a]
+            sx, sy = before[low], into[first]
+            for kx in range(low, high):
+                for ky in range(first, last):
+                    if total[before[kx], into[ky]] < total[sx, sy]:
+                        sx, sy = before[kx], into[ky]
+            through = total[sx, sy] + substituted[a, b]
+            if through <= deleted and through <= inserted:
+                total[a, b], back[a, b, 0], back[a, b, 1] = through, sx, sy
             elif deleted < inserted:
-                row[b], steps[b] = deleted, (d, b)
+                total[a, b], back[a, b, 0], back[a, b, 1] = deleted, d, b
             else:
-                row[b], steps[b] = inserted, (a, i)
-        total.append(row)
-        back.append(steps)
-    back.append(min(((x, y) for x in net.ends for y in hnet.ends), key=lambda xy: total[xy[0]][xy[1]]))
-    return back
+                total[a, b], back[a, b, 0], back[a, b, 1] = inserted, a, i
+    ex, ey = ends[0], heard_ends[0]
+    for x in ends:
+        for y in heard_ends:
+            if total[x, y] < total[ex, ey]:
+                ex, ey = x, y
+    return ex, ey
 
 
-def _first_least(among: list[int], row: list) -> int:
-    return among[0] if len(among) == 1 else min(among, key=row.__getitem__)
+# as align.py's: a run's few utterances with alternations are aligned uncompiled, the same steps
+INTERPRETED_CELLS = 100_000
+_cells_aligned = 0
 
 
-def _float_weights(net: _Network, hnet: _Network, said: list, written: list, lenient: Lenient) -> list:
-    """sclite's cells in its single-precision floats, where a `@` weighs 0.001: each cell's step back, and last
-    the cell the way back starts from."""
+@functools.cache
+def _compiled():
+    """_whole_steps compiled (and cached on disk) at the first network past INTERPRETED_CELLS."""
+    import numba
+
+    return numba.njit(cache=True, nogil=True)(_whole_steps)
+
+
+def _float_weights(net: _Network, hnet: _Network, said: list, written: list, lenient: Lenient
+                   ) -> tuple[list, tuple[int, int]]:
+    """sclite's cells in its single-precision floats, where a `@` weighs 0.001: each cell's step back, and the cell
+    the way back starts from."""
     cost = lenient.cost
     words, heard = net.words, hnet.words
     total = np.empty((len(words), len(heard)), dtype=np.float32)
@@ -205,9 +257,7 @@ def _float_weights(net: _Network, hnet: _Network, said: list, written: list, len
                 total[a, b], back[a, b] = deleted, (d, b)
             else:
                 total[a, b], back[a, b] = inserted, (a, i)
-    steps = back.tolist()
-    steps.append(min(((x, y) for x in net.ends for y in hnet.ends), key=lambda xy: total[xy]))
-    return steps
+    return back.tolist(), min(((x, y) for x in net.ends for y in hnet.ends), key=lambda xy: total[xy])
 
 
 def _line(ref: list[str], hyp: list[str], lenient: Lenient) -> bytes:

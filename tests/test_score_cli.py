@@ -284,6 +284,30 @@ def test_the_sclite_normalizer_reads_a_words_tags_escapes_and_closing_star_as_sc
 
 
 @pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
+def test_characters_are_cut_as_sclites_c_noascii_cuts_them(tmp_path):
+    """In a language scored by characters, `sclite` and `none` keep a run of printable ASCII whole, punctuation and
+    all (`GPT-4`, `3.5`, `(<hes>)`), as sclite's `-c NOASCII` does, with and without `-s`."""
+    import random
+
+    rng = random.Random(3)
+    vocabulary = ["我", "們", "用", "寫詩", "GPT-4", "gpt", "Gpt-4", "3.5", "3", "(<hes>)", "。", "，", "ab.c", "x_y",
+                  "(个)", "大概-", "-)", "Hello，世界"]
+    lines = [(f"spk_u{k:03d}", "".join(rng.choices(vocabulary, k=rng.randint(1, 6))) + " " + rng.choice(vocabulary),
+              " ".join(rng.choices(vocabulary, k=rng.randint(0, 6)))) for k in range(200)]
+    for name, column in (("ref", 1), ("hyp", 2)):
+        (tmp_path / f"{name}.trn").write_text("".join(f"{line[column]} ({line[0]})\n" for line in lines))
+    for normalizer, flags in (("sclite", ()), ("none", ("-s",))):
+        proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--language", "zh",
+                     "--normalize", normalizer, "--out", str(tmp_path / normalizer))
+        assert proc.returncode == 0, proc.stderr
+        ours = {r["sentence_id"].lower(): tuple(int(r[k]) for k in ("hits", "substitutions", "deletions",
+                                                                      "insertions"))
+                for r in store.read_csv(tmp_path / normalizer / "utterances.csv")}
+        theirs = sclite_pralign(tmp_path, "-e", "utf-8", "-c", "NOASCII", *flags)
+        assert ours == {uid: counts for uid, (counts, _, _) in theirs.items()}, normalizer
+
+
+@pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
 def test_each_speakers_counts_are_the_rows_of_sclites_sum_report(tmp_path):
     """speakers.csv: a row per speaker, named as sclite's -i spu_id names it (the id up to its first hyphen, else its
     first underscore), in the order speakers first appear, with sclite's counts (-o rsum); the Mean, S.D. and Median

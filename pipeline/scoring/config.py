@@ -28,7 +28,9 @@ class ScoreConfig:
 # 5: on a tie of a deletion and an insertion the aligner takes the insertion, as sclite does; it took the deletion,
 #    and an alignment of the same cost could count otherwise (12 of 20,000 random pairs over five words).
 # 6: the sclite normalizer reads words as sclite does: a word's tags after an unescaped `;` are left out, its
-#    backslashes dropped and one closing `*` dropped (`a\;s;TAG1` is `a;s`); they were part of the word.
+#    backslashes dropped and one closing `*` dropped (`a\;s;TAG1` is `a;s`), and a bare `@` is no word; they were
+#    part of the word. In a language scored by characters, `sclite` and `none` keep a run of printable ASCII whole,
+#    as sclite's -c NOASCII does (`GPT-4`, `3.5`); they cut it at punctuation (`GPT - 4`).
 SCORING_REVISION = 6
 
 

@@ -3,12 +3,14 @@ elsewhere. A WER of Chinese counts a whole sentence as one "word" wherever no pu
 mean nothing; the field scores it by characters (CER: seed-tts-eval's test-zh, CV3-Eval's ja and ko), and a rate's
 name says which unit it counts.
 
-Two ways to cut a text into characters:
+Three ways to cut a text into characters:
 - `characters`: every character but spaces is a unit, letters of embedded English included (seed-tts-eval's
   `" ".join([x for x in text])`, whose spaces jiwer then drops);
-- `characters_and_ascii_words` (this tool's own, for mixed Chinese–English text): a run of ASCII letters, digits and
-  apostrophes stays one word, as sclite's `-c NOASCII` keeps it, and every other character is a unit with its
-  combining marks (a Thai vowel sign or tone mark stays on its consonant: a mark alone is no character).
+- `characters_and_ascii_words` (this tool's own, for mixed Chinese–English text, after a normalizer that strips
+  punctuation): a run of ASCII letters, digits and apostrophes stays one word, and every other character is a unit
+  with its combining marks (a Thai vowel sign or tone mark stays on its consonant: a mark alone is no character);
+- `characters_and_ascii_runs` (sclite's `-c NOASCII`): a run of printable ASCII, punctuation and all (`GPT-4`,
+  `3.5`, `(<hes>)`), stays one unit, and every other character is a unit with its combining marks.
 """
 from __future__ import annotations
 
@@ -61,18 +63,27 @@ def characters(text: str) -> str:
 
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9']+")
+_ASCII_RUN = re.compile(r"[!-~]+")  # sclite's NOASCII: a run of printable ASCII is not cut
 
 
-def characters_and_ascii_words(text: str) -> str:
+def _cut(text: str, whole: re.Pattern) -> str:
     units: list[str] = []
     for piece in text.split():
         at = 0
-        for m in _ASCII_WORD.finditer(piece):
+        for m in whole.finditer(piece):
             units += _clusters(piece[at:m.start()])
             units.append(m.group())
             at = m.end()
         units += _clusters(piece[at:])
     return " ".join(units)
+
+
+def characters_and_ascii_words(text: str) -> str:
+    return _cut(text, _ASCII_WORD)
+
+
+def characters_and_ascii_runs(text: str) -> str:
+    return _cut(text, _ASCII_RUN)
 
 
 def _clusters(text: str) -> list[str]:

@@ -362,7 +362,8 @@ def for_language(name: str, lang: str = "en", unit: str = "") -> Normalizer:
     if name == "cv3-eval":  # its ja and ko as its zh, whose output only is made simplified where `'zh' in lang`
         t = _seed_tts_eval_characters()
         return Normalizer(t, compose(simplified, t) if "zh" in lang.lower() else t)
-    own = {"none": lambda: language.characters_and_ascii_words,
+    own = {"none": lambda: language.characters_and_ascii_runs,  # sclite's -c NOASCII -s
+           "sclite": lambda: compose(get("sclite"), language.characters_and_ascii_runs),
            "basic": lambda: compose(nfkc, unicode_apostrophes, lowercase, strip_punctuation,
                                     *([simplified] if chinese else []), language.characters_and_ascii_words),
            "whisper": lambda: _whisper_multilingual(split=True)}

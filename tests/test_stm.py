@@ -15,13 +15,15 @@ from tests.test_score_cli import score
 needs_sclite = pytest.mark.skipif(not Path(SCLITE).exists(), reason="Debian's sctk (sclite) is not installed")
 
 REFERENCE = """;; a comment
+** a comment that carries information
 f1 A spk-1 0.0 2.0 <o,f0,male> the cat sat
 f1 A spk-1 2.0 4.0 on the mat
 f1 A spk2 4.0 6.0 IGNORE_TIME_SEGMENT_IN_SCORING
 f1 A spk2 6.0 8.0 hello there
 f1 B spk3 0.0 3.0 good morning
 """
-HEARD = """f1 A 0.1 0.2 the
+HEARD = """; a ctm comment
+f1 A 0.1 0.2 the
 f1 A 0.5 0.2 hat
 f1 A 1.95 0.2 sat
 f1 A 2.5 0.2 on
@@ -34,9 +36,10 @@ f1 B 0.5 0.3 good
 
 
 def test_each_segment_takes_the_words_whose_midpoint_falls_before_its_end(tmp_path):
-    """sclite's cut of this pair of files (its pralign, checked by hand): `sat` at 1.95 + 0.1 is past the first
-    segment's end; `xx` falls in an ignored segment and is dropped; `extra`, after every segment, joins the
-    channel's last; channel B's speaker is spk3; each speaker's segments are numbered from 000."""
+    """sclite's cut of this pair of files (its pralign, checked by hand; the comment lines read past as sclite reads
+    past them): `sat` at 1.95 + 0.1 is past the first segment's end; `xx` falls in an ignored segment and is
+    dropped; `extra`, after every segment, joins the channel's last; channel B's speaker is spk3; each speaker's
+    segments are numbered from 000."""
     (tmp_path / "ref.stm").write_text(REFERENCE)
     (tmp_path / "hyp.ctm").write_text(HEARD)
     cut = stm.utterances(stm.read_stm(str(tmp_path / "ref.stm")), stm.read_ctm(str(tmp_path / "hyp.ctm")), "hyp.ctm")

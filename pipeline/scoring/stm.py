@@ -56,10 +56,13 @@ class Word:
         return self.start + self.duration / 2 if self.placed_at is None else self.placed_at
 
 
+COMMENTS = {"stm": (";;", "**"), "ctm": (";",)}  # what opens a line sclite reads past, in each kind of file
+
+
 def _fields(path: str, flag: str, least: int, kind: str, layout: str) -> Iterator[tuple[int, list[str]]]:
     for n, line in enumerate(text_lines(path, flag), 1):
         fields = line.split()
-        if not fields or fields[0].startswith(";;"):
+        if not fields or fields[0].startswith(COMMENTS[kind]):
             continue
         if len(fields) < least:
             raise InputError(f"{flag} {path}: line {n} has {len(fields)} fields; an {kind} line is `{layout}`")

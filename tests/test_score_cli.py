@@ -78,6 +78,51 @@ def test_ids_that_differ_in_case_pair_as_sclite_pairs_them_under_its_normalizer_
         in proc.stderr
 
 
+def test_kaldi_text_files_are_counted_as_kaldis_compute_wer_counts_them(tmp_path):
+    """--format kaldi reads `id text` lines, paired by id, an id alone for nothing heard; --normalize kaldi counts
+    each utterance's S, D and I as Kaldi does (kaldialign.edit_distance wraps the function compute-wer counts with),
+    and so the corpus %WER; sclite's weights count some utterances otherwise. Read as plain files, such lines are
+    named for what they seem to be."""
+    import random
+
+    import kaldialign
+
+    rng = random.Random(4)
+    vocabulary = "a b c d the of".split()
+    pairs = []
+    for k in range(300):
+        ref = [rng.choice(vocabulary) for _ in range(rng.randint(1, 12))]
+        hyp = [w if rng.random() > 0.3 else rng.choice(vocabulary) for w in ref if rng.random() > 0.1]
+        pairs.append((f"1089-134686-{k:04d}", ref, hyp if k % 50 else []))
+    (tmp_path / "text").write_text("".join(f"{u} {' '.join(r)}\n" for u, r, _ in pairs))
+    (tmp_path / "hyp.txt").write_text("".join(f"{u} {' '.join(h)}".rstrip() + "\n" for u, _, h in reversed(pairs)))
+    counted = {}
+    for normalizer in ("kaldi", "none"):
+        proc = score("--ref", str(tmp_path / "text"), "--hyp", str(tmp_path / "hyp.txt"), "--format", "kaldi",
+                     "--normalize", normalizer, "--out", str(tmp_path / normalizer))
+        assert proc.returncode == 0, proc.stderr
+        counted[normalizer] = {r["sentence_id"]: tuple(int(r[k]) for k in ("substitutions", "deletions",
+                                                                          "insertions"))
+                               for r in store.read_csv(tmp_path / normalizer / "utterances.csv")}
+    kaldi = {u: kaldialign.edit_distance(r, h) for u, r, h in pairs}
+    assert counted["kaldi"] == {u: (e["sub"], e["del"], e["ins"]) for u, e in kaldi.items()}
+    total = sum(e["total"] for e in kaldi.values()) / sum(e["ref_len"] for e in kaldi.values())
+    assert store.read_csv(tmp_path / "kaldi" / "summary.csv")[0]["micro_wer"] == str(round(total, 4))
+    assert sum(counted["kaldi"][u] != counted["none"][u] for u in kaldi) >= 2  # sclite's weights count otherwise
+    assert "Kaldi's compute-wer" in (tmp_path / "kaldi" / "summary.json").read_text()
+    proc = score("--ref", str(tmp_path / "text"), "--hyp", str(tmp_path / "hyp.txt"), "--out", str(tmp_path / "p"))
+    assert proc.returncode == 0 and "Kaldi's `id text` lines? Plain files pair line by line" in proc.stdout
+    (tmp_path / "short.txt").write_text("1089-134686-0000 a b\n")
+    (tmp_path / "g.glm").write_text(";; a GLM\n")
+    for extra, said in ((["--hyp", str(tmp_path / "short.txt")], "ids do not match: 299 only in"),
+                        (["--hyp", str(tmp_path / "hyp.txt"), "--glm", str(tmp_path / "g.glm")],
+                         "--glm with --format kaldi"),
+                        (["--hyp", str(tmp_path / "hyp.txt"), "--optional-words"], "Kaldi's compute-wer has neither")):
+        proc = score("--ref", str(tmp_path / "text"), "--format", "kaldi", "--normalize", "kaldi", *extra, "--out",
+                     str(tmp_path / "bad"))
+        assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
 def test_mismatched_ids_and_counts_are_clear_errors(tmp_path):
     (tmp_path / "ref.trn").write_text("a b (x_1)\nc d (x_2)\n")
     (tmp_path / "hyp.trn").write_text("a b (x_1)\nc d (x_3)\n")

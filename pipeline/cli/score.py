@@ -26,24 +26,43 @@ from pipeline.scoring.utterances import Results
 from pipeline.statistics import STATISTICS, comparisons
 
 
-def survey(path: str, flag: str) -> tuple[int, list[tuple[str, str]] | None]:
-    """How many lines a file has, and its (id, text) entries when it is a trn file (every line `text (id)`, but
-    blank lines and sclite's comment lines, `;;` or `**` first), from one pass: a plain file is held a line at a
-    time, a trn file's entries as they are read. In a plain file every line is an utterance."""
-    n, entries = 0, []
+class Survey(NamedTuple):
+    lines: int
+    entries: list[tuple[str, str]] | None  # (id, text) of a trn file's lines, or of a Kaldi text file's
+    heads: list[str] | None  # each line's first word, where every line has one, with a digit, none twice: an id?
+
+
+def survey(path: str, flag: str, kaldi: bool = False) -> Survey:
+    """A file read in one pass: how many lines it has; its (id, text) entries where it is a trn file (every line
+    `text (id)`, but blank lines and sclite's comment lines, `;;` or `**` first), or with `kaldi`, a Kaldi text file
+    (`id text` lines, blank ones read past); and what its lines' first words say of it. A plain file is held a line
+    at a time; in a plain file every line is an utterance."""
+    n, entries, heads, seen = 0, [], [], set()
     for line in text_lines(path, flag):
         n += 1
-        if entries is not None and line.strip() and not line.startswith(sclite.COMMENTS):
+        words = line.split(maxsplit=1)
+        if kaldi:
+            if words:
+                entries.append((words[0], words[1].strip() if len(words) > 1 else ""))
+            continue
+        if heads is not None:
+            if not words or words[0] in seen or not any(c.isdigit() for c in words[0]):
+                heads = None
+            else:
+                seen.add(words[0])
+                heads.append(words[0])
+        if entries is not None and words and not line.startswith(sclite.COMMENTS):
             entry = sclite.trn_entry(line)
             if entry is None:
                 entries = None
             else:
                 entries.append(entry)
-    return n, entries or None
+    return Survey(n, entries or None, None if kaldi else heads or None)
 
 
 def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient = lenient.PLAIN,
-               glms: dict[tuple[str, str], glm.Glm] | None = None, fold_ids: bool = False) -> Read:
+               glms: dict[tuple[str, str], glm.Glm] | None = None, fold_ids: bool = False,
+               kaldi: bool = False) -> Read:
     """The pairs of the two files, both checked whole before the first pair is given, how their ids name speakers,
     where they do (trn files whose ids, or some of them, have a speaker part: speakers.py; an stm's segments), and
     an stm's segments' labels. Plain files pair line by line, each line an utterance with its line number as id,
@@ -54,11 +73,16 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
     -D and -F) could score otherwise. `glms`: a GLM's rules for each side and format (glms_of), applied first, as
     csrfilt.sh filters trn, stm and ctm files (scoring/glm.py): the hypotheses' alternations it writes are then read
     as sclite reads them. `fold_ids`: trn ids pair whatever their case in A-Z, as sclite pairs them without -s
-    (each row keeps the reference's id)."""
+    (each row keeps the reference's id). `kaldi`: both are Kaldi text files (`id text`), paired by id as Kaldi's
+    compute-wer pairs them, their braces words."""
     where = f"{ref_path} and {hyp_path}"
     if is_stm(ref_path) or is_ctm(hyp_path):
         return Read(*read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms), speaker=stm.speaker_of)
-    (n_refs, refs), (n_hyps, hyps) = survey(ref_path, "--ref"), survey(hyp_path, "--hyp")
+    (n_refs, refs, ref_heads), (n_hyps, hyps, hyp_heads) = (survey(ref_path, "--ref", kaldi),
+                                                            survey(hyp_path, "--hyp", kaldi))
+    if kaldi and not (refs and hyps):
+        raise InputError(f"--format kaldi: {ref_path if not refs else hyp_path} has no line; a Kaldi text file has "
+                         "a line `id text` for each utterance")
     if (refs is None) != (hyps is None):
         raise InputError(f"{ref_path} and {hyp_path}: one is a trn file and the other is not; give both as trn "
                          "(`text (id)` lines) or both as one utterance per line")
@@ -74,11 +98,13 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
         if missing or extra:
             raise InputError(f"ids do not match: {len(missing)} only in {ref_path} (e.g. {missing[:3]}), "
                              f"{len(extra)} only in {hyp_path} (e.g. {extra[:3]}); give each utterance a line in "
-                             "both, with the same id (where an engine heard nothing, its id alone: `(id)`)")
+                             "both, with the same id (where an engine heard nothing, its id alone: "
+                             + ("`id`)" if kaldi else "`(id)`)"))
         if glms is not None:
             refs = filtered(glms["ref", "trn"], ref_path, refs)
             hyp_ids = {key(u): t for u, t in filtered(glms["hyp", "trn"], hyp_path, hyps)}
-        pairs = [Pair(sentence_id=uid, **resolved(where, uid, text, hyp_ids[key(uid)], normalizer, rules))
+        pairs = [Pair(sentence_id=uid, **resolved(where, uid, text, hyp_ids[key(uid)], normalizer, rules,
+                                                  ways=not kaldi))
                  for uid, text in refs]
         named = any(speakers.speaker_of(uid) != uid for uid, _ in refs)
         return Read(iter(pairs), speaker=speakers.speaker_of if named else None)
@@ -88,6 +114,10 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
     if glms is not None:
         raise InputError(f"--glm with {ref_path} and {hyp_path}: csrfilt.sh filters trn files (`text (id)` lines), "
                          "whose braces write alternations; give both as trn")
+    if ref_heads and hyp_heads and set(ref_heads) == set(hyp_heads):
+        print(f"note: every line of {ref_path} and {hyp_path} begins with a word of its own, the same words in both "
+              f"({ref_heads[0]!r}, ...): Kaldi's `id text` lines? Plain files pair line by line, each id a word of "
+              "its line; --format kaldi pairs them by id")
     return Read(Pair(sentence_id=f"line{n:05d}",
                      **resolved(where, f"line {n}", r.strip(), h.strip(), normalizer, rules, ways=False))
                 for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1))
@@ -235,6 +265,24 @@ def as_hubscr(rules: Lenient, glm_path: str | None) -> str:
             "GLM: --glm FILE)")
 
 
+FORMATS = ("auto", "kaldi")
+KALDI_LINE = ("scored as Kaldi's compute-wer scores (the words as written, Kaldi's own alignment through kaldialign): "
+              "comparable with the %WER of Kaldi and icefall recipes on the same texts")
+
+
+def format_of(args: argparse.Namespace) -> bool:
+    """Whether the files are Kaldi text files (--format kaldi), which neither a GLM nor an stm goes with."""
+    if args.format != "kaldi":
+        return False
+    if args.glm:
+        raise ConfigError("--glm with --format kaldi: csrfilt.sh filters trn, stm and ctm files; leave out one or "
+                          "the other")
+    if is_stm(args.ref) or any(is_ctm(h.rpartition("=")[2]) for h in args.hyp):
+        raise ConfigError(f"--format kaldi with {args.ref}: an stm and its ctm files are read as sclite reads "
+                          "them; leave --format out")
+    return True
+
+
 def rules_of(args: argparse.Namespace, cfg: ScoreConfig, lang: str) -> Lenient:
     """sclite's -D and -F as the flags ask for them, where the texts keep what marks the words."""
     rules = Lenient(optional=args.optional_words, fragments=args.fragments)
@@ -242,6 +290,9 @@ def rules_of(args: argparse.Namespace, cfg: ScoreConfig, lang: str) -> Lenient:
     if rules and args.preset:
         raise ConfigError(f"{asked}: --preset {args.preset} scores as its recipe does, without sclite's -D and -F; "
                           "leave out one or the other")
+    if rules and cfg.normalize in normalize.KALDI_COUNTED:
+        raise ConfigError(f"{asked} with --normalize {cfg.normalize}: Kaldi's compute-wer has neither; leave "
+                          f"{asked} out, or score as sclite does (--normalize sclite)")
     if rules and cfg.normalize not in lenient.KEEPING:
         raise ConfigError(f"{asked} with --normalize {cfg.normalize}: it strips the parentheses and hyphens that mark "
                           "the words; give --normalize sclite (as sclite folds case) or none")
@@ -341,6 +392,10 @@ def main(argv: list[str]) -> int:
                    help="a GLM (NIST's global mapping file) applied to both sides first, as hubscr.pl has csrfilt.sh "
                         "-dh apply it to trn, stm and ctm files (-t ref, -t hyp): upper case, its rules, hyphens "
                         "split; the alternations it writes into hypotheses are read as sclite reads them")
+    p.add_argument("--format", default="auto", choices=FORMATS,
+                   help="how the files are read: auto (default) tells plain, trn, and stm with ctm (by suffix) apart; "
+                        "kaldi reads Kaldi text files, `id text` lines, paired by id as Kaldi's compute-wer pairs "
+                        "them (with --normalize kaldi, counted as it counts them)")
     p.add_argument("--out", default="results/score", help="output directory (default results/score)")
     p.add_argument("--outputs", default=None, metavar="FILES",
                    help="comma-separated files to write besides summary.csv and summary.json, as sclite's -o picks "
@@ -364,12 +419,15 @@ def main(argv: list[str]) -> int:
         check(cfg)
         rules = rules_of(args, cfg, lang)
         glms = glms_of(args.glm, args.preset)
+        kaldi = format_of(args)
         if rules or glms:
             comparable = Comparability(line=as_hubscr(rules, glms and glm.identity(args.glm)))
+        elif cfg.normalize in normalize.KALDI_COUNTED:
+            comparable = Comparability(line=KALDI_LINE)
         hyps = systems(args.hyp)
         normalizer = normalize.for_language(cfg.normalize, lang)
-        read = [(name, read_pairs(args.ref, path, normalizer, rules, glms, fold_ids=cfg.normalize == "sclite"))
-                for name, path in hyps]
+        read = [(name, read_pairs(args.ref, path, normalizer, rules, glms, fold_ids=cfg.normalize == "sclite",
+                                  kaldi=kaldi)) for name, path in hyps]
         definitions = labels.defined(args.ref) if is_stm(args.ref) else None
         outputs = chosen(args.outputs, speakers_named=read[0][1].speaker is not None,
                          subsets=definitions is not None)

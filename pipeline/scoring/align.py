@@ -21,7 +21,11 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
+from typing import Callable
+
 import numpy as np
+
+from pipeline.scoring.normalize import JIWER_COUNTED, KALDI_COUNTED
 
 
 class Op(str, Enum):
@@ -185,6 +189,31 @@ def jiwer_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[bytes]:
         out.append(b"".join([code[tag] * (j2 - j1 if tag == "insert" else i2 - i1)
                              for tag, i1, i2, j1, j2 in opcodes(a, b)]))
     return out
+
+
+def kaldi_codes(refs: list[list[str]], hyps: list[list[str]]) -> list[bytes]:
+    """The op codes Kaldi's compute-wer counts (its Levenshtein distance, uniform weights, and its choice among the
+    equally short alignments), through kaldialign, which wraps Kaldi's own functions and is what icefall scores
+    with: where sclite's weights prefer a deletion and an insertion to a substitution, the two can differ in S, D
+    and I, and, rarely, in the number of edits. Kaldi's alignment depends only on which words are equal: each pair's
+    words are given as integers, -1 the gap."""
+    import kaldialign
+
+    out = []
+    for ref, hyp in zip(refs, hyps):
+        ids = {w: i for i, w in enumerate(dict.fromkeys(ref + hyp))}
+        pairs = kaldialign.align([ids[w] for w in ref], [ids[w] for w in hyp], -1)
+        out.append(bytes(INSERTION if r == -1 else DELETION if h == -1 else HIT if r == h else SUBSTITUTION
+                         for r, h in pairs))
+    return out
+
+
+def aligner_of(normalizer: str) -> Callable[[list[list[str]], list[list[str]]], list[bytes]]:
+    """How a normalizer's texts are aligned: as the numbers it stands for were counted (a recipe's that jiwer
+    counted, jiwer's; `kaldi`'s, Kaldi's compute-wer's), and otherwise with sclite's weights."""
+    if normalizer in JIWER_COUNTED:
+        return jiwer_codes
+    return kaldi_codes if normalizer in KALDI_COUNTED else align_codes
 
 
 def tally(codes: bytes) -> list[int]:

@@ -12,7 +12,7 @@ from pipeline.core.records import Status, utterance_id
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
 from pipeline.scoring import align, sclite
-from pipeline.scoring.align import WORDS, align_codes, edits, jiwer_codes, preload, tally
+from pipeline.scoring.align import WORDS, align_codes, aligner_of, edits, preload, tally
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.flags import flags
 from pipeline.scoring.tally import Tally
@@ -156,7 +156,7 @@ def prepare(normalizer: str, lang: str) -> None:
     processes forked afterwards to score (files.stream) start with it."""
     norm.for_language(normalizer, lang)
     _levenshtein()
-    if normalizer not in norm.JIWER_COUNTED:
+    if aligner_of(normalizer) is align_codes:
         preload()
 
 
@@ -166,14 +166,14 @@ def scored(pairs: Iterable[Pair], normalizer: str, lang: str, aligned: bool = Tr
     compiled past a run's size, and only a chunk's texts, words and op codes are held at once. `aligned`: with
     each row's error events and pralign text; without, its record alone (its counts are the same)."""
     normalized = norm.for_language(normalizer, lang)
-    aligner = jiwer_codes if normalizer in norm.JIWER_COUNTED else align_codes  # as its published table was counted
+    aligner = aligner_of(normalizer)  # as the numbers it stands for were counted
     for chunk in chunks(pairs):
         spoken = [p for p in chunk if p.status == Status.OK]
         references = list(map(scored_reference, spoken))
         texts = list(zip(normalized.references(references), normalized.hypotheses([p.hypothesis for p in spoken])))
         words = [(r.split(), h.split()) for r, h in texts]
         codes = aligner([r for r, _ in words], [h for _, h in words])
-        if aligner is align_codes:  # a recipe counted by jiwer aligns as jiwer does, whatever was found before
+        if aligner is align_codes:  # a recipe counted by jiwer or Kaldi aligns as they do, whatever was found before
             codes = [c if p.codes is None else p.codes for p, c in zip(spoken, codes)]
         rows = iter(zip(references, texts, words, codes))
         for p in chunk:

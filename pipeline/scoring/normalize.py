@@ -17,10 +17,13 @@
   tables: every character of zhon.hanzi.punctuation and string.punctuation deleted except the ASCII apostrophe
   (so "well-known" becomes "wellknown" and "king’s" becomes "kings"), one pass of "  " → " ", lowercase, then
   jiwer's default words (runs of whitespace made one space, split on spaces).
+- `kaldi`: Kaldi's compute-wer (and icefall's scoring): the words exactly as written, aligned by Kaldi's own
+  Levenshtein alignment (align.kaldi_codes), uniform weights where sclite's are 4, 3 and 3.
 
 In a language written without spaces between words (scoring/language.py), the unit is the character, and each
 normalizer ends by cutting the text into characters:
-- `none`: characters, ASCII words whole;
+- `none` and `kaldi`: characters, a run of printable ASCII whole (sclite's `-c NOASCII -s`);
+- `sclite`: the same, `A`-`Z` made `a`-`z` and words read as sclite reads them (sclite's `-c NOASCII`);
 - `basic`: NFKC (full-width "ＡＩ２" is "ai2", half-width katakana full), lowercase, punctuation and symbols
   stripped (the ideographic ones too: "，。「」"), combining marks kept, traditional Chinese made simplified on both
   sides (zhconv, zh-cn), then characters with ASCII words whole: "我们用GPT-4写诗。" is "我 们 用 gpt 4 写 诗";
@@ -320,8 +323,10 @@ NORMALIZERS: dict[str, Callable[[], Transform]] = {
     "whisper": _whisper,
     "seed-tts-eval": _seed_tts_eval,
     "cv3-eval": _seed_tts_eval,  # its run_wer.py's process_one for a language scored by words is seed-tts-eval's
+    "kaldi": lambda: collapse_spaces,  # compute-wer compares the words as written; its alignment is Kaldi's
 }
 JIWER_COUNTED = frozenset({"seed-tts-eval", "cv3-eval"})  # recipes whose published numbers jiwer counted
+KALDI_COUNTED = frozenset({"kaldi"})  # numbers Kaldi's compute-wer counts (align.kaldi_codes)
 
 
 def get(name: str) -> Transform:
@@ -363,6 +368,7 @@ def for_language(name: str, lang: str = "en", unit: str = "") -> Normalizer:
         t = _seed_tts_eval_characters()
         return Normalizer(t, compose(simplified, t) if "zh" in lang.lower() else t)
     own = {"none": lambda: language.characters_and_ascii_runs,  # sclite's -c NOASCII -s
+           "kaldi": lambda: language.characters_and_ascii_runs,
            "sclite": lambda: compose(get("sclite"), language.characters_and_ascii_runs),
            "basic": lambda: compose(nfkc, unicode_apostrophes, lowercase, strip_punctuation,
                                     *([simplified] if chinese else []), language.characters_and_ascii_words),

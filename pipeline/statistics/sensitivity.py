@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pipeline.core.records import Grouped, Status, columns_of
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import language, normalize as norm
-from pipeline.scoring.align import align_codes, jiwer_codes, tally
+from pipeline.scoring.align import aligner_of, tally
 from pipeline.scoring.utterances import ScoredUtterance
 from pipeline.statistics import STATISTICS, Statistic
 
@@ -32,9 +32,9 @@ def effects(utterances: list[ScoredUtterance], used: str, lang: str = "en") -> l
     totals: dict[tuple, dict[str, list[int]]] = {u.group: {n: [0, 0] for n in transforms} for u in kept}
     for name, t in transforms.items():
         refs = [t.reference(u.reference).split() for u in kept]
-        # counted as a run under that normalizer counts: a recipe's by jiwer's alignment, which can make another
-        # number of edits than sclite's weights
-        aligner = jiwer_codes if name in norm.JIWER_COUNTED else align_codes
+        # counted as a run under that normalizer counts: a recipe's by jiwer's alignment, `kaldi`'s by Kaldi's, which
+        # can make another number of edits than sclite's weights
+        aligner = aligner_of(name)
         for u, ref, codes in zip(kept, refs, aligner(refs, [t.hypothesis(u.hypothesis).split() for u in kept])):
             totals[u.group][name][0] += sum(tally(codes)[1:])
             totals[u.group][name][1] += len(ref)

@@ -1,0 +1,43 @@
+"""sclite's own test files (tests/data/sclite/NOTICE), scored by `run_pipeline.py score` as sclite scores them:
+every utterance's hits, substitutions, deletions and insertions are those of Debian's sclite on the same files,
+with the flags sclite's test suite gives them, and -D -F."""
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pipeline.core import store
+from tests.helpers import SCLITE, pralign_rows
+from tests.test_score_cli import score
+
+FILES = Path(__file__).parent / "data" / "sclite"
+# tests.ref's alternations inside alternations (`{ b / cd / { g h i / gh i / g ih} bd }`), which `score` refuses
+NESTED = ("(h_0)", "(h_1)", "(h_2)", "(i_3)")
+CASES = {  # name: reference, hypothesis, sclite's flags, score's
+    "edge cases": ("tests.ref", "tests.hyp", ["-i", "spu_id"], []),
+    "edge cases -D -F": ("tests.ref", "tests.hyp", ["-i", "spu_id", "-D", "-F"], ["--optional-words", "--fragments"]),
+    "read news, ids in another case": ("csrnab.ref", "csrnab.hyp", ["-i", "spu_id"], []),
+    "stm and ctm alternations": ("lvc_ref.stm", "lvc_hyp.ctm", [], []),
+    "stm and ctm alternations -D -F": ("lvc_ref.stm", "lvc_hyp.ctm", ["-D", "-F"], ["--optional-words", "--fragments"]),
+    "stm and ctm, a way of no word": ("lvc_refr.stm", "lvc_hypr.ctm", [], []),
+    "cantonese characters": ("test.cantonese.stm", "test.cantonese.ctm", ["-e", "utf-8", "-c", "NOASCII"],
+                             ["--language", "yue"]),
+}
+
+
+@pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
+@pytest.mark.parametrize("case", list(CASES))
+def test_sclites_own_test_files_count_as_sclite_counts_them(tmp_path, case):
+    ref, hyp, flags, ours = CASES[case]
+    for name in (ref, hyp):  # every line but the nested alternations, under the names sclite reads them by
+        lines = (FILES / name).read_text(encoding="utf-8").splitlines(keepends=True)
+        (tmp_path / name).write_text("".join(line for line in lines if not line.rstrip().endswith(NESTED)))
+    kinds = ["stm", "ctm"] if ref.endswith(".stm") else ["trn", "trn"]
+    proc = score("--ref", str(tmp_path / ref), "--hyp", str(tmp_path / hyp), "--normalize", "sclite", *ours,
+                 "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    counted = {r["id"].lower(): tuple(int(r[k]) for k in ("hits", "substitutions", "deletions", "insertions"))
+               for r in store.read_csv(tmp_path / "out" / "utterances.csv")}
+    told = subprocess.run([SCLITE, "-r", ref, kinds[0], "-h", hyp, kinds[1], *flags, "-o", "pralign", "stdout"],
+                          cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert len(counted) >= 3 and counted == {uid: c for uid, (c, _, _) in pralign_rows(told).items()}

@@ -93,7 +93,7 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
             if len(ids) != len(pairs):
                 raise InputError(f"{flag} {path}: the same utterance id twice"
                                  + (" (as sclite reads ids, A-Z and a-z alike)" if fold_ids else "")
-                                 + "; ids in a trn file must be unique")
+                                 + f"; ids in a {'Kaldi text' if kaldi else 'trn'} file must be unique")
         missing, extra = sorted(set(ref_ids) - set(hyp_ids)), sorted(set(hyp_ids) - set(ref_ids))
         if missing or extra:
             raise InputError(f"ids do not match: {len(missing)} only in {ref_path} (e.g. {missing[:3]}), "
@@ -422,7 +422,7 @@ def main(argv: list[str]) -> int:
         kaldi = format_of(args)
         if rules or glms:
             comparable = Comparability(line=as_hubscr(rules, glms and glm.identity(args.glm)))
-        elif cfg.normalize in normalize.KALDI_COUNTED:
+        elif cfg.normalize in normalize.KALDI_COUNTED and not args.preset:
             comparable = Comparability(line=KALDI_LINE)
         hyps = systems(args.hyp)
         normalizer = normalize.for_language(cfg.normalize, lang)

@@ -112,9 +112,18 @@ def test_kaldi_text_files_are_counted_as_kaldis_compute_wer_counts_them(tmp_path
     assert "Kaldi's compute-wer" in (tmp_path / "kaldi" / "summary.json").read_text()
     proc = score("--ref", str(tmp_path / "text"), "--hyp", str(tmp_path / "hyp.txt"), "--out", str(tmp_path / "p"))
     assert proc.returncode == 0 and "Kaldi's `id text` lines? Plain files pair line by line" in proc.stdout
-    (tmp_path / "short.txt").write_text("1089-134686-0000 a b\n")
+    (tmp_path / "short.txt").write_text("1089-134686-0000 a b\n1089-134686-0001 a\nextra-0001 a b\n")
+    heard = sum(kaldialign.edit_distance(r, h)["total"] for (_, r, _), h in zip(pairs, (["a", "b"], ["a"])))
+    for mode, n, errors in (("present", 2, heard), ("all", 300, heard + sum(len(r) for _, r, _ in pairs[2:]))):
+        proc = score("--ref", str(tmp_path / "text"), "--hyp", str(tmp_path / "short.txt"), "--format", "kaldi",
+                     "--kaldi-mode", mode, "--normalize", "kaldi", "--out", str(tmp_path / mode))
+        assert proc.returncode == 0, proc.stderr
+        assert "1 hypothesis line of no reference left out, as compute-wer leaves them out" in proc.stdout
+        assert "298 references with no hypothesis" in proc.stdout
+        summary = store.read_csv(tmp_path / mode / "summary.csv")[0]
+        assert (int(summary["n_utterances"]), int(summary["errors"])) == (n, errors)
     (tmp_path / "g.glm").write_text(";; a GLM\n")
-    for extra, said in ((["--hyp", str(tmp_path / "short.txt")], "ids do not match: 299 only in"),
+    for extra, said in ((["--hyp", str(tmp_path / "short.txt")], "298 references have no hypothesis line (e.g."),
                         (["--hyp", str(tmp_path / "hyp.txt"), "--glm", str(tmp_path / "g.glm")],
                          "--glm with --format kaldi"),
                         (["--hyp", str(tmp_path / "hyp.txt"), "--optional-words"], "Kaldi's compute-wer has neither")):

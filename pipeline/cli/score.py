@@ -62,7 +62,7 @@ def survey(path: str, flag: str, kaldi: bool = False) -> Survey:
 
 def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient = lenient.PLAIN,
                glms: dict[tuple[str, str], glm.Glm] | None = None, fold_ids: bool = False,
-               kaldi: bool = False) -> Read:
+               kaldi: str | None = None) -> Read:
     """The pairs of the two files, both checked whole before the first pair is given, how their ids name speakers,
     where they do (trn files whose ids, or some of them, have a speaker part: speakers.py; an stm's segments), and
     an stm's segments' labels. Plain files pair line by line, each line an utterance with its line number as id,
@@ -74,12 +74,12 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
     csrfilt.sh filters trn, stm and ctm files (scoring/glm.py): the hypotheses' alternations it writes are then read
     as sclite reads them. `fold_ids`: trn ids pair whatever their case in A-Z, as sclite pairs them without -s
     (each row keeps the reference's id). `kaldi`: both are Kaldi text files (`id text`), paired by id as Kaldi's
-    compute-wer pairs them, their braces words."""
+    compute-wer pairs them in that --mode (KALDI_MODES), their braces words."""
     where = f"{ref_path} and {hyp_path}"
     if is_stm(ref_path) or is_ctm(hyp_path):
         return Read(*read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms), speaker=stm.speaker_of)
-    (n_refs, refs, ref_heads), (n_hyps, hyps, hyp_heads) = (survey(ref_path, "--ref", kaldi),
-                                                            survey(hyp_path, "--hyp", kaldi))
+    (n_refs, refs, ref_heads), (n_hyps, hyps, hyp_heads) = (survey(ref_path, "--ref", bool(kaldi)),
+                                                            survey(hyp_path, "--hyp", bool(kaldi)))
     if kaldi and not (refs and hyps):
         raise InputError(f"--format kaldi: {ref_path if not refs else hyp_path} has no line; a Kaldi text file has "
                          "a line `id text` for each utterance")
@@ -95,16 +95,18 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
                                  + (" (as sclite reads ids, A-Z and a-z alike)" if fold_ids else "")
                                  + f"; ids in a {'Kaldi text' if kaldi else 'trn'} file must be unique")
         missing, extra = sorted(set(ref_ids) - set(hyp_ids)), sorted(set(hyp_ids) - set(ref_ids))
+        if kaldi:
+            refs = as_compute_wer(kaldi, refs, hyp_ids, missing, extra, key, f"{ref_path} and {hyp_path}")
+            missing = extra = []
         if missing or extra:
             raise InputError(f"ids do not match: {len(missing)} only in {ref_path} (e.g. {missing[:3]}), "
                              f"{len(extra)} only in {hyp_path} (e.g. {extra[:3]}); give each utterance a line in "
-                             "both, with the same id (where an engine heard nothing, its id alone: "
-                             + ("`id`)" if kaldi else "`(id)`)"))
+                             "both, with the same id (where an engine heard nothing, its id alone: `(id)`)")
         if glms is not None:
             refs = filtered(glms["ref", "trn"], ref_path, refs)
             hyp_ids = {key(u): t for u, t in filtered(glms["hyp", "trn"], hyp_path, hyps)}
         pairs = [Pair(sentence_id=uid, **resolved(where, uid, text, hyp_ids[key(uid)], normalizer, rules,
-                                                  ways=not kaldi))
+                                                  ways=kaldi is None))
                  for uid, text in refs]
         named = any(speakers.speaker_of(uid) != uid for uid, _ in refs)
         return Read(iter(pairs), speaker=speakers.speaker_of if named else None)
@@ -121,6 +123,34 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
     return Read(Pair(sentence_id=f"line{n:05d}",
                      **resolved(where, f"line {n}", r.strip(), h.strip(), normalizer, rules, ways=False))
                 for n, (r, h) in enumerate(zip(text_lines(ref_path, "--ref"), text_lines(hyp_path, "--hyp")), 1))
+
+
+KALDI_MODES = ("strict", "present", "all")  # compute-wer's --mode: what becomes of a reference no hypothesis has
+
+
+def as_compute_wer(mode: str, refs: list[tuple[str, str]], hyp_ids: dict[str, str], missing: list[str],
+                   extra: list[str], key, where: str) -> list[tuple[str, str]]:
+    """The references compute-wer scores in `mode`, iterating over the references alone: a hypothesis of no
+    reference is passed over; a reference of no hypothesis stops it (strict), is passed over (present) or scored
+    as nothing heard (all), said on the terminal."""
+    if missing and mode == "strict":
+        raise InputError(f"{where}: {len(missing)} references have no hypothesis line (e.g. {missing[:3]}), where "
+                         "compute-wer --mode=strict stops too: give each its line (the id alone where nothing was "
+                         "heard), or --kaldi-mode present to leave them out, or all to score them as nothing heard")
+    if extra:
+        print(f"note: {stm.counted(len(extra), 'hypothesis line')} of no reference left out, as compute-wer "
+              f"leaves them out (e.g. {extra[:3]})")
+    if missing and mode == "present":
+        print(f"note: {stm.counted(len(missing), 'reference')} with no hypothesis left out, as compute-wer "
+              "--mode=present leaves them out: the rate is over the others")
+        refs = [(u, t) for u, t in refs if key(u) in hyp_ids]
+        if not refs:
+            raise InputError(f"{where}: no reference has a hypothesis; nothing to score")
+    elif missing:
+        print(f"note: {stm.counted(len(missing), 'reference')} with no hypothesis scored as nothing heard, as "
+              "compute-wer --mode=all scores them")
+        hyp_ids.update(dict.fromkeys(missing, ""))
+    return refs
 
 
 def is_stm(path: str) -> bool:
@@ -270,17 +300,21 @@ KALDI_LINE = ("scored as Kaldi's compute-wer scores (the words as written, Kaldi
               "comparable with the %WER of Kaldi and icefall recipes on the same texts")
 
 
-def format_of(args: argparse.Namespace) -> bool:
-    """Whether the files are Kaldi text files (--format kaldi), which neither a GLM nor an stm goes with."""
+def format_of(args: argparse.Namespace) -> str | None:
+    """Where the files are Kaldi text files (--format kaldi), which neither a GLM nor an stm goes with, the
+    compute-wer --mode they are paired in."""
     if args.format != "kaldi":
-        return False
+        if args.kaldi_mode != KALDI_MODES[0]:
+            raise ConfigError(f"--kaldi-mode {args.kaldi_mode}: it is compute-wer's, for Kaldi text files; give "
+                              "--format kaldi too, or leave it out")
+        return None
     if args.glm:
         raise ConfigError("--glm with --format kaldi: csrfilt.sh filters trn, stm and ctm files; leave out one or "
                           "the other")
     if is_stm(args.ref) or any(is_ctm(h.rpartition("=")[2]) for h in args.hyp):
         raise ConfigError(f"--format kaldi with {args.ref}: an stm and its ctm files are read as sclite reads "
                           "them; leave --format out")
-    return True
+    return args.kaldi_mode
 
 
 def rules_of(args: argparse.Namespace, cfg: ScoreConfig, lang: str) -> Lenient:
@@ -396,6 +430,10 @@ def main(argv: list[str]) -> int:
                    help="how the files are read: auto (default) tells plain, trn, and stm with ctm (by suffix) apart; "
                         "kaldi reads Kaldi text files, `id text` lines, paired by id as Kaldi's compute-wer pairs "
                         "them (with --normalize kaldi, counted as it counts them)")
+    p.add_argument("--kaldi-mode", default=KALDI_MODES[0], choices=KALDI_MODES,
+                   help="with --format kaldi, compute-wer's --mode: a reference with no hypothesis line stops the "
+                        "scoring (strict, the default), is left out (present, as Kaldi's scoring scripts score), or "
+                        "is scored as nothing heard (all); a hypothesis with no reference is left out")
     p.add_argument("--out", default="results/score", help="output directory (default results/score)")
     p.add_argument("--outputs", default=None, metavar="FILES",
                    help="comma-separated files to write besides summary.csv and summary.json, as sclite's -o picks "

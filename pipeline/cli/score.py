@@ -401,8 +401,8 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog=f"{program()} score",
                                 description="Score hypotheses against references: WER with alignment breakdown.")
     p.add_argument("--ref", required=True,
-                   help="references: one utterance per line, a sclite trn file, or an stm file (name.stm, with ctm "
-                        "hypotheses)")
+                   help="references: one utterance per line, a sclite trn file, an stm file (name.stm, with ctm "
+                        "hypotheses), or a Kaldi text file (with --format kaldi)")
     p.add_argument("--hyp", required=True, action="append", metavar="[NAME=]HYP",
                    help="hypotheses, in the same form as --ref (a ctm file, name.ctm, for an stm); repeat it to "
                         "compare systems on the same references (each named NAME, or by its file's stem), paired by "

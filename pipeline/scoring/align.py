@@ -20,7 +20,6 @@ import functools
 import re
 from dataclasses import dataclass, field
 from enum import Enum
-
 from typing import Callable
 
 import numpy as np

@@ -174,6 +174,12 @@ def sclite_pralign(folder: Path, *flags: str) -> dict[str, tuple[tuple[int, ...]
     return pralign_rows(out)
 
 
+def utterance_counts(out_dir: Path) -> dict[str, tuple[int, int, int, int]]:
+    """(H, S, D, I) of each row of a scoring's utterances.csv, by its id in lower case, as sclite writes ids."""
+    return {r["id"].lower(): tuple(int(r[k]) for k in ("hits", "substitutions", "deletions", "insertions"))
+            for r in store.read_csv(Path(out_dir) / "utterances.csv")}
+
+
 def pralign_rows(text: str) -> dict[str, tuple[tuple[int, ...], list[str], list[str]]]:
     """Each utterance's (#C #S #D #I) and its REF and HYP rows' words in a pralign text, ours or sclite's (ids in
     lower case, as sclite writes them): gaps as written, blanks gone."""

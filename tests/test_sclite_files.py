@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core import store
-from tests.helpers import SCLITE, pralign_rows
+from tests.helpers import SCLITE, pralign_rows, utterance_counts
 from tests.test_score_cli import score
 
 FILES = Path(__file__).parent / "data" / "sclite"
@@ -36,8 +35,7 @@ def test_sclites_own_test_files_count_as_sclite_counts_them(tmp_path, case):
     proc = score("--ref", str(tmp_path / ref), "--hyp", str(tmp_path / hyp), "--normalize", "sclite", *ours,
                  "--out", str(tmp_path / "out"))
     assert proc.returncode == 0, proc.stderr
-    counted = {r["id"].lower(): tuple(int(r[k]) for k in ("hits", "substitutions", "deletions", "insertions"))
-               for r in store.read_csv(tmp_path / "out" / "utterances.csv")}
+    counted = utterance_counts(tmp_path / "out")
     told = subprocess.run([SCLITE, "-r", ref, kinds[0], "-h", hyp, kinds[1], *flags, "-o", "pralign", "stdout"],
                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     assert len(counted) >= 3 and counted == {uid: c for uid, (c, _, _) in pralign_rows(told).items()}

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.core import store
 from pipeline.scoring import stm
-from tests.helpers import SCLITE
+from tests.helpers import SCLITE, pralign_rows, utterance_counts
 from tests.test_score_cli import score
 
 needs_sclite = pytest.mark.skipif(not Path(SCLITE).exists(), reason="Debian's sctk (sclite) is not installed")
@@ -90,6 +90,11 @@ def sclite_report(folder: Path, kind: str, *extra: str) -> str:
                           cwd=folder, capture_output=True, text=True, check=True).stdout
 
 
+def sclite_counts(folder: Path, *flags: str) -> dict[str, tuple[int, ...]]:
+    """(H, S, D, I) of each utterance sclite scores of the folder's ref.stm and hyp.ctm."""
+    return {uid: counts for uid, (counts, _, _) in pralign_rows(sclite_report(folder, "pralign", *flags)).items()}
+
+
 def sclite_ignored(folder: Path) -> tuple[int, int]:
     """The segments and the words sclite's feedback says it ignored: each channel's count, summed."""
     told = sclite_report(folder, "sum", "-f", "1").replace("\r", "\n").split("Performing alignments")
@@ -106,15 +111,8 @@ def test_random_stm_and_ctm_files_are_cut_and_counted_as_sclite_cuts_and_counts_
     proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "hyp.ctm"), "--normalize", "none",
                  "--out", str(tmp_path / "out"))
     assert proc.returncode == 0, proc.stderr
-    ours = {r["id"]: tuple(int(r[c]) for c in ("hits", "substitutions", "deletions", "insertions"))
-            for r in store.read_csv(tmp_path / "out" / "utterances.csv")}
-    theirs, current = {}, None
-    for line in sclite_report(tmp_path, "pralign").splitlines():
-        if line.startswith("id: ("):
-            current = line[5:-1]
-        elif line.startswith("Scores: (#C #S #D #I)"):
-            theirs[current] = tuple(int(x) for x in line.split(")")[1].split())
-    assert len(ours) > 10 and ours == theirs
+    ours = utterance_counts(tmp_path / "out")
+    assert len(ours) > 10 and ours == sclite_counts(tmp_path)
     segments, words = sclite_ignored(tmp_path)
     told = re.search(r"left out, as sclite leaves them out: (\d+) segments? marked IGNORE_TIME_SEGMENT_IN_SCORING "
                      r"and the (\d+) ctm words? in them", proc.stdout)
@@ -141,15 +139,8 @@ def test_ctm_alternations_are_placed_and_read_as_sclite_places_and_reads_them(tm
         proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "hyp.ctm"), *ours, "--out",
                      str(tmp_path / "out"))
         assert proc.returncode == 0, proc.stderr
-        counted = {r["id"]: tuple(int(r[c]) for c in ("hits", "substitutions", "deletions", "insertions"))
-                   for r in store.read_csv(tmp_path / "out" / "utterances.csv")}
-        found, current = {}, None
-        for line in sclite_report(tmp_path, "pralign", *theirs).splitlines():
-            if line.startswith("id: ("):
-                current = line[5:-1]
-            elif line.startswith("Scores: (#C #S #D #I)"):
-                found[current] = tuple(int(x) for x in line.split(")")[1].split())
-        assert len(counted) > 10 and counted == found
+        counted = utterance_counts(tmp_path / "out")
+        assert len(counted) > 10 and counted == sclite_counts(tmp_path, *theirs)
 
 
 def test_stm_and_ctm_files_that_cannot_be_paired_are_refused_by_name(tmp_path):

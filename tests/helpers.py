@@ -197,3 +197,30 @@ def pralign_rows(text: str) -> dict[str, tuple[tuple[int, ...], list[str], list[
         elif line.startswith("HYP:"):
             found[current] = (*found[current][:2], words(line))
     return found
+
+
+def sclite_nce(report: str) -> dict[str, str]:
+    """The NCE column of a sclite `-o sum` report, by row: each speaker's, and Sum/Avg, Mean, S.D. and Median."""
+    out = {}
+    for line in report.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and re.fullmatch(r"-?\d+\.\d{3}", cells[3]):
+            out[cells[0]] = cells[3]
+    return out
+
+
+def assert_nce_as_sclites(out_dir: Path, theirs: dict[str, str], system: str = "") -> None:
+    """A scoring's confidence.csv against sclite's NCE column (sclite_nce), to sclite's three decimals. Where there is
+    none (every word of a speaker right, or every one wrong), sclite prints its arithmetic on nan: -2147483.648,
+    and a median of nan and numbers sorted as they fall."""
+    rows = [r for r in store.read_csv(Path(out_dir) / "confidence.csv") if r["asr"] == system]
+    whole = next(r for r in rows if not r["speaker"])
+    ours = {r["speaker"]: r["nce"] for r in rows if r["speaker"]}
+    ours.update({"Sum/Avg": whole["nce"], "Mean": whole["mean_nce"], "S.D.": whole["sd_nce"],
+                 "Median": whole["median_nce"]})
+    assert set(ours) == set(theirs) and len(ours) > 4, (ours, theirs)
+    for row, value in ours.items():
+        if value:
+            assert abs(float(value) - float(theirs[row])) < 0.00056, (row, value, theirs[row])
+        elif row != "Median":
+            assert theirs[row] == "-2147483.648", (row, theirs[row])

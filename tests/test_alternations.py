@@ -127,12 +127,23 @@ def test_alternations_are_normalized_as_the_rest_and_a_broken_one_is_a_clear_err
     assert not (tmp_path / "bad").exists()
     # a normalizer that rewrites across words gives the way's text, aligned as any reference is
     whisper = normalize.for_language("whisper", "en")
-    assert alternations.resolve("{ twenty / 20 } five", "25", whisper) == ("twenty five", None, None)
+    assert alternations.resolve("{ twenty / 20 } five", "25", whisper)[:3] == ("twenty five", None, None)
     rows = scored(tmp_path, [("spk_n", "{ twenty / 20 } five", "25")], "--normalize", "whisper")
     assert rows["spk_n"]["errors"] == "0"
     monkeypatch.setattr(alternations, "MOST_CELLS", 20)
     with pytest.raises(ValueError, match="cut the utterance"):
         alternations.resolve("a b c { d / e } f", "a b c d", whisper)
+
+
+def test_the_words_of_the_way_a_hypothesis_is_read_are_found_among_those_written():
+    """Resolved.read: where each word of the way read stands in the hypothesis as written (what carries a ctm's
+    confidences to them), `@` and the ways not taken passed over."""
+    sclite = normalize.for_language("sclite", "en")
+    found = alternations.resolve("a b c d", "a { x y / b } c { @ / d } @ e", sclite)
+    assert found.hypothesis == "a b c d @ e"
+    written = "a { x y / b } c { @ / d } @ e".split()
+    assert found.read == (0, 5, 7, 11, 13, 14) and [written[i] for i in found.read] == found.hypothesis.split()
+    assert alternations.read_positions("a {b / c} d", [0, 1, 0]) == ()  # braces against the words: not found
 
 
 def test_networks_are_aligned_alike_uncompiled_and_compiled(monkeypatch):

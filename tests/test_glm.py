@@ -217,12 +217,13 @@ def test_a_glm_score_cannot_take_is_refused_naming_the_flag_and_the_way(tmp_path
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_stm_and_ctm_files_with_a_glm_count_as_hubscr_does_with_csrfilt_and_sclite(tmp_path, seed):
+@pytest.mark.parametrize("seed, confident", [(1, False), (2, False), (3, True)])
+def test_stm_and_ctm_files_with_a_glm_count_as_hubscr_does_with_csrfilt_and_sclite(tmp_path, seed, confident):
     """hubscr.pl's way with an stm and a ctm: csrfilt.sh -i stm -t ref and -i ctm -t hyp, then sclite -D -F. A ctm
     word the GLM rewrites into several shares its time as csrfilt shares it, and one it rewrites into an alternation
     is placed by its ways' latest midpoint, as sclite places csrfilt's <ALT_BEGIN> block: the segments take the same
-    words, and every utterance counts as sclite counts it."""
+    words, and every utterance counts as sclite counts it. `confident`: every word has a confidence, which each word
+    csrfilt writes for it keeps, and the NCE is sclite's."""
     from tests.test_score_cli import score
     from pipeline.core import store
 
@@ -241,7 +242,8 @@ def test_stm_and_ctm_files_with_a_glm_count_as_hubscr_does_with_csrfilt_and_scli
             # the GLM would write an alternation inside them, which sclite's reader crashes on
             stm_lines.append(f"f1 {channel} s{channel} {start:.2f} {t:.2f} {text}\n")
         for start in sorted(round(rng.uniform(0, t + 1), 2) for _ in range(rng.randint(10, 40))):
-            duration, confidence = rng.randint(5, 60) / 100, rng.choice(["", " 0.9"])
+            duration = rng.randint(5, 60) / 100
+            confidence = f" {rng.random():.3f}" if confident else rng.choice(["", " 0.9"])
             ctm_lines.append(f"f1 {channel} {start:.2f} {duration:.2f} {rng.choice(words)}{confidence}\n")
     (tmp_path / "ref.stm").write_text("".join(stm_lines))
     (tmp_path / "hyp.ctm").write_text("".join(ctm_lines))
@@ -265,3 +267,10 @@ def test_stm_and_ctm_files_with_a_glm_count_as_hubscr_does_with_csrfilt_and_scli
             for u, r in ours.items()} == {u: c for u, (c, _, _) in theirs.items()}
     for uid, row in ours.items():
         assert row["hypothesis"].lower().split() == [w.lower() for w in theirs[uid][2] if set(w) != {"*"}]
+    if confident:
+        from tests.helpers import assert_nce_as_sclites, sclite_nce
+        summed = subprocess.run([SCLITE, "-r", "nist.stm", "stm", "-h", "nist.ctm", "ctm", "-D", "-F", "-o", "sum",
+                                 "stdout"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+        assert_nce_as_sclites(tmp_path / "out", sclite_nce(summed))
+    else:
+        assert not (tmp_path / "out" / "confidence.csv").exists()

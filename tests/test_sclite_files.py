@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import SCLITE, pralign_rows, utterance_counts
+from tests.helpers import SCLITE, assert_nce_as_sclites, pralign_rows, sclite_nce, utterance_counts
 from tests.test_score_cli import score
 
 FILES = Path(__file__).parent / "data" / "sclite"
@@ -39,3 +39,19 @@ def test_sclites_own_test_files_count_as_sclite_counts_them(tmp_path, case):
     told = subprocess.run([SCLITE, "-r", ref, kinds[0], "-h", hyp, kinds[1], *flags, "-o", "pralign", "stdout"],
                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     assert len(counted) >= 3 and counted == {uid: c for uid, (c, _, _) in pralign_rows(told).items()}
+
+
+@pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
+def test_the_cantonese_ctms_confidences_give_sclites_nce(tmp_path):
+    """The one of sclite's test files whose words carry confidences: its NCE (each character with its word's
+    confidence, as sclite's -c splits them) is that of sclite's sum report."""
+    ref, hyp, flags, ours = CASES["cantonese characters"]
+    proc = score("--ref", str(FILES / ref), "--hyp", str(FILES / hyp), "--normalize", "sclite", *ours, "--out",
+                 str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    told = subprocess.run([SCLITE, "-r", str(FILES / ref), "stm", "-h", str(FILES / hyp), "ctm", *flags, "-o", "sum",
+                           "stdout"], capture_output=True, text=True, check=True).stdout
+    assert sclite_nce(told)["Sum/Avg"] == "-0.163"
+    assert_nce_as_sclites(tmp_path, sclite_nce(told))
+    assert "NCE of the ctm's word confidences (sclite's normalized cross entropy): -0.163 over 53 hypothesis " \
+           "characters" in proc.stdout

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.core import store
 from pipeline.scoring import stm
-from tests.helpers import SCLITE, pralign_rows, utterance_counts
+from tests.helpers import SCLITE, assert_nce_as_sclites, pralign_rows, sclite_nce, utterance_counts
 from tests.test_score_cli import score
 
 needs_sclite = pytest.mark.skipif(not Path(SCLITE).exists(), reason="Debian's sctk (sclite) is not installed")
@@ -49,10 +49,17 @@ def test_each_segment_takes_the_words_whose_midpoint_falls_before_its_end(tmp_pa
     assert (cut.channels, cut.ignored_segments, cut.ignored_words) == (2, 1, 1)
 
 
-def random_files(rng: random.Random, folder: Path, alternations: bool = False) -> None:
+def random_files(rng: random.Random, folder: Path, alternations: bool = False,
+                 confident: random.Random | None = None) -> None:
     """Three channels of segments, some with gaps between them, some ignored, some of no word, a channel the ctm has
     no word of; words before, between, across and after the segments, some with a midpoint exactly on an end;
-    `alternations`: some words then ctm alternations of two or three ways, a way of one or two words or of none."""
+    `alternations`: some words then ctm alternations of two or three ways, a way of one or two words or of none;
+    `confident`: each word's confidence drawn from it (0 and 1, and some outside them, among them), else 0.9."""
+    def conf() -> str:
+        if confident is None:
+            return "0.9"
+        return str(confident.choice([0, 1, -0.5, 1.5])) if confident.random() < 0.1 else f"{confident.random():.3f}"
+
     vocabulary = "a b c d the king my lord".split()
     speakers = ["sw-a", "sw-b", "spk_1", "x"]
     stm_lines, ctm_lines = [";; random\n"], []
@@ -71,7 +78,7 @@ def random_files(rng: random.Random, folder: Path, alternations: bool = False) -
         words += [(end - 0.25, 0.5) for end in rng.sample(ends, 2)]  # its midpoint on the segment's end
         for start, duration in sorted(words):
             if not (alternations and rng.random() < 0.3):
-                ctm_lines.append(f"{file} {channel} {start:.2f} {duration:.2f} {rng.choice(vocabulary)} 0.9\n")
+                ctm_lines.append(f"{file} {channel} {start:.2f} {duration:.2f} {rng.choice(vocabulary)} {conf()}\n")
                 continue
             ctm_lines.append(f"{file} {channel} * * <ALT_BEGIN>\n")
             for way in range(rng.choice([2, 2, 3])):
@@ -79,7 +86,8 @@ def random_files(rng: random.Random, folder: Path, alternations: bool = False) -
                     ctm_lines.append(f"{file} {channel} * * <ALT>\n")
                 for k in range(rng.choice([0, 1, 1, 2]) if way else rng.choice([1, 2])):
                     at = start if way == k == 0 else start + k * duration / 2 + rng.choice([0, 0.5, 1.5])  # sorted
-                    ctm_lines.append(f"{file} {channel} {at:.2f} {duration / 2:.2f} {rng.choice(vocabulary)} 0.9\n")
+                    word = rng.choice(vocabulary)
+                    ctm_lines.append(f"{file} {channel} {at:.2f} {duration / 2:.2f} {word} {conf()}\n")
             ctm_lines.append(f"{file} {channel} * * <ALT_END>\n")
     (folder / "ref.stm").write_text("".join(stm_lines))
     (folder / "hyp.ctm").write_text("".join(ctm_lines))
@@ -141,6 +149,57 @@ def test_ctm_alternations_are_placed_and_read_as_sclite_places_and_reads_them(tm
         assert proc.returncode == 0, proc.stderr
         counted = utterance_counts(tmp_path / "out")
         assert len(counted) > 10 and counted == sclite_counts(tmp_path, *theirs)
+
+
+@needs_sclite
+@pytest.mark.parametrize("seed, alternations", [(1, False), (2, False), (3, True)])
+def test_the_nce_of_a_ctms_confidences_is_sclites(tmp_path, seed, alternations):
+    """Every speaker's NCE and the set's (Sum/Avg, and Mean, S.D. and Median over the speakers) are those of sclite's
+    sum report, on random files whose confidences include 0, 1 and some outside them: through ctm alternations too,
+    where each way's words have their own."""
+    random_files(random.Random(seed), tmp_path, alternations, confident=random.Random(seed + 100))
+    proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "hyp.ctm"), "--normalize", "sclite",
+                 "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    told = subprocess.run([SCLITE, "-r", "ref.stm", "stm", "-h", "hyp.ctm", "ctm", "-o", "sum", "stdout"],
+                          cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert_nce_as_sclites(tmp_path / "out", sclite_nce(told.stdout))
+    whole = next(r for r in store.read_csv(tmp_path / "out" / "confidence.csv") if not r["speaker"])
+    warned = re.search(r"Warning: (\d+) of (\d+) confidence scores were not in the range", told.stderr)
+    assert (int(whole["outside"]), int(whole["hyp_words"])) == \
+        ((int(warned[1]), int(warned[2])) if warned else (0, int(whole["hyp_words"])))
+    assert f"NCE of the ctm's word confidences (sclite's normalized cross entropy): {float(whole['nce']):.3f} over " \
+           f"{whole['hyp_words']} hypothesis words" in proc.stdout
+
+
+def test_the_nce_needs_every_word_of_the_ctm_to_have_a_confidence_and_a_number(tmp_path):
+    (tmp_path / "ref.stm").write_text(REFERENCE)
+    (tmp_path / "some.ctm").write_text(HEARD.replace(" the\n", " the 0.5\n"))
+    (tmp_path / "none.ctm").write_text(HEARD)
+    (tmp_path / "bad.ctm").write_text(HEARD.replace(" hat\n", " hat high\n"))
+    out = tmp_path / "out"
+    proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "some.ctm"), "--out", str(out))
+    assert proc.returncode == 0 and not (out / "confidence.csv").exists()
+    assert "1 word without a confidence among words with one" not in proc.stdout
+    assert "8 words without a confidence among words with one; no NCE" in proc.stdout, proc.stdout
+    proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "none.ctm"), "--outputs",
+                 "confidence.csv", "--out", str(out))
+    assert proc.returncode == 2 and "these hypotheses have none" in proc.stderr
+    proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "bad.ctm"), "--out", str(out))
+    assert proc.returncode == 2 and "line 3: its sixth field 'high' is no confidence" in proc.stderr, proc.stderr
+    (tmp_path / "numbers.stm").write_text("f1 A s1 0 5 it was twenty five cents\n")
+    heard = "f1 A 0.1 0.1 it 0.9\nf1 A 0.5 0.1 was 0.8\nf1 A 1.1 0.1 twenty 0.7\nf1 A 1.5 0.1 five 0.6\n"
+    (tmp_path / "numbers.ctm").write_text(heard)
+    (tmp_path / "plain.ctm").write_text(re.sub(r" 0\.\d$", "", heard, flags=re.M))
+    proc = score("--ref", str(tmp_path / "numbers.stm"), "--hyp", f"a={tmp_path / 'numbers.ctm'}", "--hyp",
+                 f"b={tmp_path / 'plain.ctm'}", "--normalize", "whisper", "--out", str(out))  # `25`, of two words
+    assert proc.returncode == 0 and not (out / "confidence.csv").exists()
+    assert "a: no NCE: --normalize whisper rewrites the words of 1 utterance together" in proc.stdout, proc.stdout
+    proc = score("--ref", str(tmp_path / "numbers.stm"), "--hyp", f"a={tmp_path / 'numbers.ctm'}", "--hyp",
+                 f"b={tmp_path / 'plain.ctm'}", "--normalize", "sclite", "--out", str(out))
+    assert proc.returncode == 0 and "b: NCE" not in proc.stdout
+    assert [(r["asr"], r["speaker"], r["hyp_words"], r["correct"]) for r in store.read_csv(out / "confidence.csv")] \
+        == [("a", "", "4", "4"), ("a", "s1", "4", "4")]
 
 
 def test_stm_and_ctm_files_that_cannot_be_paired_are_refused_by_name(tmp_path):

@@ -15,13 +15,15 @@ from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.exec import fanout
 from pipeline.io.inputs import text_lines
-from pipeline.scoring import alternations, glm, labels, language, lenient, normalize, sclite, speakers, stm
+from pipeline.scoring import (alternations, confidence, glm, labels, language, lenient, normalize, sclite, speakers,
+                              stm)
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.lenient import Lenient
 from pipeline.scoring.normalize import Normalizer
 from pipeline.render.terminal import summary_table
 from pipeline.scoring.evaluate import without_cycle_collection
-from pipeline.scoring.files import EVENTS, FILES, LABELS, SPEAKERS, SUMMARY, SUMMARY_JSON, UTTERANCES, stream
+from pipeline.scoring.files import (CONFIDENCE, EVENTS, FILES, LABELS, SPEAKERS, SUMMARY, SUMMARY_JSON, UTTERANCES,
+                                    stream)
 from pipeline.scoring.utterances import Results
 from pipeline.statistics import STATISTICS, comparisons
 
@@ -77,7 +79,7 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
     compute-wer pairs them in that --mode (KALDI_MODES), their braces words."""
     where = f"{ref_path} and {hyp_path}"
     if is_stm(ref_path) or is_ctm(hyp_path):
-        return Read(*read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms), speaker=stm.speaker_of)
+        return read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms)
     (n_refs, refs, ref_heads), (n_hyps, hyps, hyp_heads) = (survey(ref_path, "--ref", bool(kaldi)),
                                                             survey(hyp_path, "--hyp", bool(kaldi)))
     if kaldi and not (refs and hyps):
@@ -165,10 +167,11 @@ class Read(NamedTuple):
     pairs: Iterator[Pair]
     labels: dict[str, tuple[str, int]] | None = None  # an stm's: id → its segment's `<...>` field and line
     speaker: speakers.Speaker | None = None
+    confident: bool = False  # its pairs carry their words' confidences (a ctm's, every word with one)
 
 
 def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient,
-                   glms: dict[tuple[str, str], glm.Glm] | None) -> tuple[Iterator[Pair], dict[str, tuple[str, int]]]:
+                   glms: dict[tuple[str, str], glm.Glm] | None) -> Read:
     if not (is_stm(ref_path) and is_ctm(hyp_path)):
         raise InputError(f"--ref {ref_path}, --hyp {hyp_path}: an stm reference is scored against ctm hypotheses "
                          "(as `sclite -r ref.stm stm -h hyp.ctm ctm`); give the reference as a .stm file and every "
@@ -176,24 +179,33 @@ def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: 
     cut = stm.utterances(stm.read_stm(ref_path, rules=glms and glms["ref", "stm"]),
                          stm.read_ctm(hyp_path, rules=glms and glms["hyp", "ctm"]), hyp_path)
     print(cut.line(hyp_path))
+    if cut.unconfident:
+        print(f"note: {hyp_path}: {stm.counted(cut.unconfident, 'word')} without a confidence among words with one; "
+              "no NCE (sclite would count each missing one as 0): give every word one, or none")
     where = f"{ref_path} and {hyp_path}"
-    return iter([Pair(sentence_id=uid, **resolved(where, uid, ref, hyp, normalizer, rules))
-                 for uid, ref, hyp in cut.utterances]), cut.labels
+    return Read(iter([Pair(sentence_id=uid, **resolved(where, uid, ref, hyp, normalizer, rules,
+                                                       confidences=cut.confidences.get(uid)))
+                      for uid, ref, hyp in cut.utterances]), cut.labels, stm.speaker_of, bool(cut.confidences))
 
 
 def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer, rules: Lenient,
-             ways: bool = True) -> dict:
+             ways: bool = True, confidences: tuple[float | None, ...] | None = None) -> dict:
     """A Pair's reference and hypothesis, and where either writes alternations, the ways sclite reads them and its
     alignment; where sclite's -D or -F (`rules`) could score a word otherwise, that alignment too. `ways`: whether
-    braces write alternations (in trn and stm files, as in sclite's) or are words (in plain lines)."""
+    braces write alternations (in trn and stm files, as in sclite's) or are words (in plain lines).
+    `confidences`: of each word of the hypothesis as written, where they are known; its words' as read are the
+    Pair's."""
     held = ways and (alternations.held(reference) or alternations.held(hypothesis))
     if not held and not rules.held(reference, hypothesis):
-        return {"reference": reference, "hypothesis": hypothesis}
+        return {"reference": reference, "hypothesis": hypothesis, "word_confidence": confidences}
     try:
         found = alternations.resolve(reference, hypothesis, normalizer, rules, ways)
     except ValueError as e:
         raise InputError(f"{where}: utterance {uid}: {e}") from None
-    return {"reference": found.reference, "codes": found.codes,
+    if found.hypothesis is not None and confidences is not None:  # of the words of the way it was read
+        confidences = tuple(confidences[i] for i in found.read) if found.read or not found.hypothesis.split() \
+            else (None,)  # no way found: no word's confidence is known
+    return {"reference": found.reference, "codes": found.codes, "word_confidence": confidences,
             "hypothesis": hypothesis if found.hypothesis is None else found.hypothesis}
 
 
@@ -360,14 +372,15 @@ def speaker_verdict(c: speakers.SpeakerComparison) -> str:
 
 COMPARISONS = STATISTICS.get("comparisons").file
 SPEAKER_COMPARISONS = "speaker_comparisons.csv"
-OPTIONAL = (*(f for f in FILES if f not in (SUMMARY, SUMMARY_JSON)), SPEAKERS, LABELS)  # what --outputs chooses
+# what --outputs chooses
+OPTIONAL = (*(f for f in FILES if f not in (SUMMARY, SUMMARY_JSON)), SPEAKERS, LABELS, CONFIDENCE)
 
 
-def chosen(names: str | None, speakers_named: bool, subsets: bool = False) -> tuple:
+def chosen(names: str | None, speakers_named: bool, subsets: bool = False, confident: bool = False) -> tuple:
     """The files --outputs names (every one when not given; speakers.csv only where the ids name speakers,
-    labels.csv where an stm reference defines labels)."""
+    labels.csv where an stm reference defines labels, confidence.csv where a ctm has confidences)."""
     if names is None:
-        return (*FILES, *[SPEAKERS] * speakers_named, *[LABELS] * subsets)
+        return (*FILES, *[SPEAKERS] * speakers_named, *[LABELS] * subsets, *[CONFIDENCE] * confident)
     by_name = {f.name: f for f in OPTIONAL}
     picked = [n.strip() for n in names.split(",") if n.strip()]
     unknown = [n for n in picked if n not in by_name]
@@ -382,6 +395,9 @@ def chosen(names: str | None, speakers_named: bool, subsets: bool = False) -> tu
         raise ConfigError(f"--outputs {LABELS.name}: its subsets are the labels an stm reference defines (`;; LABEL "
                           "\"F\" \"Female\" \"description\"` lines, `<O,F>` before a segment's text, as sclite's -o "
                           "lur reads them); this reference defines none")
+    if CONFIDENCE.name in picked and not confident:
+        raise ConfigError(f"--outputs {CONFIDENCE.name}: its NCE is of the words' confidences a ctm hypothesis gives "
+                          "(`file channel start duration word confidence` lines); these hypotheses have none")
     return tuple(by_name[n] for n in picked)
 
 
@@ -468,7 +484,7 @@ def main(argv: list[str]) -> int:
                                   kaldi=kaldi)) for name, path in hyps]
         definitions = labels.defined(args.ref) if is_stm(args.ref) else None
         outputs = chosen(args.outputs, speakers_named=read[0][1].speaker is not None,
-                         subsets=definitions is not None)
+                         subsets=definitions is not None, confident=any(r.confident for _, r in read))
         labelled = subsets(definitions, read[0][1], args.ref) if LABELS in outputs else None
         if labelled is None:
             outputs = tuple(f for f in outputs if f is not LABELS)
@@ -482,11 +498,14 @@ def main(argv: list[str]) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
+        speaker = read[0][1].speaker or speakers.speaker_of
+        confidences = confidence.Confidences(speaker)
         results, n = stream(pairs, cfg, comparable=comparable, language=lang, out_dir=args.out, outputs=outputs,
-                            workers=args.workers, speaker=read[0][1].speaker or speakers.speaker_of,
-                            labelled=labelled)
+                            workers=args.workers, speaker=speaker, labelled=labelled, confidences=confidences)
         speaker_rows = records.read_csv(Path(args.out) / SPEAKERS.name, SPEAKERS.record) if SPEAKERS in outputs else []
         label_rows = records.read_csv(Path(args.out) / LABELS.name, LABELS.record) if LABELS in outputs else []
+        confident = confidence.lines(confidences.rows(results.unit), confidences.unplaced, cfg.normalize) \
+            if CONFIDENCE in outputs else []
         compared, by = compare(args.out, cfg, speaker_rows) if len(hyps) > 1 else ([], [])
         by_speaker = len(hyps) > 1 and bool(speaker_rows)
         for name, written in ((COMPARISONS, len(hyps) > 1), (SPEAKER_COMPARISONS, by_speaker)):
@@ -498,7 +517,7 @@ def main(argv: list[str]) -> int:
         return 4
     print(summary_table(results.summary, n, macro_first=cfg.headline == "macro",
                         rate=results.rate))
-    for line in speakers.spread(speaker_rows, results.rate) + labels.lines(label_rows, results.rate):
+    for line in speakers.spread(speaker_rows, results.rate) + labels.lines(label_rows, results.rate) + confident:
         print(line)
     for c in compared:
         print(c.verdict)

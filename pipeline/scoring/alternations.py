@@ -54,10 +54,12 @@ class Resolved(NamedTuple):
     alignment's op codes (align.py's) over that way and the hypothesis, both normalized. None where they are not
     that text's and hypothesis's words as the normalizer gives them whole (one that rewrites across words, a
     hypothesis that writes `@`): then the way's text is aligned as any reference is. `hypothesis`: where the
-    hypothesis writes alternations, the way it was read (its text as written), which is then what is scored."""
+    hypothesis writes alternations, the way it was read (its text as written), which is then what is scored, and
+    `read`: the positions in hypothesis.split() of its words (read_positions)."""
     reference: str
     codes: bytes | None
     hypothesis: str | None = None
+    read: tuple[int, ...] = ()
 
 
 class _Network(NamedTuple):
@@ -321,10 +323,33 @@ def resolve(reference: str, hypothesis: str, normalizer: Normalizer, lenient: Le
     read = _taken_text(heard_pieces, taken_heard) if len(heard_pieces) > 1 else None
     hyp = [w for piece, k in zip(heard, taken_heard) for w in piece[k] if len(piece) == 1 or w != NOTHING]
     consumed = (sum(c not in HYP_ONLY for c in codes), sum(c not in REF_ONLY for c in codes))
+    positions = read_positions(hypothesis, taken_heard) if read is not None else ()
     if (consumed != (len(words), len(hyp)) or normalizer.references([text])[0].split() != words
             or (read is not None and normalizer.hypotheses([read])[0].split() != hyp)):
-        return Resolved(text, None, read)
-    return Resolved(text, codes, read)
+        return Resolved(text, None, read, positions)
+    return Resolved(text, codes, read, positions)
+
+
+def read_positions(text: str, taken: list[int]) -> tuple[int, ...]:
+    """The positions in text.split() of the words of the way `taken` (a way of each of parse(text)'s pieces) reads
+    it: those _taken_text writes, where every brace and slash stands apart from the words (as scoring/stm.py and
+    scoring/glm.py write them); () where they do not."""
+    spans, at, ways = [], 0, iter(taken)
+    for m in _ALTERNATION.finditer(text):
+        next(ways)  # the text before it, read its one way
+        spans.append((at, m.start(), False))
+        chosen, start = next(ways), m.start(1)
+        for k, way in enumerate(m.group(1).split("/")):
+            if k == chosen:
+                spans.append((start, start + len(way), True))
+            start += len(way) + 1
+        at = m.end()
+    spans.append((at, len(text), False))
+    out = tuple(i for i, w in enumerate(re.finditer(r"\S+", text))
+                if any(a <= w.start() and w.end() <= b and not (within and w.group() == NOTHING)
+                       for a, b, within in spans))
+    words = text.split()
+    return out if [words[i] for i in out] == _taken_text(parse(text), taken).split() else ()
 
 
 def _pieces(text: str, ways: bool, side: str) -> list[tuple[str, ...]]:

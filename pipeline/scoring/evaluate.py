@@ -11,7 +11,7 @@ from typing import Iterable, Iterator, NamedTuple
 from pipeline.core.records import Status, utterance_id
 from pipeline.io.conditions import SILENCE
 from pipeline.scoring import normalize as norm
-from pipeline.scoring import align, sclite
+from pipeline.scoring import align, confidence, sclite
 from pipeline.scoring.align import WORDS, align_codes, aligner_of, edits, preload, tally
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.flags import flags
@@ -104,27 +104,34 @@ def heard(p: Pair, reference: str, normalized: tuple[str, str], words: tuple[lis
 
 
 def normalized_surprisal(reference: str, bits: tuple[float, ...], normalized: str, transform) -> list[float]:
-    """Each normalized word's surprisal, from that of the written words (bits, one per word of
-    reference.split()): a written word normalized alone must give the words it gives in context, else none (a
-    normalizer that rewrites across words, such as whisper's numbers, leaves that sentence without surprisal)."""
+    """Each normalized word's surprisal, from that of the written words (bits, one per word of reference.split());
+    none where a normalizer rewrites across words (whisper's numbers): carried_over."""
     if not bits or not normalized:
         return []
-    words = reference.split()
-    if len(bits) != len(words):
-        return []
+    return carried_over(reference, bits, normalized, transform) or []
+
+
+def carried_over(text: str, values: tuple, normalized: str, transform) -> list | None:
+    """Each normalized word's value, from that of the written word it comes from (`values`, one per word of
+    text.split()); None where a written word normalized alone does not give the words it gives in context."""
+    words = text.split()
+    if len(values) != len(words):
+        return None
     out, parts = [], []
-    for word, b in zip(words, bits):
+    for word, value in zip(words, values):
         pieces = transform(word).split()
         parts += pieces
-        out += [b] * len(pieces)
-    return out if parts == normalized.split() else []
+        out += [value] * len(pieces)
+    return out if parts == normalized.split() else None
 
 
 class Scored(NamedTuple):
-    """An utterance scored: its record, its error events, and its pralign text (empty when it was not aligned)."""
+    """An utterance scored: its record, its error events, its pralign text (empty when it was not aligned), and its
+    words' confidences scored (a ctm's; None without)."""
     utterance: ScoredUtterance
     events: list[ErrorEvent]
     pralign: str
+    confidence: confidence.Bits | None = None
 
 
 def error_events(u: ScoredUtterance, steps: list) -> list[ErrorEvent]:
@@ -182,12 +189,16 @@ def scored(pairs: Iterable[Pair], normalizer: str, lang: str, aligned: bool = Tr
                 continue
             reference, text, (ref, hyp), c = next(rows)
             u = heard(p, reference, text, (ref, hyp), c, normalized)
+            found = None
+            if p.word_confidence is not None:
+                held = carried_over(p.hypothesis, p.word_confidence, text[1], normalized.hypothesis)
+                found = confidence.UNPLACED if held is None or None in held else confidence.bits(c, held)
             if not aligned:
-                yield Scored(u, [], "")
+                yield Scored(u, [], "", found)
                 continue
             steps = list(edits(ref, hyp, c))
             counts = u.hits, u.substitutions, u.deletions, u.insertions
-            yield Scored(u, error_events(u, steps), sclite.pralign(u.id, ref, hyp, c, steps, counts))
+            yield Scored(u, error_events(u, steps), sclite.pralign(u.id, ref, hyp, c, steps, counts), found)
 
 
 def evaluate(pairs: Iterable[Pair], options: ScoreConfig | None = None,

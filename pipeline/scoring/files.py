@@ -13,6 +13,7 @@ from pipeline.core.records import ALIGNED, as_row
 from pipeline.core.tables import Document, Table
 from pipeline.exec import fanout
 from pipeline.scoring import sclite
+from pipeline.scoring.confidence import Confidences, ConfidenceSummary
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.evaluate import Tallies, chunks, prepare, scored, without_cycle_collection
 from pipeline.scoring.labels import Labelled, LabelSummary
@@ -67,6 +68,7 @@ FILES = (UTTERANCES, EVENTS, CONFUSIONS, SUMMARY, SUMMARY_JSON, REF_TRN, HYP_TRN
 # each speaker's counts: `score`'s, where utterance ids are the user's (a run's speakers are its voices)
 SPEAKERS = Table("speakers.csv", SpeakerSummary, "speakers")
 LABELS = Table("labels.csv", LabelSummary, "labels")  # `score`'s, where an stm reference defines test subsets
+CONFIDENCE = Table("confidence.csv", ConfidenceSummary, "confidence")  # `score`'s, where a ctm has confidences
 FIGURES = (SUMMARY, SUMMARY_JSON, DTL)  # what is written from the tallies once every row is in, with CONFUSIONS
 ALIGNED_FILES = frozenset({EVENTS, CONFUSIONS, PRALIGN, DTL})  # what is read off each alignment's edits
 
@@ -84,6 +86,7 @@ class Part(NamedTuple):
     rows: dict[str, int]
     tallies: Tallies
     speakers: Speakers | None
+    confidences: Confidences | None  # where its pairs carry confidences and CONFIDENCE is wanted
     counted: list[tuple[str, str, int, int]] | None  # each scored row's id, system, reference words and errors
     n: int
 
@@ -97,6 +100,7 @@ def scored_part(job: tuple[list[Pair], str, str, frozenset[str], Speaker]) -> Pa
     speaker."""
     pairs, normalizer, language, wanted, speaker = job
     tallies, speakers = Tallies(None), Speakers(speaker) if SPEAKERS.name in wanted else None
+    confidences = Confidences(speaker) if CONFIDENCE.name in wanted else None
     utterances, events, pralign = [], [], []
     for s in scored(pairs, normalizer, language, aligned=not wanted.isdisjoint(f.name for f in ALIGNED_FILES)):
         utterances.append(s.utterance)
@@ -106,6 +110,8 @@ def scored_part(job: tuple[list[Pair], str, str, frozenset[str], Speaker]) -> Pa
         tallies.add(s)
         if speakers is not None:
             speakers.add(s.utterance)
+        if confidences is not None and s.confidence is not None:
+            confidences.add(s.utterance, s.confidence)
     texts = {  # only the files written: a trn line or a CSV row that no file takes is not made
         REF_TRN.name: lambda: "".join(map(_ref_line, utterances)),
         HYP_TRN.name: lambda: "".join(map(_hyp_line, utterances)),
@@ -115,14 +121,14 @@ def scored_part(job: tuple[list[Pair], str, str, frozenset[str], Speaker]) -> Pa
     counted = [(u.sentence_id, u.asr, u.ref_words, u.errors) for u in utterances if u.status in ALIGNED] \
         if LABELS.name in wanted else None
     return Part({name: make() for name, make in texts.items() if name in wanted},
-                {UTTERANCES.name: len(utterances), EVENTS.name: len(events)}, tallies, speakers, counted,
-                len(utterances))
+                {UTTERANCES.name: len(utterances), EVENTS.name: len(events)}, tallies, speakers,
+                confidences if confidences and confidences.counts else None, counted, len(utterances))
 
 
 def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparability | None = None,
            language: str = "en", out_dir: str | Path = ".", outputs: Iterable = FILES,
            workers: int | None = None, speaker: Speaker = speaker_of,
-           labelled: Labelled | None = None) -> tuple[Results, int]:
+           labelled: Labelled | None = None, confidences: Confidences | None = None) -> tuple[Results, int]:
     """The files write(evaluate(pairs, ...)) writes, byte for byte, each row written as it is scored: only each
     group's tally is held (scoring/tally.py), so 100,000 pairs take about the memory of one. For pairs that carry
     nothing of a run (no LM figures, no measures: what `run_pipeline.py score` reads). `outputs`: which of FILES,
@@ -131,13 +137,15 @@ def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparabilit
     pralign.txt, no alignment is walked). `workers`: processes that score chunks of pairs (pipeline/exec/fanout.py;
     default one per core); each pair is scored alone, so the files are the same for any number. `speaker`: how
     speakers.csv reads an utterance's speaker from its id (a module-level function: the workers are given it).
-    `labelled`: the test subsets labels.csv counts, where LABELS is wanted. Returns the results' figures (no rows)
-    and how many rows were scored."""
+    `labelled`: the test subsets labels.csv counts, where LABELS is wanted; `confidences`: the tally of the pairs'
+    confidences, filled here, that confidence.csv is written from where CONFIDENCE is wanted and a system's pairs
+    carry confidences. Returns the results' figures (no rows) and how many rows were scored."""
     out = Path(out_dir)
     wanted = {*outputs, SUMMARY, SUMMARY_JSON}
     names = frozenset(f.name for f in wanted)
     results = Results(options.normalize, comparable or Comparability(), language=language)
     tallies, speakers, n = Tallies(results), Speakers(speaker), 0
+    confidences = Confidences(speaker) if confidences is None else confidences
     with contextlib.ExitStack() as files, without_cycle_collection():
         csvs = {t: files.enter_context(records.RowWriter(out / t.name, t.record, lm=False))
                 for t in (UTTERANCES, EVENTS) if t in wanted}
@@ -156,6 +164,8 @@ def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparabilit
             tallies.merge(part.tallies)
             if part.speakers is not None:
                 speakers.merge(part.speakers)
+            if part.confidences is not None:
+                confidences.merge(part.confidences)
             if labelled is not None and part.counted is not None:
                 for counted in part.counted:
                     labelled.add(*counted)
@@ -169,7 +179,10 @@ def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparabilit
             records.write_csv(out / SPEAKERS.name, SpeakerSummary, speakers.rows(results.unit))
         if LABELS in wanted and labelled is not None:
             records.write_csv(out / LABELS.name, LabelSummary, labelled.rows(results.unit))
-    for f in (*FILES, SPEAKERS, LABELS):
-        if f not in wanted:
+        confident = confidences.rows(results.unit)
+        if CONFIDENCE in wanted and confident:
+            records.write_csv(out / CONFIDENCE.name, ConfidenceSummary, confident)
+    for f in (*FILES, SPEAKERS, LABELS, CONFIDENCE):
+        if f not in wanted or f is CONFIDENCE and not confident:
             (out / f.name).unlink(missing_ok=True)
     return results, n

@@ -50,10 +50,17 @@ class Word:
     duration: float
     word: str
     placed_at: float | None = None
+    confidences: tuple[float | None, ...] = ()  # of each of word.split(), from its ctm line's sixth field: None for
+    # a line without one, and for an alternation's braces and slashes
 
     @property
     def midpoint(self) -> float:
         return self.start + self.duration / 2 if self.placed_at is None else self.placed_at
+
+    @property
+    def each_confidence(self) -> tuple[float | None, ...]:
+        words = self.word.split()
+        return self.confidences if len(self.confidences) == len(words) else (None,) * len(words)
 
 
 COMMENTS = {"stm": (";;", "**"), "ctm": (";",)}  # what opens a line sclite reads past, in each kind of file
@@ -74,6 +81,17 @@ def _seconds(value: str, path: str, flag: str, n: int, what: str) -> float:
         return float(value)
     except ValueError:
         raise InputError(f"{flag} {path}: line {n}: its {what} {value!r} is not a number of seconds") from None
+
+
+def _confidence(fields: list[str], path: str, flag: str, n: int) -> float | None:
+    """A ctm line's confidence: none where it has no sixth field, or `NA` there, as sclite reads it."""
+    if len(fields) < 6 or fields[5].upper() == "NA":
+        return None
+    try:
+        return float(fields[5])
+    except ValueError:
+        raise InputError(f"{flag} {path}: line {n}: its sixth field {fields[5]!r} is no confidence; a ctm line is "
+                         "`file channel start duration word [confidence]`, the confidence a number (or NA)") from None
 
 
 def read_stm(path: str, flag: str = "--ref", rules: glm.Glm | None = None) -> list[Segment]:
@@ -152,12 +170,16 @@ def _marked(block: _Alternation | None, fields: list[str], out: list[Word], file
     ways = _ways(block.items)
     if len(ways) == 1:  # one way: its words, placed as the block
         out += [Word(file=w.file, channel=w.channel, start=w.start, duration=w.duration, word=w.word,
-                     placed_at=latest) for w in ways[0]]
+                     placed_at=latest, confidences=w.confidences) for w in ways[0]]
         return None
     text = " / ".join(" ".join(w.word for w in way) or NOTHING for way in ways)
+    confidences = [None]  # the opening brace
+    for k, way in enumerate(ways):
+        confidences += [c for w in way for c in w.each_confidence] or [None]  # `@`
+        confidences.append(None)  # a slash, or the closing brace
     out.append(Word(file=block.file, channel=block.channel, start=words[0].start,
                     duration=words[-1].start + words[-1].duration - words[0].start, word=f"{{ {text} }}",
-                    placed_at=latest))
+                    placed_at=latest, confidences=tuple(confidences)))
     return None
 
 
@@ -188,19 +210,25 @@ def _ways(items: list[Word | str]) -> list[list[Word]]:
 def _words(fields: list[str], path: str, flag: str, n: int, rules: glm.Glm | None) -> list[Word]:
     """A ctm line's words, through the GLM where there is one."""
     start, duration = (_seconds(fields[k], path, flag, n, what) for k, what in ((2, "start"), (3, "duration")))
+    conf = _confidence(fields, path, flag, n)
     if rules is None:
-        return [Word(file=fields[0], channel=fields[1], start=start, duration=duration, word=fields[4])]
+        return [Word(file=fields[0], channel=fields[1], start=start, duration=duration, word=fields[4],
+                     confidences=(conf,))]
     try:
         entries = glm.ctm_words(fields, rules.filter(fields[4], padded=False))
     except ValueError as e:
         raise InputError(f"--glm on {path}: line {n}: {e}") from None
     out = []
-    for ways in entries:
+    for ways in entries:  # each word csrfilt writes keeps its line's confidence
         text = " / ".join(" ".join(w.word for w in way) for way in ways)
-        out.append(Word(file=fields[0], channel=fields[1], start=start, duration=duration,
-                        word=text if len(ways) == 1 else f"{{ {text} }}",
-                        placed_at=max(float(w.start) + float(w.duration) / 2 for way in ways for w in way)))
+        word = text if len(ways) == 1 else f"{{ {text} }}"
+        out.append(Word(file=fields[0], channel=fields[1], start=start, duration=duration, word=word,
+                        placed_at=max(float(w.start) + float(w.duration) / 2 for way in ways for w in way),
+                        confidences=tuple(None if t in SYNTAX else conf for t in word.split())))
     return out
+
+
+SYNTAX = ("{", "/", "}", NOTHING)  # what writes an alternation, no word of its own
 
 
 def _filtered(rules: glm.Glm, text: str, path: str, n: int) -> str:
@@ -223,6 +251,9 @@ class Cut:
     ignored_segments: int
     ignored_words: int  # the ctm words the ignored segments took
     labels: dict[str, tuple[str, int]] = field(default_factory=dict)  # id → its segment's `<...>` field and line
+    confidences: dict[str, tuple[float | None, ...]] = field(default_factory=dict)  # id → a confidence for each
+    # word of its hypothesis, where every word of the ctm has one (scoring/confidence.py)
+    unconfident: int = 0  # where some have one: the ctm words that have none
 
     def line(self, ctm: str) -> str:
         said = f"{ctm}: {counted(len(self.utterances), 'segment')} of {counted(self.channels, 'channel')} scored"
@@ -251,7 +282,7 @@ def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str =
         raise InputError(f"{flag} {ctm}: words of file {w.file!r} channel {w.channel!r} (from {w.start} s), of "
                          "which the stm reference has no segment; give the reference's segments of every channel "
                          "the ctm transcribes")
-    out, said, labels, ignored_segments, ignored_words = [], {}, {}, 0, 0
+    out, said, labels, confidences, ignored_segments, ignored_words = [], {}, {}, {}, 0, 0
     for key, of_channel in channels.items():
         of_channel = sorted(of_channel, key=lambda s: s.start)
         pending = sorted(heard.get(key, []), key=lambda w: w.start)
@@ -270,10 +301,15 @@ def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str =
             n = said[s.speaker] = said.get(s.speaker, -1) + 1
             uid = f"{s.speaker}-{n:03d}"
             out.append((uid, s.text, " ".join(w.word for w in pending[first:taken])))
+            confidences[uid] = tuple(c for w in pending[first:taken] for c in w.each_confidence)
             if s.labels:
                 labels[uid] = s.labels, s.line
+    held = [c for w in words for t, c in zip(w.word.split(), w.each_confidence) if t not in SYNTAX]
+    unconfident = held.count(None)
     return Cut(utterances=out, channels=len(channels), ignored_segments=ignored_segments,
-               ignored_words=ignored_words, labels=labels)
+               ignored_words=ignored_words, labels=labels,
+               confidences=confidences if held and not unconfident else {},
+               unconfident=unconfident if unconfident < len(held) else 0)
 
 
 def speaker_of(utterance_id: str) -> str:

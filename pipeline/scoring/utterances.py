@@ -41,6 +41,8 @@ class Pair(Grouped):
     speaker_reference: str = ""
     codes: bytes | None = None  # the alignment its reader found (align.py's op codes over the normalized texts):
     # sclite's, through a trn reference's alternations (scoring/alternations.py); None: aligned when scored
+    word_confidence: tuple[float | None, ...] | None = None  # one per word of hypothesis.split(): a ctm's
+    # confidences (scoring/confidence.py), None for a word whose confidence is not known; None without any
 
     def __post_init__(self):
         one_of(self.status, SPOKEN, "status")

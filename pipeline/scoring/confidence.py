@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from typing import NamedTuple, Sequence
 
 from pipeline.core.records import ALIGNED
-from pipeline.scoring.align import HIT, INSERTION, OPTIONAL_INSERTION, SUBSTITUTION
+from pipeline.scoring.align import HIT, OPTIONAL_INSERTION, REF_ONLY
 from pipeline.scoring.speakers import Speaker
 from pipeline.scoring.utterances import ScoredUtterance
 
 FLOOR, CEILING = 0.0000001, 0.9999999  # sclite's: no log of 0
-CORRECT, WRONG = (HIT, OPTIONAL_INSERTION), (SUBSTITUTION, INSERTION)  # the op codes of a hypothesis word
+LOG2E = 1.4426950408889634074  # sclite's M_LOG2E: its logs are natural ones times it
+CORRECT = (HIT, OPTIONAL_INSERTION)  # of the codes of a hypothesis word; the others are SUBSTITUTION and INSERTION
+GAPS = bytes(REF_ONLY)  # the codes of a reference word with no hypothesis word across
 
 
 class Bits(NamedTuple):
@@ -43,19 +45,16 @@ def bits(codes: bytes, confidences: Sequence[float]) -> Bits:
     """`confidences`: one for each normalized hypothesis word, in order; `codes`: the utterance's alignment."""
     correct = wrong = 0.0
     outside = 0
-    at = 0
-    for c in codes:
-        if c not in CORRECT and c not in WRONG:
-            continue
-        conf = confidences[at]
-        at += 1
-        outside += not 0.0 <= conf <= 1.0
-        conf = min(max(conf, FLOOR), CEILING)
+    heard = codes.translate(None, GAPS)  # a code for each hypothesis word
+    for c, conf in zip(heard, confidences):
+        if not 0.0 <= conf <= 1.0:
+            outside += 1
+        conf = FLOOR if conf < FLOOR else CEILING if conf > CEILING else conf
         if c in CORRECT:
-            correct += math.log(conf) * math.log2(math.e)
+            correct += math.log(conf) * LOG2E
         else:
-            wrong += math.log(1.0 - conf) * math.log2(math.e)
-    return Bits(correct, wrong, at, outside)
+            wrong += math.log(1.0 - conf) * LOG2E
+    return Bits(correct, wrong, len(heard), outside)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,7 +85,7 @@ def nce(correct: int, wrong: int, bits_correct: float, bits_wrong: float) -> flo
     if not correct or not wrong:
         return None
     p = correct / (correct + wrong)
-    entropy = -(correct * math.log(p) * math.log2(math.e) + wrong * math.log(1.0 - p) * math.log2(math.e))
+    entropy = -(correct * math.log(p) * LOG2E + wrong * math.log(1.0 - p) * LOG2E)
     return (entropy + bits_correct + bits_wrong) / entropy
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-from typing import Iterable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from pipeline.core.records import Status, utterance_id
 from pipeline.io.conditions import SILENCE
@@ -108,20 +108,21 @@ def normalized_surprisal(reference: str, bits: tuple[float, ...], normalized: st
     none where a normalizer rewrites across words (whisper's numbers): carried_over."""
     if not bits or not normalized:
         return []
-    return carried_over(reference, bits, normalized, transform) or []
+    return carried_over(reference, bits, normalized, lambda word: transform(word).split()) or []
 
 
-def carried_over(text: str, values: tuple, normalized: str, transform) -> list | None:
+def carried_over(text: str, values: tuple, normalized: str, pieces: Callable[[str], list[str]]) -> list | None:
     """Each normalized word's value, from that of the written word it comes from (`values`, one per word of
-    text.split()); None where a written word normalized alone does not give the words it gives in context."""
+    text.split(); `pieces`: a written word's normalized words); None where a written word normalized alone does not
+    give the words it gives in context."""
     words = text.split()
     if len(values) != len(words):
         return None
     out, parts = [], []
     for word, value in zip(words, values):
-        pieces = transform(word).split()
-        parts += pieces
-        out += [value] * len(pieces)
+        normalized_alone = pieces(word)
+        parts += normalized_alone
+        out += [value] * len(normalized_alone)
     return out if parts == normalized.split() else None
 
 
@@ -174,6 +175,8 @@ def scored(pairs: Iterable[Pair], normalizer: str, lang: str, aligned: bool = Tr
     each row's error events and pralign text; without, its record alone (its counts are the same)."""
     normalized = norm.for_language(normalizer, lang)
     aligner = aligner_of(normalizer)  # as the numbers it stands for were counted
+    pieces = functools.lru_cache(maxsize=1 << 16)(lambda word: normalized.hypothesis(word).split())  # a corpus says
+    # the same words again and again
     for chunk in chunks(pairs):
         spoken = [p for p in chunk if p.status == Status.OK]
         references = list(map(scored_reference, spoken))
@@ -191,7 +194,7 @@ def scored(pairs: Iterable[Pair], normalizer: str, lang: str, aligned: bool = Tr
             u = heard(p, reference, text, (ref, hyp), c, normalized)
             found = None
             if p.word_confidence is not None:
-                held = carried_over(p.hypothesis, p.word_confidence, text[1], normalized.hypothesis)
+                held = carried_over(p.hypothesis, p.word_confidence, text[1], pieces)
                 found = confidence.UNPLACED if held is None or None in held else confidence.bits(c, held)
             if not aligned:
                 yield Scored(u, [], "", found)

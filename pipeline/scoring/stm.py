@@ -12,6 +12,7 @@ sclite reads, that is sclite's pairing. File and channel names match as sclite m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Iterator
 
 from pipeline.errors import InputError
@@ -50,17 +51,19 @@ class Word:
     duration: float
     word: str
     placed_at: float | None = None
-    confidences: tuple[float | None, ...] = ()  # of each of word.split(), from its ctm line's sixth field: None for
-    # a line without one, and for an alternation's braces and slashes
+    confidences: tuple[float | None, ...] = (None,)  # of each of word.split(), from its ctm line's sixth field:
+    # None for a line without one, and for an alternation's braces and slashes
 
     @property
     def midpoint(self) -> float:
         return self.start + self.duration / 2 if self.placed_at is None else self.placed_at
 
     @property
-    def each_confidence(self) -> tuple[float | None, ...]:
-        words = self.word.split()
-        return self.confidences if len(self.confidences) == len(words) else (None,) * len(words)
+    def unconfident(self) -> int:
+        """Its words without a confidence."""
+        if not self.word.startswith("{"):
+            return self.confidences.count(None)
+        return sum(c is None for t, c in zip(self.word.split(), self.confidences) if t not in SYNTAX)
 
 
 COMMENTS = {"stm": (";;", "**"), "ctm": (";",)}  # what opens a line sclite reads past, in each kind of file
@@ -84,8 +87,8 @@ def _seconds(value: str, path: str, flag: str, n: int, what: str) -> float:
 
 
 def _confidence(fields: list[str], path: str, flag: str, n: int) -> float | None:
-    """A ctm line's confidence: none where it has no sixth field, or `NA` there, as sclite reads it."""
-    if len(fields) < 6 or fields[5].upper() == "NA":
+    """A ctm line's confidence, from its sixth field: none where it is `NA`, as sclite reads it."""
+    if fields[5].upper() == "NA":
         return None
     try:
         return float(fields[5])
@@ -174,8 +177,8 @@ def _marked(block: _Alternation | None, fields: list[str], out: list[Word], file
         return None
     text = " / ".join(" ".join(w.word for w in way) or NOTHING for way in ways)
     confidences = [None]  # the opening brace
-    for k, way in enumerate(ways):
-        confidences += [c for w in way for c in w.each_confidence] or [None]  # `@`
+    for way in ways:
+        confidences += [c for w in way for c in w.confidences] or [None]  # `@`
         confidences.append(None)  # a slash, or the closing brace
     out.append(Word(file=block.file, channel=block.channel, start=words[0].start,
                     duration=words[-1].start + words[-1].duration - words[0].start, word=f"{{ {text} }}",
@@ -210,7 +213,7 @@ def _ways(items: list[Word | str]) -> list[list[Word]]:
 def _words(fields: list[str], path: str, flag: str, n: int, rules: glm.Glm | None) -> list[Word]:
     """A ctm line's words, through the GLM where there is one."""
     start, duration = (_seconds(fields[k], path, flag, n, what) for k, what in ((2, "start"), (3, "duration")))
-    conf = _confidence(fields, path, flag, n)
+    conf = None if len(fields) < 6 else _confidence(fields, path, flag, n)
     if rules is None:
         return [Word(file=fields[0], channel=fields[1], start=start, duration=duration, word=fields[4],
                      confidences=(conf,))]
@@ -253,7 +256,7 @@ class Cut:
     labels: dict[str, tuple[str, int]] = field(default_factory=dict)  # id → its segment's `<...>` field and line
     confidences: dict[str, tuple[float | None, ...]] = field(default_factory=dict)  # id → a confidence for each
     # word of its hypothesis, where every word of the ctm has one (scoring/confidence.py)
-    unconfident: int = 0  # where some have one: the ctm words that have none
+    unconfident: int = 0  # where some have one: the ctm words that have none (else 0)
 
     def line(self, ctm: str) -> str:
         said = f"{ctm}: {counted(len(self.utterances), 'segment')} of {counted(self.channels, 'channel')} scored"
@@ -282,6 +285,10 @@ def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str =
         raise InputError(f"{flag} {ctm}: words of file {w.file!r} channel {w.channel!r} (from {w.start} s), of "
                          "which the stm reference has no segment; give the reference's segments of every channel "
                          "the ctm transcribes")
+    known = any(c is not None for w in words for c in w.confidences)
+    unconfident = sum(w.unconfident for w in words if None in w.confidences) if known else 0  # an alternation's
+    # braces are None
+    confident = known and not unconfident
     out, said, labels, confidences, ignored_segments, ignored_words = [], {}, {}, {}, 0, 0
     for key, of_channel in channels.items():
         of_channel = sorted(of_channel, key=lambda s: s.start)
@@ -301,15 +308,13 @@ def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str =
             n = said[s.speaker] = said.get(s.speaker, -1) + 1
             uid = f"{s.speaker}-{n:03d}"
             out.append((uid, s.text, " ".join(w.word for w in pending[first:taken])))
-            confidences[uid] = tuple(c for w in pending[first:taken] for c in w.each_confidence)
+            if confident:
+                confidences[uid] = tuple(chain.from_iterable(w.confidences for w in pending[first:taken]))
             if s.labels:
                 labels[uid] = s.labels, s.line
-    held = [c for w in words for t, c in zip(w.word.split(), w.each_confidence) if t not in SYNTAX]
-    unconfident = held.count(None)
     return Cut(utterances=out, channels=len(channels), ignored_segments=ignored_segments,
-               ignored_words=ignored_words, labels=labels,
-               confidences=confidences if held and not unconfident else {},
-               unconfident=unconfident if unconfident < len(held) else 0)
+               ignored_words=ignored_words, labels=labels, confidences=confidences,
+               unconfident=unconfident)
 
 
 def speaker_of(utterance_id: str) -> str:

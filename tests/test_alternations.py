@@ -1,6 +1,7 @@
 """sclite's alternations in a trn reference (`{ going to / gonna }`, `@` for saying nothing) are scored as sclite
 scores them, by `run_pipeline.py score`: before, each brace and slash was a word of the reference."""
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -27,8 +28,12 @@ def test_a_reference_is_read_as_its_pieces_and_their_ways():
     assert alternations.parse("we are { going to / gonna } go") == [("we are ",), ("going to", "gonna"), (" go",)]
     assert alternations.parse("{ uh / @ } hello") == [("",), ("uh", ""), (" hello",)]
     assert alternations.parse("no alternation here") == [("no alternation here",)]
+    # one inside another: the paths of sclite's network of them, in the order written
+    assert alternations.parse("a { b / { c / @ } d } e") == [("a ",), ("b", "c d", "d"), (" e",)]
+    ten = "{ a / b / c / d / e / f / g / h / i / j }"
     for bad, says in (("a { b / c", "without its pair"), ("a } b", "without its pair"),
-                      ("{ a / { b / c } }", "never nested"), ("a { b } c", "one alternative")):
+                      ("a { b / { c } }", "one alternative"), ("a { b } c", "one alternative"),
+                      (f"{{ {ten} {ten} {ten} {{ a / b }} / x }}", "2001 ways with those inside it; at most 1000")):
         with pytest.raises(ValueError, match=says):
             alternations.parse(bad)
 
@@ -60,16 +65,23 @@ def test_conversational_references_are_counted_as_sclite_counts_them(tmp_path):
     assert sclite_counts(tmp_path / "out", rewritten) == theirs
 
 
-def random_pairs(rng: random.Random, vocabulary: list[str], n: int, noisy: bool, heard_ways: bool = False
-                 ) -> list[tuple[str, str, str]]:
+def random_pairs(rng: random.Random, vocabulary: list[str], n: int, noisy: bool, heard_ways: bool = False,
+                 nested: bool = False) -> list[tuple[str, str, str]]:
     """References with alternations of 0-2 words (`@` for none), and hypotheses: one way of saying the reference
     with words dropped, changed and added, or (noisy=False) words drawn at random; `heard_ways`: some of the
-    hypothesis' words written as alternations too, as a GLM writes them."""
+    hypothesis' words written as alternations too, as a GLM writes them; `nested`: some ways with an alternation
+    inside them."""
     def words(most: int) -> list[str]:
         return [rng.choice(vocabulary) for _ in range(rng.randint(0, most))]
 
-    def ways() -> str:
-        return "{ " + " / ".join(" ".join(words(2)) or "@" for _ in range(rng.randint(2, 3))) + " }"
+    def way(inner: bool) -> str:
+        said = words(2)
+        if nested and not inner and rng.random() < 0.4:
+            said.insert(min(1, len(said)), ways(inner=True))
+        return " ".join(said) or "@"
+
+    def ways(inner: bool = False) -> str:
+        return "{ " + " / ".join(way(inner) for _ in range(rng.randint(2, 3))) + " }"
     pairs = []
     for k in range(n):
         parts = words(2)
@@ -113,6 +125,28 @@ def test_hypotheses_that_write_alternations_are_read_as_sclite_reads_them(tmp_pa
         _, ref_row, hyp_row = theirs[uid]
         assert row["reference"].split() == [w.lower() for w in ref_row if set(w) != {"*"}]  # errors upper-cased
         assert row["hypothesis"].split() == [w.lower() for w in hyp_row if set(w) != {"*"}]
+
+
+SCLITE_WEIGHTS = (0, 4, 3, 3)  # hit, substitution, deletion, insertion
+
+
+@needs_sclite
+@pytest.mark.parametrize("vocabulary, noisy", [([f"w{i}" for i in range(40)], True), (list("abcd"), False)],
+                         ids=["transcripts", "four-words"])
+def test_alternations_inside_others_are_read_as_the_ways_they_spell_out(tmp_path, vocabulary, noisy):
+    """On both sides: each utterance's alignment costs what sclite's costs, so where the counts differ, the two took
+    ways of the same cost (sclite's network orders such ties otherwise than the ways written), and the terminal says
+    so."""
+    pairs = random_pairs(random.Random(5), vocabulary, 300, noisy, heard_ways=True, nested=True)
+    assert sum(alternations.nested(r) for _, r, _ in pairs) > 50
+    ours = {u: counts(r) for u, r in scored(tmp_path, pairs, "--normalize", "none").items()}
+    theirs = sclite_counts(tmp_path, pairs)
+    cost = {u: [sum(w * n for w, n in zip(SCLITE_WEIGHTS, c)) for c in (ours[u], theirs[u])] for u in ours}
+    assert len(ours) == 300 and all(a == b for a, b in cost.values())
+    assert sum(ours[u] == theirs[u] for u in ours) >= 280
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--out", str(tmp_path / "o"))
+    assert re.search(r"note: .*: \d+ texts with an alternation inside another, read as the ways they spell out",
+                     proc.stdout)
 
 
 def test_alternations_are_normalized_as_the_rest_and_a_broken_one_is_a_clear_error(tmp_path, monkeypatch):

@@ -127,26 +127,23 @@ def test_hypotheses_that_write_alternations_are_read_as_sclite_reads_them(tmp_pa
         assert row["hypothesis"].split() == [w.lower() for w in hyp_row if set(w) != {"*"}]
 
 
-SCLITE_WEIGHTS = (0, 4, 3, 3)  # hit, substitution, deletion, insertion
-
-
 @needs_sclite
 @pytest.mark.parametrize("vocabulary, noisy", [([f"w{i}" for i in range(40)], True), (list("abcd"), False)],
                          ids=["transcripts", "four-words"])
-def test_alternations_inside_others_are_read_as_the_ways_they_spell_out(tmp_path, vocabulary, noisy):
-    """On both sides: each utterance's alignment costs what sclite's costs, so where the counts differ, the two took
-    ways of the same cost (sclite's network orders such ties otherwise than the ways written), and the terminal says
-    so."""
+def test_alternations_inside_others_are_read_as_sclite_reads_them(tmp_path, vocabulary, noisy):
+    """On both sides, `@` inside them, many ties among four words: each is a network inside its way, as sclite's
+    expand_alternates builds it, so the counts and the ways read on both sides are sclite's (spelled out into flat
+    ways instead, 0.7-2% of these utterances took another way of the same cost)."""
     pairs = random_pairs(random.Random(5), vocabulary, 300, noisy, heard_ways=True, nested=True)
-    assert sum(alternations.nested(r) for _, r, _ in pairs) > 50
-    ours = {u: counts(r) for u, r in scored(tmp_path, pairs, "--normalize", "none").items()}
-    theirs = sclite_counts(tmp_path, pairs)
-    cost = {u: [sum(w * n for w, n in zip(SCLITE_WEIGHTS, c)) for c in (ours[u], theirs[u])] for u in ours}
-    assert len(ours) == 300 and all(a == b for a, b in cost.values())
-    assert sum(ours[u] == theirs[u] for u in ours) >= 280
-    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--out", str(tmp_path / "o"))
-    assert re.search(r"note: .*: \d+ texts with an alternation inside another, read as the ways they spell out",
-                     proc.stdout)
+    assert sum(bool(re.search(r"\{[^}]*\{", r)) for _, r, _ in pairs) > 50
+    ours = scored(tmp_path, pairs, "--normalize", "none")
+    theirs = sclite_pralign(tmp_path)
+    assert len(ours) == 300
+    assert {u: counts(r) for u, r in ours.items()} == {u: c for u, (c, _, _) in theirs.items()}
+    for uid, row in ours.items():
+        _, ref_row, hyp_row = theirs[uid]
+        assert row["reference"].split() == [w.lower() for w in ref_row if set(w) != {"*"}]
+        assert row["hypothesis"].split() == [w.lower() for w in hyp_row if set(w) != {"*"}]
 
 
 def test_alternations_are_normalized_as_the_rest_and_a_broken_one_is_a_clear_error(tmp_path, monkeypatch):
@@ -170,13 +167,14 @@ def test_alternations_are_normalized_as_the_rest_and_a_broken_one_is_a_clear_err
 
 
 def test_the_words_of_the_way_a_hypothesis_is_read_are_found_among_those_written():
-    """Resolved.read: where each word of the way read stands in the hypothesis as written (what carries a ctm's
-    confidences to them), `@` and the ways not taken passed over."""
+    """read_positions: where each word of the way read (Resolved.heard_ways) stands in the hypothesis as written (what
+    carries a ctm's confidences to them), `@` and the ways not taken passed over."""
     sclite = normalize.for_language("sclite", "en")
     found = alternations.resolve("a b c d", "a { x y / b } c { @ / d } @ e", sclite)
     assert found.hypothesis == "a b c d @ e"
     written = "a { x y / b } c { @ / d } @ e".split()
-    assert found.read == (0, 5, 7, 11, 13, 14) and [written[i] for i in found.read] == found.hypothesis.split()
+    read = alternations.read_positions("a { x y / b } c { @ / d } @ e", list(found.heard_ways))
+    assert read == (0, 5, 7, 11, 13, 14) and [written[i] for i in read] == found.hypothesis.split()
     assert alternations.read_positions("a {b / c} d", [0, 1, 0]) == ()  # braces against the words: not found
 
 

@@ -36,8 +36,6 @@ def test_sclites_own_test_files_count_as_sclite_counts_them(tmp_path, case):
     told = subprocess.run([SCLITE, "-r", ref, kinds[0], "-h", hyp, kinds[1], *flags, "-o", "pralign", "stdout"],
                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     assert len(counted) >= 3 and counted == {uid: c for uid, (c, _, _) in pralign_rows(told).items()}
-    if ref == "tests.ref":  # two references and a hypothesis write alternations inside others
-        assert "3 texts with an alternation inside another, read as the ways they spell out" in proc.stdout
 
 
 @pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")

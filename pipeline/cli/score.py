@@ -110,8 +110,6 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
         pairs = [Pair(sentence_id=uid, **resolved(where, uid, text, hyp_ids[key(uid)], normalizer, rules,
                                                   ways=kaldi is None))
                  for uid, text in refs]
-        if kaldi is None:
-            tell_nested(where, [text for _, text in refs] + list(hyp_ids.values()))
         named = any(speakers.speaker_of(uid) != uid for uid, _ in refs)
         return Read(iter(pairs), speaker=speakers.speaker_of if named else None)
     if n_refs != n_hyps:
@@ -181,7 +179,6 @@ def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: 
     cut = stm.utterances(stm.read_stm(ref_path, rules=glms and glms["ref", "stm"]),
                          stm.read_ctm(hyp_path, rules=glms and glms["hyp", "ctm"]), hyp_path)
     print(cut.line(hyp_path))
-    tell_nested(f"{ref_path} and {hyp_path}", [ref for _, ref, _ in cut.utterances])
     if cut.unconfident:
         print(f"note: {hyp_path}: {stm.counted(cut.unconfident, 'word')} without a confidence among words with one; "
               "no NCE (sclite would count each missing one as 0): give every word one, or none")
@@ -189,14 +186,6 @@ def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: 
     return Read(iter([Pair(sentence_id=uid, **resolved(where, uid, ref, hyp, normalizer, rules,
                                                        confidences=cut.confidences.get(uid)))
                       for uid, ref, hyp in cut.utterances]), cut.labels, stm.speaker_of, bool(cut.confidences))
-
-
-def tell_nested(where: str, texts: list[str]) -> None:
-    """A note where texts write an alternation inside another."""
-    n = sum(map(alternations.nested, texts))
-    if n:
-        print(f"note: {where}: {stm.counted(n, 'text')} with an alternation inside another, "
-              f"{alternations.NESTED_NOTE}")
 
 
 def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer, rules: Lenient,
@@ -214,7 +203,8 @@ def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: 
     except ValueError as e:
         raise InputError(f"{where}: utterance {uid}: {e}") from None
     if found.hypothesis is not None and confidences is not None:  # of the words of the way it was read
-        confidences = tuple(confidences[i] for i in found.read) if found.read or not found.hypothesis.split() \
+        read = alternations.read_positions(hypothesis, list(found.heard_ways))
+        confidences = tuple(confidences[i] for i in read) if read or not found.hypothesis.split() \
             else (None,)  # no way found: no word's confidence is known
     return {"reference": found.reference, "codes": found.codes, "word_confidence": confidences,
             "hypothesis": hypothesis if found.hypothesis is None else found.hypothesis}

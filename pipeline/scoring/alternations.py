@@ -32,60 +32,77 @@ def held(reference: str) -> bool:
     return "{" in reference or "}" in reference
 
 
-_NESTED = re.compile(r"\{[^}]*\{")
-
-
-def nested(text: str) -> bool:
-    """Whether `text` writes an alternation inside another."""
-    return _NESTED.search(text) is not None
-
-
-NESTED_NOTE = ("read as the ways they spell out, as sclite's network holds them; where two ways cost the same, "
-               "sclite's network can take another than the first written (on random references with many ties, "
-               "0.7-2% of utterances counted otherwise; none of sclite's own test files)")
-
-
 def parse(reference: str) -> list[tuple[str, ...]]:
     """The reference as it is said, in order: text said one way (a 1-tuple), and each alternation's ways (an empty
     one for `@`, saying nothing). An alternation inside another's way makes that way as many ways as it has, in the
-    order written (`{ a / { b / c } d }` is `a`, `b d`, `c d`), the paths sclite's network of them holds. ValueError
-    says what is wrong with a brace or an alternation."""
-    pieces, at = _sequence(reference, 0, inner=False)
-    return [piece if isinstance(piece, tuple) else (piece,) for piece in pieces]
+    order written (`{ a / { b / c } d }` is `a`, `b d`, `c d`), the paths through sclite's network of it (_network).
+    ValueError says what is wrong with a brace or an alternation."""
+    return [(piece,) if isinstance(piece, str) else piece.ways for piece in _tree(reference)]
 
 
 MOST_WAYS = 1000  # of one alternation, its inner ones multiplied out
 
 
-def _sequence(text: str, at: int, inner: bool) -> tuple[list[str | tuple[str, ...]], int]:
-    """The pieces of `text` from `at`, plain text (a str) and alternations (their ways), up to the end or, `inner`,
-    the slash or brace that closes a way; and where they end."""
+class _Alternation(NamedTuple):
+    ways: tuple[str, ...]  # every way it spells out, as parse gives them
+    written: tuple[tuple[str | _Alternation, ...], ...]  # each way written: its text and the alternations inside it
+    nested: bool  # whether any way has an alternation inside it
+
+
+def _tree(text: str) -> list[str | _Alternation]:
+    if not _NESTED.search(text):
+        pieces, at = [], 0  # none inside another: most texts, read at regex speed
+        for m in _ALTERNATION.finditer(text):
+            pieces.append(text[at:m.start()])
+            written = m.group(1).split("/")
+            if len(written) < 2:
+                break  # _sequence says what is wrong
+            pieces.append(_Alternation(tuple(" ".join(w for w in a.split() if w != NOTHING) for a in written),
+                                       tuple((a,) for a in written), False))
+            at = m.end()
+        else:
+            pieces.append(text[at:])
+            if not any("{" in piece or "}" in piece for piece in pieces if isinstance(piece, str)):
+                return pieces
+    return _sequence(text, 0, inner=False)[0]
+
+
+_NESTED = re.compile(r"\{[^}]*\{")  # an alternation opened inside another
+
+
+def _sequence(text: str, at: int, inner: bool) -> tuple[list[str | _Alternation], int]:
+    """The pieces of `text` from `at`, plain text and alternations, up to the end or, `inner`, the slash or brace
+    that closes a way; and where they end."""
     pieces, start = [], at
-    while at < len(text):
+    while (found := (_MARK if inner else _BRACE).search(text, at)) is not None:
+        at = found.start()
         c = text[at]
         if c == "{":
             pieces.append(text[start:at])
-            ways, at = _alternation(text, at)
-            pieces.append(ways)
+            alternation, at = _alternation(text, at)
+            pieces.append(alternation)
             start = at
             continue
         if c == "}" and not inner:
             raise ValueError("a brace without its pair (alternations are `{ a / b }`)")
-        if inner and c in "/}":
-            break
-        at += 1
+        break
+    else:
+        at = len(text)
     pieces.append(text[start:at])
     return pieces, at
 
 
-def _alternation(text: str, at: int) -> tuple[tuple[str, ...], int]:
-    """The ways of the alternation that opens at `at`, and where it ends."""
+_BRACE, _MARK = re.compile(r"[{}]"), re.compile(r"[{}/]")  # what opens or closes an alternation, or a way in one
+
+
+def _alternation(text: str, at: int) -> tuple[_Alternation, int]:
+    """The alternation that opens at `at`, and where it ends."""
     opened, written = at, []
     while True:
         pieces, at = _sequence(text, at + 1, inner=True)
         if at >= len(text):
             raise ValueError("a brace without its pair (alternations are `{ a / b }`)")
-        written.append(pieces)
+        written.append(tuple(pieces))
         if text[at] == "}":
             break
     if len(written) < 2:
@@ -94,11 +111,12 @@ def _alternation(text: str, at: int) -> tuple[tuple[str, ...], int]:
     for pieces in written:
         said = [""]
         for piece in pieces:
-            said = [f"{a} {b}" for a in said for b in (piece if isinstance(piece, tuple) else (piece,))]
+            said = [f"{a} {b}" for a in said for b in ((piece,) if isinstance(piece, str) else piece.ways)]
         ways += [" ".join(w for w in way.split() if w != NOTHING) for way in said]
     if len(ways) > MOST_WAYS:
         raise ValueError(f"{text[opened:at + 1]} has {len(ways)} ways with those inside it; at most {MOST_WAYS}")
-    return tuple(ways), at + 1
+    nested = any(not isinstance(piece, str) for pieces in written for piece in pieces)
+    return _Alternation(tuple(ways), tuple(written), nested), at + 1
 
 
 class Resolved(NamedTuple):
@@ -107,23 +125,37 @@ class Resolved(NamedTuple):
     that text's and hypothesis's words as the normalizer gives them whole (one that rewrites across words, a
     hypothesis that writes `@`): then the way's text is aligned as any reference is. `hypothesis`: where the
     hypothesis writes alternations, the way it was read (its text as written), which is then what is scored, and
-    `read`: the positions in hypothesis.split() of its words (read_positions)."""
+    `heard_ways`: the way taken through each of its pieces (read_positions finds their words among those
+    written)."""
     reference: str
     codes: bytes | None
     hypothesis: str | None = None
-    read: tuple[int, ...] = ()
+    heard_ways: tuple[int, ...] = ()
+
+
+Way = list  # a way's words (str) and the alternations inside it (each a list of Ways), in order
+
+
+class Nested(list):
+    """Ways with an alternation inside one of them."""
 
 
 class _Network(NamedTuple):
     words: list[str | None]  # each arc's word: arc 0 is the head sclite adds (None), `@` an arc of nothing
     before: list[list[int]]  # the arcs that end where each arc starts, in the order sclite links them
     ends: list[int]  # the arcs into the last node
-    way: list[tuple[int, int]]  # each arc's (piece, way)
+    way: list[tuple[int, int]]  # each arc's (piece, way); way -1 in a piece with alternations inside others
+    paths: dict[int, list[list[int]]]  # each such piece's ways, as their arcs, in the order of spelled(ways)
 
 
-def _network(pieces: list[list[list[str]]]) -> _Network:
-    net, ends = _Network([None], [[]], [], [(-1, 0)]), [0]
+def _network(pieces: list[list[Way]]) -> _Network:
+    """sclite's network of the pieces' ways: an alternation inside a way is a network of its own ways between the
+    words around it, as sclite's expand_alternates builds one."""
+    net, ends = _Network([None], [[]], [], [(-1, 0)], {}), [0]
     for p, ways in enumerate(pieces):
+        if isinstance(ways, Nested):
+            ends, net.paths[p] = _arcs(net, ways, ends, p)
+            continue
         joined = []
         for k, words in enumerate(ways):
             last = ends
@@ -136,6 +168,40 @@ def _network(pieces: list[list[list[str]]]) -> _Network:
         ends = joined
     net.ends.extend(ends)
     return net
+
+
+def _arcs(net: _Network, ways: list[Way], ends: list[int], p: int) -> tuple[list[int], list[list[int]]]:
+    """The arcs of `ways` after the arcs `ends`: the arcs they end with, and each way's arcs (spelled's order)."""
+    joined, paths = [], []
+    for way in ways:
+        last, taken = ends, [[]]
+        for item in way:
+            if isinstance(item, str):
+                net.words.append(item)
+                net.before.append(last)
+                net.way.append((p, -1))
+                last = [len(net.words) - 1]
+                for t in taken:
+                    t.append(last[0])
+            else:
+                last, inner = _arcs(net, item, last, p)
+                taken = [t + i for t in taken for i in inner]
+        joined += last
+        paths += taken
+    return joined, paths
+
+
+def spelled(ways: list[Way]) -> list[list[str]]:
+    """Every way's words, an alternation inside one spelled out into as many ways, in the order written."""
+    if not isinstance(ways, Nested):
+        return ways
+    out = []
+    for way in ways:
+        said = [[]]
+        for item in way:
+            said = [s + [item] for s in said] if isinstance(item, str) else [s + i for s in said for i in spelled(item)]
+        out += said
+    return out
 
 
 def align(pieces: list[list[list[str]]], heard_pieces: list[list[list[str]]], lenient: Lenient = PLAIN
@@ -165,12 +231,21 @@ def align(pieces: list[list[list[str]]], heard_pieces: list[list[list[str]]], le
     weights = _whole_weights if NOTHING not in words and NOTHING not in heard else _float_weights
     back, (a, b) = weights(net, hnet, said, written, lenient)
     taken, taken_heard, codes = [0] * len(pieces), [0] * len(heard_pieces), []
+    route, heard_route = {p: [] for p in net.paths}, {p: [] for p in hnet.paths}  # arcs taken, the last first
     while a > 0 or b > 0:
         was_a, was_b = back[a][b]
         if a > 0:
-            taken[net.way[a][0]] = net.way[a][1]
+            p, k = net.way[a]
+            if k >= 0:
+                taken[p] = k
+            elif was_a != a:
+                route[p].append(a)
         if b > 0:
-            taken_heard[hnet.way[b][0]] = hnet.way[b][1]
+            p, k = hnet.way[b]
+            if k >= 0:
+                taken_heard[p] = k
+            elif was_b != b:
+                heard_route[p].append(b)
         if was_a == a:
             if heard[b] != NOTHING:  # sclite -D: a hypothesis' optional word over nothing is correct
                 codes.append(OPTIONAL_INSERTION if written[b].optional else INSERTION)
@@ -180,6 +255,9 @@ def align(pieces: list[list[list[str]]], heard_pieces: list[list[list[str]]], le
         elif words[a] != NOTHING or heard[b] != NOTHING:
             codes.append(HIT if same(said[a], written[b]) else SUBSTITUTION)
         a, b = was_a, was_b
+    for side, chosen, arcs in ((net, taken, route), (hnet, taken_heard, heard_route)):
+        for p, last_first in arcs.items():
+            chosen[p] = side.paths[p].index(last_first[::-1])
     return taken, taken_heard, bytes(reversed(codes))
 
 
@@ -365,21 +443,22 @@ def resolve(reference: str, hypothesis: str, normalizer: Normalizer, lenient: Le
     (with sclite's -D and -F where `lenient` asks for them: a reference without alternations is said one way);
     where the hypothesis writes alternations too, the way it is read. `ways`: whether braces write alternations;
     without, both texts are read as written, braces and all. ValueError names the side whose braces are wrong."""
-    pieces = _pieces(reference, ways, "the reference")
-    heard_pieces = _pieces(hypothesis, ways and held(hypothesis), "the hypothesis")
-    said = [_ways(piece, normalizer.references) for piece in pieces]
-    heard = [_ways(piece, normalizer.hypotheses) for piece in heard_pieces]
+    tree = _pieces(reference, ways, "the reference")
+    heard_tree = _pieces(hypothesis, ways and held(hypothesis), "the hypothesis")
+    said = [_ways(piece, normalizer.references) for piece in tree]
+    heard = [_ways(piece, normalizer.hypotheses) for piece in heard_tree]
     taken, taken_heard, codes = align(said, heard, lenient)
+    pieces, heard_pieces = _spelled_pieces(tree), _spelled_pieces(heard_tree)
     text = _taken_text(pieces, taken)
+    said, heard = ([spelled(ways) if isinstance(ways, Nested) else ways for ways in side] for side in (said, heard))
     words = [w for piece, k in zip(said, taken) for w in piece[k] if w != NOTHING]
     read = _taken_text(heard_pieces, taken_heard) if len(heard_pieces) > 1 else None
     hyp = [w for piece, k in zip(heard, taken_heard) for w in piece[k] if len(piece) == 1 or w != NOTHING]
     consumed = (sum(c not in HYP_ONLY for c in codes), sum(c not in REF_ONLY for c in codes))
-    positions = read_positions(hypothesis, taken_heard) if read is not None else ()
     if (consumed != (len(words), len(hyp)) or normalizer.references([text])[0].split() != words
             or (read is not None and normalizer.hypotheses([read])[0].split() != hyp)):
-        return Resolved(text, None, read, positions)
-    return Resolved(text, codes, read, positions)
+        return Resolved(text, None, read, tuple(taken_heard))
+    return Resolved(text, codes, read, tuple(taken_heard))
 
 
 def read_positions(text: str, taken: list[int]) -> tuple[int, ...]:
@@ -407,16 +486,35 @@ def read_positions(text: str, taken: list[int]) -> tuple[int, ...]:
     return out if [words[i] for i in out] == _taken_text(parse(text), taken).split() else ()
 
 
-def _pieces(text: str, ways: bool, side: str) -> list[tuple[str, ...]]:
+def _pieces(text: str, ways: bool, side: str) -> list[str | _Alternation]:
     try:
-        return parse(text) if ways else [(text,)]
+        return _tree(text) if ways else [text]
     except ValueError as e:
         raise ValueError(f"{side}: {e}") from None
 
 
-def _ways(piece: tuple[str, ...], normalized) -> list[list[str]]:
-    """A piece's ways as words after the normalizer: a way of an alternation that says nothing is `@`."""
-    return [normalized([way])[0].split() or ([] if len(piece) == 1 else [NOTHING]) for way in piece]
+def _spelled_pieces(tree: list[str | _Alternation]) -> list[tuple[str, ...]]:
+    return [(piece,) if isinstance(piece, str) else piece.ways for piece in tree]
+
+
+def _ways(piece: str | _Alternation, normalized) -> list[Way]:
+    """A piece's ways after the normalizer, each its words and the alternations inside it: a way of an alternation
+    that says nothing is `@`."""
+    if isinstance(piece, str):
+        return [normalized([piece])[0].split()]
+    if not piece.nested:
+        return [normalized([way])[0].split() or [NOTHING] for (way,) in piece.written]
+    return Nested(_way(written, normalized) or [NOTHING] for written in piece.written)
+
+
+def _way(written: tuple[str | _Alternation, ...], normalized) -> Way:
+    out = []
+    for item in written:
+        if isinstance(item, str):
+            out += normalized([item])[0].split()
+        else:
+            out.append(_ways(item, normalized))
+    return out
 
 
 def _taken_text(pieces: list[tuple[str, ...]], taken: list[int]) -> str:

@@ -37,7 +37,7 @@ def parse(reference: str) -> list[tuple[str, ...]]:
     one for `@`, saying nothing). An alternation inside another's way makes that way as many ways as it has, in the
     order written (`{ a / { b / c } d }` is `a`, `b d`, `c d`), the paths through sclite's network of it (_network).
     ValueError says what is wrong with a brace or an alternation."""
-    return [(piece,) if isinstance(piece, str) else piece.ways for piece in _tree(reference)]
+    return _spelled_pieces(_tree(reference))
 
 
 MOST_WAYS = 1000  # of one alternation, its inner ones multiplied out
@@ -57,8 +57,7 @@ def _tree(text: str) -> list[str | _Alternation]:
             written = m.group(1).split("/")
             if len(written) < 2:
                 break  # _sequence says what is wrong
-            pieces.append(_Alternation(tuple(" ".join(w for w in a.split() if w != NOTHING) for a in written),
-                                       tuple((a,) for a in written), False))
+            pieces.append(_Alternation(tuple(map(_said, written)), tuple((a,) for a in written), False))
             at = m.end()
         else:
             pieces.append(text[at:])
@@ -68,6 +67,11 @@ def _tree(text: str) -> list[str | _Alternation]:
 
 
 _NESTED = re.compile(r"\{[^}]*\{")  # an alternation opened inside another
+
+
+def _said(way: str) -> str:
+    """A way's words, as parse gives them: `@` says nothing."""
+    return " ".join(w for w in way.split() if w != NOTHING)
 
 
 def _sequence(text: str, at: int, inner: bool) -> tuple[list[str | _Alternation], int]:
@@ -112,7 +116,7 @@ def _alternation(text: str, at: int) -> tuple[_Alternation, int]:
         said = [""]
         for piece in pieces:
             said = [f"{a} {b}" for a in said for b in ((piece,) if isinstance(piece, str) else piece.ways)]
-        ways += [" ".join(w for w in way.split() if w != NOTHING) for way in said]
+        ways += map(_said, said)
     if len(ways) > MOST_WAYS:
         raise ValueError(f"{text[opened:at + 1]} has {len(ways)} ways with those inside it; at most {MOST_WAYS}")
     nested = any(not isinstance(piece, str) for pieces in written for piece in pieces)
@@ -204,11 +208,12 @@ def spelled(ways: list[Way]) -> list[list[str]]:
     return out
 
 
-def align(pieces: list[list[list[str]]], heard_pieces: list[list[list[str]]], lenient: Lenient = PLAIN
+def align(pieces: list[list[Way]], heard_pieces: list[list[Way]], lenient: Lenient = PLAIN
           ) -> tuple[list[int], list[int], bytes]:
     """sclite's alignment of a hypothesis' network with a reference's (each piece its ways, each way its words, `@`
-    alone for nothing; a hypothesis too may write alternations, as a GLM writes them into one: `{ SHE'S / SHE IS
-    }`): the way taken through each side's pieces, and the op codes over the words of the ways taken, a `@` on
+    alone for nothing, and the alternations inside it, a piece holding any such Nested; a hypothesis too may write
+    alternations, as a GLM writes them into one: `{ SHE'S / SHE IS }`): the way taken through each side's pieces
+    (an index into spelled(ways)), and the op codes over the words of the ways taken, a `@` on
     either side passed over as sclite passes over it (a `@` is never substituted for a word: passing over it and
     inserting the word costs less). Its cheapest way back is taken among both networks' ends and arcs in sclite's
     order, the reference's before the hypothesis'. `lenient`: sclite's -D and -F, where they are asked for

@@ -21,6 +21,7 @@ from typing import NamedTuple, Sequence
 from pipeline.core.records import ALIGNED
 from pipeline.scoring.align import HIT, OPTIONAL_INSERTION, REF_ONLY
 from pipeline.scoring.speakers import Speaker
+from pipeline.scoring.tally import rounded
 from pipeline.scoring.utterances import ScoredUtterance
 
 FLOOR, CEILING = 0.0000001, 0.9999999  # sclite's: no log of 0
@@ -129,16 +130,12 @@ class Confidences:
             each = [0.0 if not c[4] else nce(c[0], c[1], c[2], c[3]) for _, c in held]
             total = [sum(c[k] for _, c in held) for k in range(6)]
             out.append(ConfidenceSummary(asr=asr, speaker="", unit=unit, hyp_words=total[0] + total[1],
-                                         correct=total[0], nce=_rounded(nce(*total[:4])), outside=total[5],
+                                         correct=total[0], nce=rounded(nce(*total[:4])), outside=total[5],
                                          **_spread(each)))
             out += [ConfidenceSummary(asr=asr, speaker=s, unit=unit, hyp_words=c[0] + c[1], correct=c[0],
-                                      nce=_rounded(n), outside=c[5], speakers=None, mean_nce=None, sd_nce=None,
+                                      nce=rounded(n), outside=c[5], speakers=None, mean_nce=None, sd_nce=None,
                                       median_nce=None) for (s, c), n in zip(held, each)]
         return out
-
-
-def _rounded(x: float | None) -> float | None:
-    return None if x is None else round(x, 4)
 
 
 def _spread(values: list[float | None]) -> dict:
@@ -146,9 +143,9 @@ def _spread(values: list[float | None]) -> dict:
     them; none where a speaker has none (sclite's arithmetic on nan)."""
     if any(v is None for v in values):
         return dict(speakers=len(values), mean_nce=None, sd_nce=None, median_nce=None)
-    return dict(speakers=len(values), mean_nce=_rounded(statistics.mean(values)),
-                sd_nce=_rounded(statistics.stdev(values)) if len(values) > 1 else 0.0,
-                median_nce=_rounded(statistics.median(values)))
+    return dict(speakers=len(values), mean_nce=rounded(statistics.mean(values)),
+                sd_nce=rounded(statistics.stdev(values)) if len(values) > 1 else 0.0,
+                median_nce=rounded(statistics.median(values)))
 
 
 def lines(rows: list[ConfidenceSummary], unplaced: dict[str, int], normalizer: str) -> list[str]:

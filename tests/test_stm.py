@@ -172,6 +172,125 @@ def test_the_nce_of_a_ctms_confidences_is_sclites(tmp_path, seed, alternations):
            f"{whole['hyp_words']} hypothesis words" in proc.stdout
 
 
+def partial_files(rng: random.Random, folder: Path) -> None:
+    """An stm of four channels and a ctm of part of each of three (the words of a stretch of its time, some before
+    or after its segments, some ending on a segment's start, starting on one's end or on the last end, or with
+    their midpoint on one's end: where sclite holds an stm's times in C floats, 4.1 is not 4.1), some ctm
+    alternations inside a channel's words."""
+    vocabulary = "a b c d the king my lord".split()
+    stm_lines, ctm_lines = [], []
+    for file, channel, heard in (("f1", "a", True), ("f1", "b", True), ("f2", "a", True), ("f3", "a", False)):
+        t, times = rng.randint(0, 300) / 100, []
+        for _ in range(rng.randint(3, 12)):
+            start = round(t + rng.choice([0, 0, 0.3, 1.1]), 2)
+            t = round(start + rng.randint(40, 400) / 100, 2)
+            times.append((start, t))
+            stm_lines.append(f"{file} {channel} s{channel} {start:.2f} {t:.2f} "
+                             f"{' '.join(rng.choices(vocabulary, k=rng.randint(0, 7)))}\n")
+        if not heard:
+            continue
+        low, high = sorted(rng.uniform(times[0][0] - 2, t + 2) for _ in range(2))
+        words = [(round(rng.uniform(low, high), 2), rng.randint(5, 60) / 100) for _ in range(rng.randint(3, 30))]
+        start, end = rng.choice(times)
+        words += [(end, 0.2), (times[-1][1], 0.1), (round(start - 0.3, 2), 0.3)][:rng.randint(0, 3)]
+        words += [(round(end - 0.1, 2), 0.2) for _, end in rng.sample(times, 2)]  # its midpoint on a segment's end
+        words.sort()
+        for i, (start, duration) in enumerate(words):
+            inside = any(a < start and start + duration < b for a, b in times)
+            if inside and 0 < i < len(words) - 1 and rng.random() < 0.3:  # an alternation inside a segment, which
+                # -m keeps (after one it left out whole, sclite misreads), and neither first nor last of its channel
+                # (sclite would read its marks' `*` times as 0 s)
+                ctm_lines += [f"{file} {channel} * * <ALT_BEGIN>\n", f"{file} {channel} {start:.2f} {duration:.2f} "
+                              f"{rng.choice(vocabulary)}\n", f"{file} {channel} * * <ALT>\n",
+                              f"{file} {channel} * * <ALT_END>\n"]
+            else:
+                ctm_lines.append(f"{file} {channel} {start:.2f} {duration:.2f} {rng.choice(vocabulary)}\n")
+    (folder / "ref.stm").write_text("".join(stm_lines))
+    (folder / "hyp.ctm").write_text("".join(ctm_lines))
+
+
+def sclite_skipped(folder: Path, *reduce: str) -> tuple[int, int]:
+    """The segments and ctm words sclite -m's feedback says it skipped: each channel's last count, summed."""
+    told = sclite_report(folder, "sum", "-f", "1", "-m", *reduce)
+    found = re.findall(r"(\d+) of (\d+) Segments \((?:(\d+) skipped segs)?(?:, )?(?:(\d+) skipped words)?\)", told)
+    last = [(int(segs or 0), int(words or 0)) for i, n, segs, words in found if i == n]
+    return sum(s for s, _ in last), sum(w for _, w in last)
+
+
+@needs_sclite
+@pytest.mark.parametrize("seed", [1, 2, 8, 9])  # 8 and 9: words after a channel's last segment kept
+def test_reduce_leaves_out_what_sclite_m_leaves_out(tmp_path, seed):
+    """`--reduce ref`, `hyp`, and both, on a ctm of part of each channel: every utterance's id and counts are
+    sclite -m's, and so are the segments and words its feedback says it skipped; and without it, sclite's."""
+    partial_files(random.Random(seed), tmp_path)
+    proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "hyp.ctm"), "--normalize", "none",
+                 "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0 and utterance_counts(tmp_path / "out") == sclite_counts(tmp_path)
+    for reduce in (["ref"], ["hyp"], ["ref", "hyp"]):
+        proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "hyp.ctm"), "--normalize", "none",
+                     *(f"--reduce={r}" for r in reduce), "--out", str(tmp_path / "out"))
+        assert proc.returncode == 0, proc.stderr
+        assert utterance_counts(tmp_path / "out") == sclite_counts(tmp_path, "-m", *reduce), reduce
+        segments, words = sclite_skipped(tmp_path, *reduce)
+        said = [stm.counted(segments, "stm segment")] * ("ref" in reduce) + \
+            [stm.counted(words, "ctm word")] * ("hyp" in reduce)
+        assert f"sclite -m {' '.join(reduce)} left out {' and '.join(said)}" in proc.stdout, proc.stdout
+
+
+def test_reduce_says_what_sclite_scores_nowhere_and_where_it_would_misread(tmp_path):
+    """sclite -m ref drops the first segment, which ends before the first word, and the last, which no word
+    reaches, and the two words after the segment before it are in no segment (sclite's pralign, checked by hand:
+    `d e x`, `g`); -m hyp leaves out an alternation before
+    every segment, after which sclite's network reads the words up to the next <ALT_END> as an alternation with a
+    way of none: here they are scored as written, and the line says so; and where a channel's words begin with an
+    alternation, that sclite measures -m ref from its marks' `*` times."""
+    (tmp_path / "ref.stm").write_text("f1 A s1 0 2 a b c\nf1 A s1 2 4 d e f\nf1 A s1 4 6 g h i\nf1 A s1 7 9 j k\n")
+    (tmp_path / "hyp.ctm").write_text("f1 A 2.1 0.2 d\nf1 A 2.5 0.2 e\nf1 A 3.0 0.2 x\nf1 A 4.1 0.2 g\n"
+                                      "f1 A 6.2 0.2 y\nf1 A 6.5 0.2 z\n")
+    (tmp_path / "early.ctm").write_text("f1 A * * <ALT_BEGIN>\nf1 A 0.5 0.2 a\nf1 A * * <ALT>\n"
+                                        "f1 A * * <ALT_END>\nf1 A 0.9 0.2 a\nf1 A 1.5 0.2 b\n")
+    (tmp_path / "late.stm").write_text("f1 A s1 1 3 a b\n")
+    out = str(tmp_path / "out")
+    proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "hyp.ctm"), "--reduce", "ref",
+                 "--out", out)
+    assert proc.returncode == 0 and "sclite -m ref left out 2 stm segments, and 2 ctm words after the last segment " \
+        "it kept, which sclite scores in no segment" in proc.stdout, proc.stdout
+    assert [(r["id"], r["reference"], r["hypothesis"]) for r in store.read_csv(tmp_path / "out" / "utterances.csv")] \
+        == [("s1-000", "d e f", "d e x"), ("s1-001", "g h i", "g")]
+    proc = score("--ref", str(tmp_path / "late.stm"), "--hyp", str(tmp_path / "early.ctm"), "--reduce", "hyp",
+                 "--out", out)
+    assert proc.returncode == 0 and "sclite -m hyp left out 1 ctm word; of them, 1 word of alternations left out " \
+        "whole, after which sclite misreads" in proc.stdout, proc.stdout
+    assert [r["hypothesis"] for r in store.read_csv(tmp_path / "out" / "utterances.csv")] == ["a b"]
+    proc = score("--ref", str(tmp_path / "late.stm"), "--hyp", str(tmp_path / "early.ctm"), "--reduce", "ref",
+                 "--out", out)
+    assert proc.returncode == 0 and "in 1 channel the words begin or end with an alternation" in proc.stdout
+    assert [r["hypothesis"] for r in store.read_csv(tmp_path / "out" / "utterances.csv")] == ["a b"]
+
+
+def test_reduce_keeps_the_systems_it_compares_on_the_same_segments(tmp_path):
+    """`--reduce ref` with two ctm files of different stretches would pair one's segments with the other's by id:
+    refused, naming the segment; on the same stretch they are compared; and it is an stm's."""
+    (tmp_path / "ref.stm").write_text("f1 A s1 0 2 a b c\nf1 A s1 2 4 d e f\nf1 A s1 4 6 g h i\n")
+    (tmp_path / "late.ctm").write_text("f1 A 2.1 0.2 d\nf1 A 4.5 0.2 h\n")
+    (tmp_path / "early.ctm").write_text("f1 A 0.1 0.2 a\nf1 A 2.5 0.2 e\n")
+    (tmp_path / "other.ctm").write_text("f1 A 2.2 0.2 d\nf1 A 2.6 0.2 e\nf1 A 4.2 0.2 g\n")
+    (tmp_path / "ref.trn").write_text("a b c (s1-000)\n")
+    out = str(tmp_path / "out")
+    proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "late.ctm"), "--hyp",
+                 str(tmp_path / "early.ctm"), "--reduce", "ref", "--out", out)
+    assert proc.returncode == 2 and "late.ctm and " in proc.stderr and "(its line 1 is scored against one alone)" \
+        in proc.stderr, proc.stderr
+    proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "late.ctm"), "--hyp",
+                 str(tmp_path / "other.ctm"), "--reduce", "ref", "--out", out)
+    assert proc.returncode == 0 and "1 stm segment" in proc.stdout, proc.stdout
+    assert [(r["asr"], r["id"], r["reference"]) for r in store.read_csv(tmp_path / "out" / "utterances.csv")] == \
+        [(a, f"{a}_{i}", t) for a in ("late", "other") for i, t in (("s1-000", "d e f"), ("s1-001", "g h i"))]
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "ref.trn"), "--reduce", "hyp",
+                 "--out", out)
+    assert proc.returncode == 2 and "ref.trn is no .stm file" in proc.stderr
+
+
 def test_the_nce_needs_every_word_of_the_ctm_to_have_a_confidence_and_a_number(tmp_path):
     (tmp_path / "ref.stm").write_text(REFERENCE)
     (tmp_path / "some.ctm").write_text(HEARD.replace(" the\n", " the 0.5\n"))

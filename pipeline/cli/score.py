@@ -64,7 +64,7 @@ def survey(path: str, flag: str, kaldi: bool = False) -> Survey:
 
 def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient = lenient.PLAIN,
                glms: dict[tuple[str, str], glm.Glm] | None = None, fold_ids: bool = False,
-               kaldi: str | None = None) -> Read:
+               kaldi: str | None = None, reduce: frozenset[str] = frozenset()) -> Read:
     """The pairs of the two files, both checked whole before the first pair is given, how their ids name speakers,
     where they do (trn files whose ids, or some of them, have a speaker part: speakers.py; an stm's segments), and
     an stm's segments' labels. Plain files pair line by line, each line an utterance with its line number as id,
@@ -76,10 +76,11 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
     csrfilt.sh filters trn, stm and ctm files (scoring/glm.py): the hypotheses' alternations it writes are then read
     as sclite reads them. `fold_ids`: trn ids pair whatever their case in A-Z, as sclite pairs them without -s
     (each row keeps the reference's id). `kaldi`: both are Kaldi text files (`id text`), paired by id as Kaldi's
-    compute-wer pairs them in that --mode (KALDI_MODES), their braces words."""
+    compute-wer pairs them in that --mode (KALDI_MODES), their braces words. `reduce`: sclite's -m, for an stm and
+    a ctm (stm.REDUCTIONS)."""
     where = f"{ref_path} and {hyp_path}"
     if is_stm(ref_path) or is_ctm(hyp_path):
-        return read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms)
+        return read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms, reduce)
     (n_refs, refs, ref_heads), (n_hyps, hyps, hyp_heads) = (survey(ref_path, "--ref", bool(kaldi)),
                                                             survey(hyp_path, "--hyp", bool(kaldi)))
     if kaldi and not (refs and hyps):
@@ -168,16 +169,17 @@ class Read(NamedTuple):
     labels: dict[str, tuple[str, int]] | None = None  # an stm's: id → its segment's `<...>` field and line
     speaker: speakers.Speaker | None = None
     confident: bool = False  # its pairs carry their words' confidences (a ctm's, every word with one)
+    segments: tuple[int, ...] = ()  # an stm's: the line of each segment scored
 
 
 def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient,
-                   glms: dict[tuple[str, str], glm.Glm] | None) -> Read:
+                   glms: dict[tuple[str, str], glm.Glm] | None, reduce: frozenset[str] = frozenset()) -> Read:
     if not (is_stm(ref_path) and is_ctm(hyp_path)):
         raise InputError(f"--ref {ref_path}, --hyp {hyp_path}: an stm reference is scored against ctm hypotheses "
                          "(as `sclite -r ref.stm stm -h hyp.ctm ctm`); give the reference as a .stm file and every "
                          "--hyp as a .ctm file, or both as trn or plain text")
     cut = stm.utterances(stm.read_stm(ref_path, rules=glms and glms["ref", "stm"]),
-                         stm.read_ctm(hyp_path, rules=glms and glms["hyp", "ctm"]), hyp_path)
+                         stm.read_ctm(hyp_path, rules=glms and glms["hyp", "ctm"]), hyp_path, reduce=reduce)
     print(cut.line(hyp_path))
     if cut.unconfident:
         print(f"note: {hyp_path}: {stm.counted(cut.unconfident, 'word')} without a confidence among words with one; "
@@ -185,7 +187,8 @@ def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: 
     where = f"{ref_path} and {hyp_path}"
     return Read(iter([Pair(sentence_id=uid, **resolved(where, uid, ref, hyp, normalizer, rules,
                                                        confidences=cut.confidences.get(uid)))
-                      for uid, ref, hyp in cut.utterances]), cut.labels, stm.speaker_of, bool(cut.confidences))
+                      for uid, ref, hyp in cut.utterances]), cut.labels, stm.speaker_of, bool(cut.confidences),
+                cut.segments)
 
 
 def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer, rules: Lenient,
@@ -311,6 +314,14 @@ def as_hubscr(rules: Lenient, glm_path: str | None) -> str:
 FORMATS = ("auto", "kaldi")
 KALDI_LINE = ("scored as Kaldi's compute-wer scores (the words as written, Kaldi's own alignment through kaldialign): "
               "comparable with the %WER of Kaldi and icefall recipes on the same texts")
+
+
+def reduction(args: argparse.Namespace) -> frozenset[str]:
+    """sclite's -m as --reduce asks for it: for an stm and its ctm files."""
+    if args.reduce and not is_stm(args.ref):
+        raise ConfigError(f"--reduce {','.join(args.reduce)}: sclite's -m cuts an stm reference and a ctm's words by "
+                          f"their times, and {args.ref} is no .stm file; leave --reduce out")
+    return frozenset(args.reduce or ())
 
 
 def format_of(args: argparse.Namespace) -> str | None:
@@ -443,6 +454,10 @@ def main(argv: list[str]) -> int:
                    help="a GLM (NIST's global mapping file) applied to both sides first, as hubscr.pl has csrfilt.sh "
                         "-dh apply it to trn, stm and ctm files (-t ref, -t hyp): upper case, its rules, hyphens "
                         "split; the alternations it writes into hypotheses are read as sclite reads them")
+    p.add_argument("--reduce", action="append", choices=stm.REDUCTIONS, default=None,
+                   help="sclite -m, for an stm and ctm files (repeat it for both): `ref` leaves out the segments "
+                        "outside the time range of their channel's ctm words (a ctm of part of a recording), `hyp` "
+                        "the ctm words outside the range of their channel's segments")
     p.add_argument("--format", default="auto", choices=FORMATS,
                    help="how the files are read: auto (default) tells plain, trn, and stm with ctm (by suffix) apart; "
                         "kaldi reads Kaldi text files, `id text` lines, paired by id as Kaldi's compute-wer pairs "
@@ -481,8 +496,15 @@ def main(argv: list[str]) -> int:
             comparable = Comparability(line=KALDI_LINE)
         hyps = systems(args.hyp)
         normalizer = normalize.for_language(cfg.normalize, lang)
+        reduce = reduction(args)
         read = [(name, read_pairs(args.ref, path, normalizer, rules, glms, fold_ids=cfg.normalize == "sclite",
-                                  kaldi=kaldi)) for name, path in hyps]
+                                  kaldi=kaldi, reduce=reduce)) for name, path in hyps]
+        for (_, path), (_, r) in zip(hyps[1:], read[1:]):
+            if r.segments != read[0][1].segments:
+                line = min(set(r.segments) ^ set(read[0][1].segments))
+                raise ConfigError(f"--reduce ref: {hyps[0][1]} and {path} cover different segments of {args.ref} (its "
+                                  f"line {line} is scored against one alone), which cannot be paired; score each "
+                                  "alone, or leave out --reduce ref")
         definitions = labels.defined(args.ref) if is_stm(args.ref) else None
         outputs = chosen(args.outputs, speakers_named=read[0][1].speaker is not None,
                          subsets=definitions is not None, confident=any(r.confident for _, r in read))

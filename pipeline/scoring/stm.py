@@ -1,9 +1,14 @@
-"""NIST's stm references and ctm hypotheses, cut into utterances as sclite cuts them (`sclite -r ref.stm stm -h
-hyp.ctm ctm`, sctk's stm2ctm.c): each of a channel's segments takes the ctm words of that file and channel whose
-midpoint (start + duration / 2) falls before the segment's end and after the words of the segments before it, so
-words before the first segment join the first and words in a gap join the segment after it; the channel's last
-segment takes every word left. A segment whose text holds IGNORE_TIME_SEGMENT_IN_SCORING is not scored, and the
-words it took are dropped. Each scored segment is an utterance named as sclite names it, `<speaker>-<n>` (its
+"""NIST's stm references and ctm hypotheses, cut into utterances as sclite cuts them (`sclite -r ref.stm stm -h hyp.ctm
+ctm`, sctk's stm2ctm.c): each of a channel's segments takes the ctm words of that file and channel whose midpoint
+(start + duration / 2) falls before the segment's end (a C float, as sclite reads it) and after the words of the
+segments before it, so words before the first segment join the first and words in a gap join the segment after it;
+the channel's last segment takes every word left. A segment whose text holds IGNORE_TIME_SEGMENT_IN_SCORING is not
+scored, and the words it took are dropped. sclite's -m (`reduce`) leaves out the segments outside the time range of
+a channel's words (`ref`: a ctm of part of a recording), or the words outside the range of its segments (`hyp`), as
+stm2ctm.c's align_one_channel does (`Reduced`), in two places not: where a channel's words begin or end with an
+<ALT_BEGIN> block, sclite takes the range from its mark lines, whose `*` times it reads as 0 s, and here from its
+words; and after a block -m hyp leaves out whole, sclite's reading of the words that follow goes wrong, and here
+they are read as written. Each scored segment is an utterance named as sclite names it, `<speaker>-<n>` (its
 speaker's n-th segment, from 000), whose speaker is the stm's, `-` or `_` in it or not.
 
 Where sclite needs both files sorted alike (by file, channel and time) and scores a channel it cannot pair as if
@@ -11,6 +16,7 @@ nothing was said, here a channel's segments and words are paired by file and cha
 sclite reads, that is sclite's pairing. File and channel names match as sclite matches them, whatever their case."""
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Iterator
@@ -39,6 +45,12 @@ class Segment:
     def ignored(self) -> bool:
         return any(mark in self.text.upper() for mark in IGNORED)
 
+    @property
+    def held(self) -> tuple[float, float]:
+        """Its start and end as sclite holds them, in C floats (stm.c reads them with a float atof): a word's
+        midpoint at 7.59 s is before the end of a segment written to end at 7.59."""
+        return _single(self.start), _single(self.end)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Word:
@@ -53,10 +65,18 @@ class Word:
     placed_at: float | None = None
     confidences: tuple[float | None, ...] = (None,)  # of each of word.split(), from its ctm line's sixth field:
     # None for a line without one, and for an alternation's braces and slashes
+    heard: tuple[tuple[float, float], ...] = ()  # (start, end) of each ctm line sclite reads for it, where they are
+    # not its own: the words csrfilt.sh writes for a line a GLM rewrites, every word of a ctm alternation
+    block: bool = False  # read from an <ALT_BEGIN> block (a ctm's, or one csrfilt.sh writes for a GLM's alternation)
 
     @property
     def midpoint(self) -> float:
         return self.start + self.duration / 2 if self.placed_at is None else self.placed_at
+
+    @property
+    def lines(self) -> tuple[tuple[float, float], ...]:
+        """(start, end) of each ctm line sclite reads for it, in order: what sclite's -m measures."""
+        return self.heard or ((self.start, self.start + self.duration),)
 
     @property
     def unconfident(self) -> int:
@@ -170,10 +190,12 @@ def _marked(block: _Alternation | None, fields: list[str], out: list[Word], file
     if not words:
         return None
     latest = max(w.midpoint for w in words)  # of every word of the block, as sclite places it
+    heard = tuple(chain.from_iterable(w.lines for w in words))  # sclite -m hyp keeps a block whole if it keeps
+    # any word of it
     ways = _ways(block.items)
     if len(ways) == 1:  # one way: its words, placed as the block
         out += [Word(file=w.file, channel=w.channel, start=w.start, duration=w.duration, word=w.word,
-                     placed_at=latest, confidences=w.confidences) for w in ways[0]]
+                     placed_at=latest, confidences=w.confidences, heard=heard, block=True) for w in ways[0]]
         return None
     text = " / ".join(" ".join(w.word for w in way) or NOTHING for way in ways)
     confidences = [None]  # the opening brace
@@ -182,7 +204,7 @@ def _marked(block: _Alternation | None, fields: list[str], out: list[Word], file
         confidences.append(None)  # a slash, or the closing brace
     out.append(Word(file=block.file, channel=block.channel, start=words[0].start,
                     duration=words[-1].start + words[-1].duration - words[0].start, word=f"{{ {text} }}",
-                    placed_at=latest, confidences=tuple(confidences)))
+                    placed_at=latest, confidences=tuple(confidences), heard=heard, block=True))
     return None
 
 
@@ -225,9 +247,11 @@ def _words(fields: list[str], path: str, flag: str, n: int, rules: glm.Glm | Non
     for ways in entries:  # each word csrfilt writes keeps its line's confidence
         text = " / ".join(" ".join(w.word for w in way) for way in ways)
         word = text if len(ways) == 1 else f"{{ {text} }}"
+        heard = tuple((float(w.start), float(w.start) + float(w.duration)) for way in ways for w in way)
         out.append(Word(file=fields[0], channel=fields[1], start=start, duration=duration, word=word,
                         placed_at=max(float(w.start) + float(w.duration) / 2 for way in ways for w in way),
-                        confidences=tuple(None if t in SYNTAX else conf for t in word.split())))
+                        confidences=tuple(None if t in SYNTAX else conf for t in word.split()),
+                        heard=() if heard == ((start, start + duration),) else heard, block=len(ways) > 1))
     return out
 
 
@@ -257,22 +281,88 @@ class Cut:
     confidences: dict[str, tuple[float | None, ...]] = field(default_factory=dict)  # id → a confidence for each
     # word of its hypothesis, where every word of the ctm has one (scoring/confidence.py)
     unconfident: int = 0  # where some have one: the ctm words that have none (else 0)
+    segments: tuple[int, ...] = ()  # the stm line of each scored segment
+    reduced: Reduced | None = None  # what sclite's -m left out, where it was asked for
 
     def line(self, ctm: str) -> str:
         said = f"{ctm}: {counted(len(self.utterances), 'segment')} of {counted(self.channels, 'channel')} scored"
-        if not self.ignored_segments:
-            return said
-        return (f"{said}; left out, as sclite leaves them out: {counted(self.ignored_segments, 'segment')} marked "
-                f"IGNORE_TIME_SEGMENT_IN_SCORING and the {counted(self.ignored_words, 'ctm word')} in them")
+        if self.ignored_segments:
+            said += (f"; left out, as sclite leaves them out: {counted(self.ignored_segments, 'segment')} marked "
+                     f"IGNORE_TIME_SEGMENT_IN_SCORING and the {counted(self.ignored_words, 'ctm word')} in them")
+        return said + (self.reduced.line if self.reduced else "")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reduced:
+    """What sclite's -m left out: its feedback's skipped segments and words, and the words it then scores nowhere."""
+    asked: frozenset[str]
+    segments: int = 0  # `ref`: outside the time range of their channel's words
+    words: int = 0  # `hyp`: outside the time range of their channel's (kept) segments
+    unplaced: int = 0  # after the last kept segment of a channel whose last segment `ref` left out
+    blocks: int = 0  # the words of <ALT_BEGIN> blocks `hyp` left out whole
+    marked: int = 0  # `ref`: channels whose words begin or end with such a block
+
+    @property
+    def line(self) -> str:
+        asked = [r for r in REDUCTIONS if r in self.asked]
+        said = [counted(n, thing) for n, thing, side in ((self.segments, "stm segment", "ref"),
+                                                         (self.words, "ctm word", "hyp")) if side in asked]
+        line = f"; sclite -m {' '.join(asked)} left out {' and '.join(said)}"
+        if self.unplaced:
+            line += (f", and {counted(self.unplaced, 'ctm word')} after the last segment it kept, which sclite "
+                     "scores in no segment")
+        if self.blocks:
+            line += (f"; of them, {counted(self.blocks, 'word')} of alternations left out whole, after which sclite "
+                     "misreads (its <ALT_END> line stays and makes the words up to the next one an alternation): "
+                     "here what follows is scored as written")
+        if self.marked:
+            line += (f"; in {counted(self.marked, 'channel')} the words begin or end with an alternation, whose "
+                     "<ALT> lines' times sclite measures from (`*`, as csrfilt.sh writes them, is 0 s to it: a "
+                     "channel ending in one loses every segment): here from its words' times")
+        return line
+
+
+REDUCTIONS = ("ref", "hyp")  # sclite -m's: the stm's segments to the ctm's time range, the ctm's words to the stm's
 
 
 def counted(n: int, thing: str) -> str:
     return f"{n} {thing}{'s' * (n != 1)}"
 
 
-def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str = "--hyp") -> Cut:
+def _said(word: Word) -> int:
+    return sum(t not in SYNTAX for t in word.word.split())
+
+
+def _single(seconds: float) -> float:
+    """As a C float holds it: sclite reads an stm's times into floats."""
+    return struct.unpack("f", struct.pack("f", seconds))[0]
+
+
+def _kept(segments: list[Segment], words: list[Word], reduce: frozenset[str]) -> list[bool]:
+    """Which of a channel's segments (in time order) sclite -m ref keeps against its words (in time order): those
+    neither ending by the first word's start nor starting at the last word's end; every one where the channel has
+    no word."""
+    if "ref" not in reduce or not words:
+        return [True] * len(segments)
+    first, last = words[0].lines[0][0], words[-1].lines[-1][1]
+    return [not (first >= s.held[1] or last <= s.held[0]) for s in segments]
+
+
+def _usable(segments: list[Segment], words: list[Word], reduce: frozenset[str]) -> list[bool]:
+    """Which of a channel's words sclite -m hyp keeps: those with a line neither starting after the kept segments'
+    last end nor ending before their first start (none where no segment is kept)."""
+    if "hyp" not in reduce:
+        return [True] * len(words)
+    begin = min((s.held[0] for s in segments), default=9999999.0)
+    end = max((s.held[1] for s in segments), default=-999999.0)
+    return [any(not (start > end or stop < begin) for start, stop in w.lines) for w in words]
+
+
+def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str = "--hyp",
+               reduce: frozenset[str] = frozenset()) -> Cut:
     """Each scored segment's utterance, in the stm's order of channels and, within one, of time; an InputError
-    where the ctm has words of a channel the stm has no segment of (sclite stops there too)."""
+    where the ctm has words of a channel the stm has no segment of (sclite stops there too). `reduce`: sclite -m's
+    REDUCTIONS asked for."""
     channels: dict[tuple[str, str], list[Segment]] = {}
     for s in segments:
         channels.setdefault(channel(s.file, s.channel), []).append(s)
@@ -289,17 +379,28 @@ def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str =
     unconfident = sum(w.unconfident for w in words if None in w.confidences) if known else 0  # an alternation's
     # braces are None
     confident = known and not unconfident
-    out, said, labels, confidences, ignored_segments, ignored_words = [], {}, {}, {}, 0, 0
+    out, said, labels, confidences, scored = [], {}, {}, {}, []
+    ignored_segments = ignored_words = reduced_segments = reduced_words = unplaced = blocks = marked = 0
     for key, of_channel in channels.items():
         of_channel = sorted(of_channel, key=lambda s: s.start)
         pending = sorted(heard.get(key, []), key=lambda w: w.start)
+        kept = _kept(of_channel, pending, reduce)
+        usable = _usable([s for s, k in zip(of_channel, kept) if k], pending, reduce)
+        if reduce:
+            reduced_segments += kept.count(False)
+            marked += "ref" in reduce and bool(pending) and (pending[0].block or pending[-1].block)
+            reduced_words += sum(_said(w) for w, u in zip(pending, usable) if not u)
+            blocks += sum(_said(w) for w, u in zip(pending, usable) if w.block and not u)
         taken = 0
         for i, s in enumerate(of_channel):
+            if not kept[i]:  # its words, if any, go to the next segment kept, as sclite cuts them
+                continue
             first = taken
             if i == len(of_channel) - 1:
                 taken = len(pending)
             else:
-                while taken < len(pending) and pending[taken].midpoint < s.end:
+                end = s.held[1]
+                while taken < len(pending) and pending[taken].midpoint < end:
                     taken += 1
             if s.ignored:
                 ignored_segments += 1
@@ -307,14 +408,21 @@ def utterances(segments: list[Segment], words: list[Word], ctm: str, flag: str =
                 continue
             n = said[s.speaker] = said.get(s.speaker, -1) + 1
             uid = f"{s.speaker}-{n:03d}"
-            out.append((uid, s.text, " ".join(w.word for w in pending[first:taken])))
+            its = pending[first:taken]
+            if reduce:
+                its = [w for w, u in zip(its, usable[first:taken]) if u]
+            out.append((uid, s.text, " ".join(w.word for w in its)))
+            scored.append(s.line)
             if confident:
-                confidences[uid] = tuple(chain.from_iterable(w.confidences for w in pending[first:taken]))
+                confidences[uid] = tuple(chain.from_iterable(w.confidences for w in its))
             if s.labels:
                 labels[uid] = s.labels, s.line
+        unplaced += sum(_said(w) for w, u in zip(pending[taken:], usable[taken:]) if u)
     return Cut(utterances=out, channels=len(channels), ignored_segments=ignored_segments,
                ignored_words=ignored_words, labels=labels, confidences=confidences,
-               unconfident=unconfident)
+               unconfident=unconfident, segments=tuple(scored),
+               reduced=Reduced(asked=reduce, segments=reduced_segments, words=reduced_words, unplaced=unplaced,
+                               blocks=blocks, marked=marked) if reduce else None)
 
 
 def speaker_of(utterance_id: str) -> str:

@@ -279,7 +279,7 @@ def test_reduce_keeps_the_systems_it_compares_on_the_same_segments(tmp_path):
     out = str(tmp_path / "out")
     proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "late.ctm"), "--hyp",
                  str(tmp_path / "early.ctm"), "--reduce", "ref", "--out", out)
-    assert proc.returncode == 2 and "late.ctm and " in proc.stderr and "(its line 1 is scored against one alone)" \
+    assert proc.returncode == 2 and "late.ctm and " in proc.stderr and "(its line 1 is scored for one of them only)" \
         in proc.stderr, proc.stderr
     proc = score("--ref", str(tmp_path / "ref.stm"), "--hyp", str(tmp_path / "late.ctm"), "--hyp",
                  str(tmp_path / "other.ctm"), "--reduce", "ref", "--out", out)

@@ -503,7 +503,7 @@ def main(argv: list[str]) -> int:
             if r.segments != read[0][1].segments:
                 line = min(set(r.segments) ^ set(read[0][1].segments))
                 raise ConfigError(f"--reduce ref: {hyps[0][1]} and {path} cover different segments of {args.ref} (its "
-                                  f"line {line} is scored against one alone), which cannot be paired; score each "
+                                  f"line {line} is scored for one of them only), which cannot be paired; score each "
                                   "alone, or leave out --reduce ref")
         definitions = labels.defined(args.ref) if is_stm(args.ref) else None
         outputs = chosen(args.outputs, speakers_named=read[0][1].speaker is not None,

@@ -258,14 +258,14 @@ def test_optional_words_and_fragments_score_as_sclite_d_and_f(tmp_path):
 
 
 def test_optional_words_and_fragments_need_texts_that_keep_their_marks(tmp_path):
-    """-D and -F read parentheses and hyphens: a normalizer that strips them, a recipe's preset, or a language scored
-    by characters is refused, naming the flag and what to give instead, before anything is scored."""
+    """-D and -F read parentheses and hyphens: a normalizer that strips them, or a recipe's preset, is refused, and so
+    is -c DH (--delete-hyphens) after one, naming the flag and what to give instead, before anything is scored."""
     (tmp_path / "ref.txt").write_text("(uh) th- hello\n")
     (tmp_path / "hyp.txt").write_text("the hello\n")
     files = ["--ref", str(tmp_path / "ref.txt"), "--hyp", str(tmp_path / "hyp.txt"), "--out", str(tmp_path / "out")]
     for extra, says in ((["--optional-words"], "--normalize basic: it strips the parentheses"),
                         (["--fragments", "--normalize", "sclite", "--preset", "seed-tts-eval"], "--preset"),
-                        (["--fragments", "--normalize", "sclite", "--language", "zh"], "zh is scored by characters")):
+                        (["--delete-hyphens", "--language", "zh"], "--delete-hyphens with --normalize basic")):
         proc = score(*files, *extra)
         assert proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
         assert not (tmp_path / "out").exists()
@@ -359,6 +359,71 @@ def test_characters_are_cut_as_sclites_c_noascii_cuts_them(tmp_path):
                 for r in store.read_csv(tmp_path / normalizer / "utterances.csv")}
         theirs = sclite_pralign(tmp_path, "-e", "utf-8", "-c", "NOASCII", *flags)
         assert ours == {uid: counts for uid, (counts, _, _) in theirs.items()}, normalizer
+
+
+@pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
+def test_characters_with_optional_words_fragments_and_no_hyphens_count_as_sclites(tmp_path):
+    """hubscr.pl's Mandarin scoring, sclite -D -F -c NOASCII DH: in a language scored by characters, a word in
+    parentheses is cut inside them and each unit stays optional (`(那个)`, `(嗯UH)`), a fragment of ASCII keeps its
+    hyphen and is one, and --delete-hyphens takes a word's hyphens before it is cut (`GPT-4`, `TH-`, `(UH-HUH)`): on
+    300 random pairs, with each of the eight ways of the three flags, every utterance's counts and alignment are
+    sclite's (its gaps aside: gapped), and the line names sclite's flags. A piece of a word cut apart that looks like
+    a fragment, which sclite -F takes for none, is refused without --delete-hyphens, naming it."""
+    import random
+
+    rng = random.Random(11)
+    said = ["我", "們", "寫詩", "GPT-4", "(嗯)", "(那个)", "(UH)", "(嗯UH)", "(UH-HUH)", "TH-", "-ING", "今-", "-",
+            "TH", "THE", "UH-HUH", "{ 嗯 / @ }", "好", "好-", "-)"]
+    heard = ["我", "們", "寫", "詩", "GPT4", "GPT-4", "嗯", "那", "个", "UH", "UHHUH", "UH-HUH", "THE", "TH", "ING",
+             "今", "好", "-", "(嗯)"]
+    lines = [(f"spk_u{k:03d}", " ".join(rng.choices(said, k=rng.randint(1, 7))),
+              " ".join(rng.choices(heard, k=rng.randint(0, 7)))) for k in range(300)]
+    for name, column in (("ref", 1), ("hyp", 2)):
+        (tmp_path / f"{name}.trn").write_text("".join(f"{line[column]} ({line[0]})\n" for line in lines))
+    for optional in (False, True):
+        for fragments in (False, True):
+            for no_hyphens in (False, True):
+                options = ["--optional-words"] * optional + ["--fragments"] * fragments + \
+                    ["--delete-hyphens"] * no_hyphens
+                flags = ["-D"] * optional + ["-F"] * fragments
+                out = tmp_path / ("out" + "".join(options))
+                proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--language",
+                             "zh", "--normalize", "sclite", *options, "--out", str(out))
+                assert proc.returncode == 0, proc.stderr
+                theirs = sclite_pralign(tmp_path, "-e", "utf-8", *flags, "-c", "NOASCII", *["DH"] * no_hyphens)
+                assert gapped(pralign_rows((out / "pralign.txt").read_text())) == gapped(theirs), options
+                if optional or fragments:
+                    assert f"CER: scored as sclite {' '.join(flags)} -c NOASCII{' DH' * no_hyphens} scores" \
+                        in proc.stdout, proc.stdout
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--delete-hyphens",
+                 "--out", str(tmp_path / "words"))
+    assert proc.returncode == 2 and "en is scored by words" in proc.stderr
+    (tmp_path / "mixed.trn").write_text("UH-好 我 (spk_u000)\n(TH-) 我 (spk_u001)\n")  # sclite -F: `UH-` a
+    # piece, no fragment; with -D, `(TH-)` too
+    (tmp_path / "one.trn").write_text("UH 我 (spk_u000)\nTHE 我 (spk_u001)\n")
+    for optional in ([], ["--optional-words"]):
+        for no_hyphens, told in (([], 2), (["--delete-hyphens"], 0)):
+            proc = score("--ref", str(tmp_path / "mixed.trn"), "--hyp", str(tmp_path / "one.trn"), "--language",
+                         "zh", "--normalize", "sclite", "--fragments", *optional, *no_hyphens, "--out",
+                         str(tmp_path / "mixed"))
+            assert proc.returncode == told, proc.stderr
+    (tmp_path / "mixed.trn").write_text("(TH-) 我 (spk_u001)\n")
+    (tmp_path / "one.trn").write_text("THE 我 (spk_u001)\n")
+    assert "sclite cuts '(th-)' apart ('(th-)') and takes '(th-)', a piece of it, for no fragment" in score(
+        "--ref", str(tmp_path / "mixed.trn"), "--hyp", str(tmp_path / "one.trn"), "--language", "zh", "--normalize",
+        "sclite", "--fragments", "--optional-words", "--out", str(tmp_path / "mixed")).stderr
+    (tmp_path / "mixed.trn").write_text("UH-好 我 (spk_u000)\n")
+    (tmp_path / "one.trn").write_text("UH 我 (spk_u000)\n")
+    assert "utterance spk_u000: sclite cuts 'uh-好' apart ('uh- 好') and takes 'uh-', a piece of it" in \
+        score("--ref", str(tmp_path / "mixed.trn"), "--hyp", str(tmp_path / "one.trn"), "--language", "zh",
+              "--normalize", "sclite", "--fragments", "--out", str(tmp_path / "mixed")).stderr
+
+
+def gapped(rows: dict) -> dict:
+    """pralign rows with each gap one `*`: sclite writes a gap as wide as its word's bytes, here as its characters."""
+    def gaps(words: list[str]) -> list[str]:
+        return ["*" if set(w) == {"*"} else w for w in words]
+    return {uid: (counts, gaps(ref), gaps(hyp)) for uid, (counts, ref, hyp) in rows.items()}
 
 
 @pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")

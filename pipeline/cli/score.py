@@ -18,6 +18,7 @@ from pipeline.io.inputs import text_lines
 from pipeline.scoring import (alternations, confidence, glm, labels, language, lenient, normalize, sclite, speakers,
                               stm)
 from pipeline.scoring.config import Comparability, ScoreConfig
+from pipeline.scoring.language import NOASCII, Characters
 from pipeline.scoring.lenient import Lenient
 from pipeline.scoring.normalize import Normalizer
 from pipeline.render.terminal import summary_table
@@ -297,18 +298,21 @@ class Marked:
                 f"these; {options} {'score' if ' and ' in options else 'scores'} as it does")
 
 
-def as_hubscr(rules: Lenient, glm_path: str | None) -> str:
+def as_hubscr(rules: Lenient, glm_path: str | None, characters: Characters | None = None) -> str:
     """How a scoring with sclite's -D or -F, or a GLM (`glm_path`: its path and digest), stands to NIST's
-    hubscr.pl, which has both."""
+    hubscr.pl, which has both; `characters`: how the texts were cut into characters, where they were (hubscr.pl
+    scores Mandarin with sclite -c NOASCII DH)."""
+    cut = "" if characters is None else " -c NOASCII" + " DH" * characters.no_hyphens
     if rules == lenient.BOTH and glm_path:
         return (f"scored as NIST's hubscr.pl scores: the GLM {glm_path} applied as csrfilt.sh -dh applies it, then "
-                "sclite -D -F")
+                f"sclite -D -F{cut}")
     if glm_path:
         both = lenient.BOTH.names(lenient.OPTIONS, " ")
         return (f"the GLM {glm_path} applied as csrfilt.sh -dh applies it; NIST's hubscr.pl then scores with sclite "
-                f"-D -F ({both})" + (f", here {rules.flags} alone" if rules else ""))
-    return (f"scored as sclite {rules.flags} scores (NIST's hubscr.pl passes -D -F, after filtering both texts with a "
-            "GLM: --glm FILE)")
+                f"-D -F ({both})" + (f", here {rules.flags} alone" if rules else "")
+                + (f", and here cut into characters as sclite{cut} cuts them" if cut else ""))
+    return (f"scored as sclite {rules.flags}{cut} scores (NIST's hubscr.pl passes -D -F, after filtering both texts "
+            "with a GLM: --glm FILE)")
 
 
 FORMATS = ("auto", "kaldi")
@@ -354,10 +358,21 @@ def rules_of(args: argparse.Namespace, cfg: ScoreConfig, lang: str) -> Lenient:
     if rules and cfg.normalize not in lenient.KEEPING:
         raise ConfigError(f"{asked} with --normalize {cfg.normalize}: it strips the parentheses and hyphens that mark "
                           "the words; give --normalize sclite (as sclite folds case) or none")
-    if rules and language.unit(lang) != language.WORD:
-        raise ConfigError(f"{asked}: {lang} is scored by characters, and sclite's -D and -F mark words; leave "
-                          f"{asked} out")
     return rules
+
+
+def characters_of(args: argparse.Namespace, cfg: ScoreConfig, lang: str, rules: Lenient) -> Characters | None:
+    """How sclite's -c cuts the texts into characters, as -D and DH (--delete-hyphens) change it; None where the
+    unit is the word."""
+    if language.unit(lang, cfg.normalize) == language.WORD:
+        if args.delete_hyphens:
+            raise ConfigError(f"--delete-hyphens: sclite's -c DH deletes hyphens as it cuts words into characters, "
+                              f"and {lang} is scored by words; leave it out, or give the references' --language")
+        return None
+    if args.delete_hyphens and cfg.normalize not in lenient.KEEPING:
+        raise ConfigError(f"--delete-hyphens with --normalize {cfg.normalize}: it is sclite's -c DH; give --normalize "
+                          "sclite (as sclite folds case) or none")
+    return Characters(optional=rules.optional, no_hyphens=args.delete_hyphens, fragments=rules.fragments)
 
 
 def compare(out: str, cfg: ScoreConfig, speaker_rows: list[speakers.SpeakerSummary]
@@ -450,6 +465,10 @@ def main(argv: list[str]) -> int:
     p.add_argument("--fragments", action="store_true",
                    help="sclite -F: a fragment, `th-` or `-ing`, is correct against a word it begins or ends (with "
                         "--normalize sclite or none); NIST's hubscr.pl scores with both")
+    p.add_argument("--delete-hyphens", action="store_true",
+                   help="sclite -c DH, where characters are the unit: a word's hyphens are deleted before it is cut "
+                        "(`GPT-4` one unit, `gpt4`; with --normalize sclite or none); hubscr.pl scores Mandarin with "
+                        "sclite -c NOASCII DH -D -F")
     p.add_argument("--glm", default=None, metavar="FILE",
                    help="a GLM (NIST's global mapping file) applied to both sides first, as hubscr.pl has csrfilt.sh "
                         "-dh apply it to trn, stm and ctm files (-t ref, -t hyp): upper case, its rules, hyphens "
@@ -488,14 +507,15 @@ def main(argv: list[str]) -> int:
         cfg = apply(cfg, given(args, dests))
         check(cfg)
         rules = rules_of(args, cfg, lang)
+        characters = characters_of(args, cfg, lang, rules)
         glms = glms_of(args.glm, args.preset)
         kaldi = format_of(args)
         if rules or glms:
-            comparable = Comparability(line=as_hubscr(rules, glms and glm.identity(args.glm)))
+            comparable = Comparability(line=as_hubscr(rules, glms and glm.identity(args.glm), characters))
         elif cfg.normalize in normalize.KALDI_COUNTED and not args.preset:
             comparable = Comparability(line=KALDI_LINE)
         hyps = systems(args.hyp)
-        normalizer = normalize.for_language(cfg.normalize, lang)
+        normalizer = normalize.for_language(cfg.normalize, lang, characters=characters or NOASCII)
         reduce = reduction(args)
         read = [(name, read_pairs(args.ref, path, normalizer, rules, glms, fold_ids=cfg.normalize == "sclite",
                                   kaldi=kaldi, reduce=reduce)) for name, path in hyps]
@@ -524,7 +544,8 @@ def main(argv: list[str]) -> int:
         speaker = read[0][1].speaker or speakers.speaker_of
         confidences = confidence.Confidences(speaker)
         results, n = stream(pairs, cfg, comparable=comparable, language=lang, out_dir=args.out, outputs=outputs,
-                            workers=args.workers, speaker=speaker, labelled=labelled, confidences=confidences)
+                            workers=args.workers, speaker=speaker, labelled=labelled, confidences=confidences,
+                            characters=characters or NOASCII)
         speaker_rows = records.read_csv(Path(args.out) / SPEAKERS.name, SPEAKERS.record) if SPEAKERS in outputs else []
         label_rows = records.read_csv(Path(args.out) / LABELS.name, LABELS.record) if LABELS in outputs else []
         confident = confidence.lines(confidences.rows(results.unit), confidences.unplaced, cfg.normalize) \

@@ -15,6 +15,7 @@ from pipeline.scoring import align, confidence, sclite
 from pipeline.scoring.align import WORDS, align_codes, aligner_of, edits, preload, tally
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.flags import flags
+from pipeline.scoring.language import NOASCII, Characters
 from pipeline.scoring.tally import Tally
 from pipeline.scoring.utterances import Confusion, ErrorEvent, Pair, Results, ScoredUtterance
 
@@ -159,21 +160,23 @@ def chunks(pairs: Iterable[Pair]) -> Iterator[list[Pair]]:
         yield chunk
 
 
-def prepare(normalizer: str, lang: str) -> None:
+def prepare(normalizer: str, lang: str, characters: Characters = NOASCII) -> None:
     """Load what scoring with this normalizer loads once (the normalizer, the compiled aligner, RapidFuzz), so that
     processes forked afterwards to score (files.stream) start with it."""
-    norm.for_language(normalizer, lang)
+    norm.for_language(normalizer, lang, characters=characters)
     _levenshtein()
     if aligner_of(normalizer) is align_codes:
         preload()
 
 
-def scored(pairs: Iterable[Pair], normalizer: str, lang: str, aligned: bool = True) -> Iterator[Scored]:
+def scored(pairs: Iterable[Pair], normalizer: str, lang: str, aligned: bool = True,
+           characters: Characters = NOASCII) -> Iterator[Scored]:
     """Each pair scored, in order: each utterance is aligned alone; a chunk's texts are normalized together (the
     same texts as one at a time: normalize.each) and go through one call of the aligner (pipeline/scoring/align.py),
     compiled past a run's size, and only a chunk's texts, words and op codes are held at once. `aligned`: with
-    each row's error events and pralign text; without, its record alone (its counts are the same)."""
-    normalized = norm.for_language(normalizer, lang)
+    each row's error events and pralign text; without, its record alone (its counts are the same). `characters`:
+    how sclite's normalizers cut characters, as the pairs' alignments found before were cut."""
+    normalized = norm.for_language(normalizer, lang, characters=characters)
     aligner = aligner_of(normalizer)  # as the numbers it stands for were counted
     pieces = functools.lru_cache(maxsize=1 << 16)(lambda word: normalized.hypothesis(word).split())  # a corpus says
     # the same words again and again

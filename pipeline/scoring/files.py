@@ -17,6 +17,7 @@ from pipeline.scoring.confidence import Confidences, ConfidenceSummary
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.evaluate import Tallies, chunks, prepare, scored, without_cycle_collection
 from pipeline.scoring.labels import Labelled, LabelSummary
+from pipeline.scoring.language import NOASCII, Characters
 from pipeline.scoring.speakers import Speaker, Speakers, SpeakerSummary, speaker_of
 from pipeline.scoring.utterances import Confusion, ErrorEvent, GroupSummary, Pair, Results, ScoredUtterance
 
@@ -95,14 +96,15 @@ class Part(NamedTuple):
 _ROWS = {table: records.RowWriter(table.name, table.record, lm=False) for table in (UTTERANCES, EVENTS)}
 
 
-def scored_part(job: tuple[list[Pair], str, str, frozenset[str], Speaker]) -> Part:
-    """A chunk of pairs scored, with its normalizer, language, the names of the files wanted and how an id names its
-    speaker."""
-    pairs, normalizer, language, wanted, speaker = job
+def scored_part(job: tuple[list[Pair], str, str, frozenset[str], Speaker, Characters]) -> Part:
+    """A chunk of pairs scored, with its normalizer, language, the names of the files wanted, how an id names its
+    speaker and how characters are cut."""
+    pairs, normalizer, language, wanted, speaker, characters = job
     tallies, speakers = Tallies(None), Speakers(speaker) if SPEAKERS.name in wanted else None
     confidences = Confidences(speaker) if CONFIDENCE.name in wanted else None
     utterances, events, pralign = [], [], []
-    for s in scored(pairs, normalizer, language, aligned=not wanted.isdisjoint(f.name for f in ALIGNED_FILES)):
+    for s in scored(pairs, normalizer, language, aligned=not wanted.isdisjoint(f.name for f in ALIGNED_FILES),
+                    characters=characters):
         utterances.append(s.utterance)
         events += s.events
         if s.pralign:
@@ -128,7 +130,8 @@ def scored_part(job: tuple[list[Pair], str, str, frozenset[str], Speaker]) -> Pa
 def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparability | None = None,
            language: str = "en", out_dir: str | Path = ".", outputs: Iterable = FILES,
            workers: int | None = None, speaker: Speaker = speaker_of,
-           labelled: Labelled | None = None, confidences: Confidences | None = None) -> tuple[Results, int]:
+           labelled: Labelled | None = None, confidences: Confidences | None = None,
+           characters: Characters = NOASCII) -> tuple[Results, int]:
     """The files write(evaluate(pairs, ...)) writes, byte for byte, each row written as it is scored: only each
     group's tally is held (scoring/tally.py), so 100,000 pairs take about the memory of one. For pairs that carry
     nothing of a run (no LM figures, no measures: what `run_pipeline.py score` reads). `outputs`: which of FILES,
@@ -139,7 +142,8 @@ def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparabilit
     speakers.csv reads an utterance's speaker from its id (a module-level function: the workers are given it).
     `labelled`: the test subsets labels.csv counts, where LABELS is wanted; `confidences`: the tally of the pairs'
     confidences, filled here, that confidence.csv is written from where CONFIDENCE is wanted and a system's pairs
-    carry confidences. Returns the results' figures (no rows) and how many rows were scored."""
+    carry confidences; `characters`: how sclite's normalizers cut characters (its -c with -D or DH). Returns the
+    results' figures (no rows) and how many rows were scored."""
     out = Path(out_dir)
     wanted = {*outputs, SUMMARY, SUMMARY_JSON}
     names = frozenset(f.name for f in wanted)
@@ -151,10 +155,10 @@ def stream(pairs: Iterable[Pair], options: ScoreConfig, comparable: Comparabilit
                 for t in (UTTERANCES, EVENTS) if t in wanted}
         texts = {f: files.enter_context(store.atomic_file(out / f.name))
                  for f in (REF_TRN, HYP_TRN, PRALIGN) if f in wanted}
-        jobs = ((chunk, options.normalize, language, names, speaker) for chunk in chunks(pairs))
+        jobs = ((chunk, options.normalize, language, names, speaker, characters) for chunk in chunks(pairs))
         parts = files.enter_context(contextlib.closing(fanout.ordered(  # its workers stopped before the files go
             scored_part, jobs, fanout.default_workers() if workers is None else workers,
-            prepare=functools.partial(prepare, options.normalize, language))))
+            prepare=functools.partial(prepare, options.normalize, language, characters))))
         for part in parts:
             n += part.n
             for t, writer in csvs.items():

@@ -10,12 +10,14 @@ Three ways to cut a text into characters:
   punctuation): a run of ASCII letters, digits and apostrophes stays one word, and every other character is a unit
   with its combining marks (a Thai vowel sign or tone mark stays on its consonant: a mark alone is no character);
 - `characters_and_ascii_runs` (sclite's `-c NOASCII`): a run of printable ASCII, punctuation and all (`GPT-4`,
-  `3.5`, `(<hes>)`), stays one unit, and every other character is a unit with its combining marks.
+  `3.5`, `(<hes>)`), stays one unit, and every other character is a unit with its combining marks; `Characters`
+  cuts so with sclite's -D and `-c DH` as well.
 """
 from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
 # ISO 639-1 codes (and Whisper's "yue") of languages written without spaces between words
 CHARACTER_LANGUAGES = {"zh": "Chinese", "yue": "Cantonese", "ja": "Japanese", "th": "Thai", "lo": "Lao",
@@ -84,6 +86,50 @@ def characters_and_ascii_words(text: str) -> str:
 
 def characters_and_ascii_runs(text: str) -> str:
     return _cut(text, _ASCII_RUN)
+
+
+@dataclass(frozen=True)
+class Characters:
+    """sclite's `-c NOASCII` as its other flags change it (align.c's expand_words_to_chars, which cuts each word
+    apart): `optional` (-D), a word in parentheses is cut inside them and each of its units stays optional, `(那个)`
+    two units `(那) (个)`, where without -D the parentheses are units of their own; `no_hyphens` (`-c DH`), a word's
+    hyphens go before it is cut (`GPT-4` one unit `GPT4`, `TH-` no longer a fragment), a lone `-` kept. A text cut
+    once is cut again the same (the scorer cuts what the aligner read). `fragments` (-F): sclite
+    takes a fragment (`TH-`) only in a word it leaves whole, and no piece of one it cuts (`UH-好`: `UH-`) for
+    one, which the pieces here cannot tell: such a piece is a ValueError, naming the word."""
+    optional: bool = False
+    no_hyphens: bool = False
+    fragments: bool = False
+
+    def __call__(self, text: str) -> str:
+        if not (self.optional or self.no_hyphens or self.fragments):
+            return characters_and_ascii_runs(text)
+        units: list[str] = []
+        for word in text.split():
+            inner = self.optional and len(word) > 2 and word[0] == "(" and word[-1] == ")"
+            body = word[1:-1] if inner else word
+            if self.no_hyphens and len(word) > 1:
+                body = body.replace("-", "")
+            cut = _cut(body, _ASCII_RUN).split()
+            pieces = [f"({u})" for u in cut] if inner else cut
+            if self.fragments and (inner or pieces != [word]):  # sclite cuts every optional word apart
+                _whole_fragments(word, pieces, self.optional)
+            units += pieces
+        return " ".join(units)
+
+
+def _whole_fragments(word: str, pieces: list[str], optional: bool) -> None:
+    """A ValueError where a piece of a word cut apart looks like a fragment to scoring/lenient.py (a lone `-`, which
+    is equal to no other word either way, aside): sclite would not take it for one."""
+    for piece in pieces:
+        inside = optional and piece[0] == "(" and piece[-1] == ")" and piece[-2] == "-"
+        if len(piece) > 1 and (piece[0] == "-" or piece[-1] == "-" or inside):
+            raise ValueError(f"sclite cuts {word!r} apart ({' '.join(pieces)!r}) and takes {piece!r}, a piece of it, "
+                             "for no fragment under -F, where this tool cannot tell it from one; give "
+                             "--delete-hyphens (sclite -c DH, as hubscr.pl scores Mandarin), or leave --fragments out")
+
+
+NOASCII = Characters()
 
 
 def _clusters(text: str) -> list[str]:

@@ -350,10 +350,12 @@ class Normalizer:
 
 
 @functools.cache
-def for_language(name: str, lang: str = "en", unit: str = "") -> Normalizer:
+def for_language(name: str, lang: str = "en", unit: str = "",
+                 characters: language.Characters = language.NOASCII) -> Normalizer:
     """The normalizer `name` for text in `lang` (an ISO 639 code or tag): the words of English and of other
     languages written with spaces, or the characters of the others (scoring/language.py); `unit`: cut into
-    that unit whatever the language and normalizer would choose (a comparison of normalizers counts one unit)."""
+    that unit whatever the language and normalizer would choose (a comparison of normalizers counts one unit).
+    `characters`: how `none` and `sclite`, sclite's own, cut characters (its -c with -D or DH)."""
     if (unit or language.unit(lang, name)) == language.WORD:
         if name == "whisper" and language.base(lang) != "en":
             t = _whisper_multilingual(split=False)
@@ -367,9 +369,9 @@ def for_language(name: str, lang: str = "en", unit: str = "") -> Normalizer:
     if name == "cv3-eval":  # its ja and ko as its zh, whose output only is made simplified where `'zh' in lang`
         t = _seed_tts_eval_characters()
         return Normalizer(t, compose(simplified, t) if "zh" in lang.lower() else t)
-    own = {"none": lambda: language.characters_and_ascii_runs,  # sclite's -c NOASCII -s
+    own = {"none": lambda: characters,  # sclite's -c NOASCII -s
            "kaldi": lambda: language.characters_and_ascii_runs,
-           "sclite": lambda: compose(get("sclite"), language.characters_and_ascii_runs),
+           "sclite": lambda: compose(get("sclite"), characters),
            "basic": lambda: compose(nfkc, unicode_apostrophes, lowercase, strip_punctuation,
                                     *([simplified] if chinese else []), language.characters_and_ascii_words),
            "whisper": lambda: _whisper_multilingual(split=True)}

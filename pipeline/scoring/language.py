@@ -91,10 +91,10 @@ def characters_and_ascii_runs(text: str) -> str:
 @dataclass(frozen=True)
 class Characters:
     """sclite's `-c NOASCII` as its other flags change it (align.c's expand_words_to_chars, which cuts each word
-    apart): `optional` (-D), a word in parentheses is cut inside them and each of its units stays optional, `(那个)`
-    two units `(那) (个)`, where without -D the parentheses are units of their own; `no_hyphens` (`-c DH`), a word's
-    hyphens go before it is cut (`GPT-4` one unit `GPT4`, `TH-` no longer a fragment), a lone `-` kept. A text cut
-    once is cut again the same (the scorer cuts what the aligner read). `fragments` (-F): sclite
+    apart): `optional` (-D), a word in parentheses is cut inside them and each of its units stays optional,
+    `(那个)` two units `(那) (个)`, where without -D the parentheses are units of their own; `no_hyphens` (`-c DH`),
+    a word's hyphens go before it is cut (`GPT-4` one unit `GPT4`, `TH-` no longer a fragment), a lone `-` kept.
+    A text cut once is cut again the same (the scorer cuts what the aligner read). `fragments` (-F): sclite
     takes a fragment (`TH-`) only in a word it leaves whole, and no piece of one it cuts (`UH-好`: `UH-`) for
     one, which the pieces here cannot tell: such a piece is a ValueError, naming the word."""
     optional: bool = False

@@ -367,13 +367,15 @@ def test_characters_with_optional_words_fragments_and_no_hyphens_count_as_sclite
     parentheses is cut inside them and each unit stays optional (`(那个)`, `(嗯UH)`), a fragment of ASCII keeps its
     hyphen and is one, and --delete-hyphens takes a word's hyphens before it is cut (`GPT-4`, `TH-`, `(UH-HUH)`): on
     300 random pairs, with each of the eight ways of the three flags, every utterance's counts and alignment are
-    sclite's (its gaps aside: gapped), and the line names sclite's flags. A piece of a word cut apart that looks like
-    a fragment, which sclite -F takes for none, is refused without --delete-hyphens, naming it."""
+    sclite's (its gaps aside: gapped), and the line names sclite's flags; an alternation's ways are taken in sclite's
+    order, a way whose first word is cut apart after the others, which decides its ties. A piece of a word cut
+    apart that looks like a fragment, which sclite -F takes for none, is refused without --delete-hyphens, naming
+    it."""
     import random
 
     rng = random.Random(11)
     said = ["我", "們", "寫詩", "GPT-4", "(嗯)", "(那个)", "(UH)", "(嗯UH)", "(UH-HUH)", "TH-", "-ING", "今-", "-",
-            "TH", "THE", "UH-HUH", "{ 嗯 / @ }", "好", "好-", "-)"]
+            "TH", "THE", "UH-HUH", "{ 嗯 / @ }", "好", "好-", "-)", "{ TH- / 好 }", "{ 寫詩 / 好吗 / 我 }"]
     heard = ["我", "們", "寫", "詩", "GPT4", "GPT-4", "嗯", "那", "个", "UH", "UHHUH", "UH-HUH", "THE", "TH", "ING",
              "今", "好", "-", "(嗯)"]
     lines = [(f"spk_u{k:03d}", " ".join(rng.choices(said, k=rng.randint(1, 7))),

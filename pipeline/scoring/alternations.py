@@ -20,6 +20,7 @@ import numpy as np
 
 from pipeline.scoring.align import (DELETION, DIAG, HIT, HYP_ONLY, INSERTION, LEFT, OPTIONAL_DELETION,
                                     OPTIONAL_INSERTION, REF_ONLY, SUBSTITUTION, UP)
+from pipeline.scoring.language import Characters
 from pipeline.scoring.lenient import GAP, NOTHING, OPTIONAL_GAP, PLAIN, UNEQUAL, Lenient
 from pipeline.scoring.normalize import Normalizer
 
@@ -452,7 +453,9 @@ def resolve(reference: str, hypothesis: str, normalizer: Normalizer, lenient: Le
     heard_tree = _pieces(hypothesis, ways and held(hypothesis), "the hypothesis")
     said = [_ways(piece, normalizer.references) for piece in tree]
     heard = [_ways(piece, normalizer.hypotheses) for piece in heard_tree]
-    taken, taken_heard, codes = align(said, heard, lenient)
+    orders, heard_orders = (_sclite_order(t, normalizer.characters) for t in (tree, heard_tree))
+    taken, taken_heard, codes = align(_ordered(said, orders), _ordered(heard, heard_orders), lenient)
+    taken, taken_heard = _unordered(taken, orders), _unordered(taken_heard, heard_orders)
     pieces, heard_pieces = _spelled_pieces(tree), _spelled_pieces(heard_tree)
     text = _taken_text(pieces, taken)
     said, heard = ([spelled(ways) if isinstance(ways, Nested) else ways for ways in side] for side in (said, heard))
@@ -464,6 +467,30 @@ def resolve(reference: str, hypothesis: str, normalizer: Normalizer, lenient: Le
             or (read is not None and normalizer.hypotheses([read])[0].split() != hyp)):
         return Resolved(text, None, read, tuple(taken_heard))
     return Resolved(text, codes, read, tuple(taken_heard))
+
+
+def _sclite_order(tree: list[str | _Alternation], characters: Characters | None) -> list[list[int] | None]:
+    """The order sclite takes each piece's ways in, where it cuts words into characters (`characters`) and so the
+    order differs from the written one (else None): a way whose first word it takes apart goes after those whose
+    first word it keeps, as its expand_words_to_chars puts the pieces of a word after the arcs beside it (an
+    alternation inside another keeps its order)."""
+    orders = []
+    for piece in tree:
+        if characters is None or isinstance(piece, str) or piece.nested:
+            orders.append(None)
+            continue
+        apart = [bool(way.split()) and characters.apart(way.split()[0]) for (way,) in piece.written]
+        order = sorted(range(len(apart)), key=lambda k: apart[k])
+        orders.append(order if apart != sorted(apart) else None)
+    return orders
+
+
+def _ordered(pieces: list, orders: list[list[int] | None]) -> list:
+    return [ways if order is None else [ways[k] for k in order] for ways, order in zip(pieces, orders)]
+
+
+def _unordered(taken: list[int], orders: list[list[int] | None]) -> list[int]:
+    return [k if order is None else order[k] for k, order in zip(taken, orders)]
 
 
 def read_positions(text: str, taken: list[int]) -> tuple[int, ...]:

@@ -106,16 +106,27 @@ class Characters:
             return characters_and_ascii_runs(text)
         units: list[str] = []
         for word in text.split():
-            inner = self.optional and len(word) > 2 and word[0] == "(" and word[-1] == ")"
-            body = word[1:-1] if inner else word
-            if self.no_hyphens and len(word) > 1:
-                body = body.replace("-", "")
-            cut = _cut(body, _ASCII_RUN).split()
-            pieces = [f"({u})" for u in cut] if inner else cut
-            if self.fragments and (inner or pieces != [word]):  # sclite cuts every optional word apart
+            pieces = self.pieces(word)
+            if self.fragments and self.apart(word):
                 _whole_fragments(word, pieces, self.optional)
             units += pieces
         return " ".join(units)
+
+    def _optional(self, word: str) -> bool:
+        return self.optional and len(word) > 2 and word[0] == "(" and word[-1] == ")"
+
+    def pieces(self, word: str) -> list[str]:
+        inner = self._optional(word)
+        body = word[1:-1] if inner else word
+        if self.no_hyphens and len(word) > 1:
+            body = body.replace("-", "")
+        cut = _cut(body, _ASCII_RUN).split()
+        return [f"({u})" for u in cut] if inner else cut
+
+    def apart(self, word: str) -> bool:
+        """Whether sclite takes the word apart (and puts its pieces in its place): every optional word, and every
+        word whose pieces are not the word itself."""
+        return self._optional(word) or self.pieces(word) != [word]
 
 
 def _whole_fragments(word: str, pieces: list[str], optional: bool) -> None:

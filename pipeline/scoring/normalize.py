@@ -341,6 +341,7 @@ class Normalizer:
     seed-tts-eval's Chinese recipe, which converts only the ASR's output to simplified characters."""
     reference: Transform
     hypothesis: Transform
+    characters: language.Characters | None = None  # where the texts are cut as sclite's -c cuts them
 
     def references(self, texts: list[str]) -> list[str]:
         return each(self.reference, texts)
@@ -377,4 +378,4 @@ def for_language(name: str, lang: str = "en", unit: str = "",
            "whisper": lambda: _whisper_multilingual(split=True)}
     # a normalizer added to NORMALIZERS (a plugin's) is cut into characters after it runs
     t = own[name]() if name in own else compose(get(name), language.characters_and_ascii_words)
-    return Normalizer(t, t)
+    return Normalizer(t, t, characters if name in ("none", "sclite") else None)

@@ -116,6 +116,7 @@ class Characters:
         return self.optional and len(word) > 2 and word[0] == "(" and word[-1] == ")"
 
     def pieces(self, word: str) -> list[str]:
+        """The units sclite cuts a word into."""
         inner = self._optional(word)
         body = word[1:-1] if inner else word
         if self.no_hyphens and len(word) > 1:

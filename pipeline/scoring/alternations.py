@@ -479,7 +479,8 @@ def _sclite_order(tree: list[str | _Alternation], characters: Characters | None)
         if characters is None or isinstance(piece, str) or piece.nested:
             orders.append(None)
             continue
-        apart = [bool(way.split()) and characters.apart(way.split()[0]) for (way,) in piece.written]
+        firsts = [way.split()[:1] for (way,) in piece.written]
+        apart = [bool(first) and characters.apart(first[0]) for first in firsts]
         order = sorted(range(len(apart)), key=lambda k: apart[k])
         orders.append(order if apart != sorted(apart) else None)
     return orders

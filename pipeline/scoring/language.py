@@ -19,6 +19,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from pipeline.scoring.lenient import Lenient
+
 # ISO 639-1 codes (and Whisper's "yue") of languages written without spaces between words
 CHARACTER_LANGUAGES = {"zh": "Chinese", "yue": "Cantonese", "ja": "Japanese", "th": "Thai", "lo": "Lao",
                        "km": "Khmer", "my": "Burmese", "bo": "Tibetan"}
@@ -107,7 +109,7 @@ class Characters:
         units: list[str] = []
         for word in text.split():
             pieces = self.pieces(word)
-            if self.fragments and self.apart(word):
+            if self.fragments and self._apart(word, pieces):
                 _whole_fragments(word, pieces, self.optional)
             units += pieces
         return " ".join(units)
@@ -127,15 +129,18 @@ class Characters:
     def apart(self, word: str) -> bool:
         """Whether sclite takes the word apart (and puts its pieces in its place): every optional word, and every
         word whose pieces are not the word itself."""
-        return self._optional(word) or self.pieces(word) != [word]
+        return self._apart(word, self.pieces(word))
+
+    def _apart(self, word: str, pieces: list[str]) -> bool:
+        return self._optional(word) or pieces != [word]
 
 
 def _whole_fragments(word: str, pieces: list[str], optional: bool) -> None:
     """A ValueError where a piece of a word cut apart looks like a fragment to scoring/lenient.py (a lone `-`, which
     is equal to no other word either way, aside): sclite would not take it for one."""
+    rules = Lenient(optional=optional, fragments=True)
     for piece in pieces:
-        inside = optional and piece[0] == "(" and piece[-1] == ")" and piece[-2] == "-"
-        if len(piece) > 1 and (piece[0] == "-" or piece[-1] == "-" or inside):
+        if len(piece) > 1 and rules.word(piece).fragment:
             raise ValueError(f"sclite cuts {word!r} apart ({' '.join(pieces)!r}) and takes {piece!r}, a piece of it, "
                              "for no fragment under -F, where this tool cannot tell it from one; give "
                              "--delete-hyphens (sclite -c DH, as hubscr.pl scores Mandarin), or leave --fragments out")

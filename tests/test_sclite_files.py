@@ -19,7 +19,11 @@ CASES = {  # name: reference, hypothesis, sclite's flags, score's
     "stm and ctm, a way of no word": ("lvc_refr.stm", "lvc_hypr.ctm", [], []),
     "cantonese characters": ("test.cantonese.stm", "test.cantonese.ctm", ["-e", "utf-8", "-c", "NOASCII"],
                              ["--language", "yue"]),
+    "ctm reference": ("tima_ref.ctm", "tima_hyp.ctm", [], []),
+    "ctm reference -D": ("tima_ref.ctm", "tima_hyp.ctm", ["-D"], ["--optional-words"]),
 }
+SCTK_MASTER = {  # SCTK master's expected pralign of its tests 13 and 13_D (a ctm reference), and score's flags
+    "test13.pra": [], "test13_D.pra": ["--optional-words"]}
 
 
 @pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
@@ -28,7 +32,7 @@ def test_sclites_own_test_files_count_as_sclite_counts_them(tmp_path, case):
     ref, hyp, flags, ours = CASES[case]
     for name in (ref, hyp):  # under the names sclite reads them by
         (tmp_path / name).write_bytes((FILES / name).read_bytes())
-    kinds = ["stm", "ctm"] if ref.endswith(".stm") else ["trn", "trn"]
+    kinds = {".stm": ["stm", "ctm"], ".ctm": ["ctm", "ctm"]}.get(Path(ref).suffix, ["trn", "trn"])
     proc = score("--ref", str(tmp_path / ref), "--hyp", str(tmp_path / hyp), "--normalize", "sclite", *ours,
                  "--out", str(tmp_path / "out"))
     assert proc.returncode == 0, proc.stderr
@@ -52,3 +56,15 @@ def test_the_cantonese_ctms_confidences_give_sclites_nce(tmp_path):
     assert_nce_as_sclites(tmp_path, sclite_nce(told))
     assert "NCE of the ctm's word confidences (sclite's normalized cross entropy): -0.163 over 53 hypothesis " \
            "characters" in proc.stdout
+
+
+@pytest.mark.parametrize("expected", list(SCTK_MASTER))
+def test_a_ctm_reference_chopped_as_sctk_master_counts_as_its_own_test_expects(tmp_path, expected):
+    """SCTK master's chop (--ctm-chop master, after its commit 82955db) gives every chunk the counts of the expected
+    output in SCTK's own test suite; every released sclite's, the default, gives some other counts."""
+    base = {uid: counts for uid, (counts, _, _) in pralign_rows((FILES / expected).read_text()).items()}
+    for chop in ("master", "released"):
+        proc = score("--ref", str(FILES / "tima_ref.ctm"), "--hyp", str(FILES / "tima_hyp.ctm"), "--normalize",
+                     "sclite", *SCTK_MASTER[expected], "--ctm-chop", chop, "--out", str(tmp_path / chop))
+        assert proc.returncode == 0, proc.stderr
+        assert len(base) == 22 and (utterance_counts(tmp_path / chop) == base) == (chop == "master")

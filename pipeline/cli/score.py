@@ -15,8 +15,8 @@ from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.exec import fanout
 from pipeline.io.inputs import text_lines
-from pipeline.scoring import (alternations, confidence, glm, labels, language, lenient, normalize, sclite, speakers,
-                              stm)
+from pipeline.scoring import (alternations, chop, confidence, glm, labels, language, lenient, normalize, sclite,
+                              speakers, stm)
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.language import NOASCII, Characters
 from pipeline.scoring.lenient import Lenient
@@ -65,7 +65,7 @@ def survey(path: str, flag: str, kaldi: bool = False) -> Survey:
 
 def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient = lenient.PLAIN,
                glms: dict[tuple[str, str], glm.Glm] | None = None, fold_ids: bool = False,
-               kaldi: str | None = None, reduce: frozenset[str] = frozenset()) -> Read:
+               kaldi: str | None = None, reduce: frozenset[str] = frozenset(), ctm_chop: str = chop.CHOPS[0]) -> Read:
     """The pairs of the two files, both checked whole before the first pair is given, how their ids name speakers,
     where they do (trn files whose ids, or some of them, have a speaker part: speakers.py; an stm's segments), and
     an stm's segments' labels. Plain files pair line by line, each line an utterance with its line number as id,
@@ -78,8 +78,11 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
     as sclite reads them. `fold_ids`: trn ids pair whatever their case in A-Z, as sclite pairs them without -s
     (each row keeps the reference's id). `kaldi`: both are Kaldi text files (`id text`), paired by id as Kaldi's
     compute-wer pairs them in that --mode (KALDI_MODES), their braces words. `reduce`: sclite's -m, for an stm and
-    a ctm (stm.REDUCTIONS)."""
+    a ctm (stm.REDUCTIONS). A ctm reference and ctm hypotheses pair as the sclite `ctm_chop` names chops them
+    (scoring/chop.py)."""
     where = f"{ref_path} and {hyp_path}"
+    if is_ctm(ref_path):
+        return read_ctm_pairs(ref_path, hyp_path, normalizer, rules, glms, ctm_chop)
     if is_stm(ref_path) or is_ctm(hyp_path):
         return read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms, reduce)
     (n_refs, refs, ref_heads), (n_hyps, hyps, hyp_heads) = (survey(ref_path, "--ref", bool(kaldi)),
@@ -170,7 +173,8 @@ class Read(NamedTuple):
     labels: dict[str, tuple[str, int]] | None = None  # an stm's: id → its segment's `<...>` field and line
     speaker: speakers.Speaker | None = None
     confident: bool = False  # its pairs carry their words' confidences (a ctm's, every word with one)
-    segments: tuple[int, ...] = ()  # an stm's: the line of each segment scored
+    segments: tuple[int, ...] = ()  # an stm's: the line of each segment scored; a ctm reference's: the line each
+    # utterance's reference begins at (0: none)
 
 
 def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient,
@@ -182,6 +186,24 @@ def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: 
     cut = stm.utterances(stm.read_stm(ref_path, rules=glms and glms["ref", "stm"]),
                          stm.read_ctm(hyp_path, rules=glms and glms["hyp", "ctm"]), hyp_path, reduce=reduce)
     print(cut.line(hyp_path))
+    return cut_pairs(cut, ref_path, hyp_path, normalizer, rules)
+
+
+def read_ctm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient,
+                   glms: dict[tuple[str, str], glm.Glm] | None, how: str = chop.CHOPS[0]) -> Read:
+    if not is_ctm(hyp_path):
+        raise InputError(f"--ref {ref_path}, --hyp {hyp_path}: a ctm reference is scored against ctm hypotheses (as "
+                         "`sclite -r ref.ctm ctm -h hyp.ctm ctm`); give every --hyp as a .ctm file")
+    if glms is not None:
+        raise InputError(f"--glm with {ref_path}: a GLM is applied here to trn, stm and ctm hypotheses, and to no "
+                         "ctm reference; filter the reference first (csrfilt.sh -i ctm), or give it as an stm")
+    cut = chop.utterances(ref_path, hyp_path, how)
+    print(chop.line(cut, hyp_path, how))
+    return cut_pairs(cut, ref_path, hyp_path, normalizer, rules)
+
+
+def cut_pairs(cut: stm.Cut, ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient) -> Read:
+    """The pairs of utterances cut from timed files, an stm's or a ctm reference's."""
     if cut.unconfident:
         print(f"note: {hyp_path}: {stm.counted(cut.unconfident, 'word')} without a confidence among words with one; "
               "no NCE (sclite would count each missing one as 0): give every word one, or none")
@@ -328,6 +350,28 @@ def reduction(args: argparse.Namespace) -> frozenset[str]:
     return frozenset(args.reduce or ())
 
 
+def ctm_chop(args: argparse.Namespace) -> str:
+    """Which sclite's chop --ctm-chop names: for a ctm reference."""
+    if args.ctm_chop and not is_ctm(args.ref):
+        raise ConfigError(f"--ctm-chop {args.ctm_chop}: sclite chops a ctm reference and its ctm hypotheses into "
+                          f"utterances, and {args.ref} is no .ctm file; leave --ctm-chop out")
+    return args.ctm_chop or chop.CHOPS[0]
+
+
+def unpaired(ref: str, one: str, other: str, its: tuple[int, ...], theirs: tuple[int, ...]) -> str:
+    """Why two systems' utterances of one stm or ctm reference cannot be paired: they are cut from it otherwise."""
+    line = min(set(its) ^ set(theirs) - {0}, default=None)
+    if is_ctm(ref):
+        where = f"one begins at its line {line} for one of them only" if line else "their utterances of no " \
+            "reference word fall otherwise"
+        return (f"{one} and {other} chop {ref} into different utterances ({where}): sclite chops a ctm "
+                "reference where gaps in it and in the hypothesis meet, so each system's utterances are its own and "
+                "cannot be paired; score each alone, or give the reference as an stm, whose segments every system "
+                "shares")
+    return (f"--reduce ref: {one} and {other} cover different segments of {ref} (its line {line} is scored for one "
+            "of them only), which cannot be paired; score each alone, or leave out --reduce ref")
+
+
 def format_of(args: argparse.Namespace) -> str | None:
     """Where the files are Kaldi text files (--format kaldi), which neither a GLM nor an stm goes with, the
     compute-wer --mode they are paired in."""
@@ -445,12 +489,13 @@ def main(argv: list[str]) -> int:
                                 description="Score hypotheses against references: WER with alignment breakdown.")
     p.add_argument("--ref", required=True,
                    help="references: one utterance per line, a sclite trn file, an stm file (name.stm, with ctm "
-                        "hypotheses), or a Kaldi text file (with --format kaldi)")
+                        "hypotheses), a ctm file (name.ctm, with ctm hypotheses, chopped into utterances as sclite "
+                        "chops them), or a Kaldi text file (with --format kaldi)")
     p.add_argument("--hyp", required=True, action="append", metavar="[NAME=]HYP",
-                   help="hypotheses, in the same form as --ref (a ctm file, name.ctm, for an stm); repeat it to "
-                        "compare systems on the same references (each named NAME, or by its file's stem), paired by "
-                        f"utterance: MAPSSWE, sign and Wilcoxon tests, Holm-corrected, in {COMPARISONS}; from trn "
-                        f"or stm files, by speaker too, as sc_stats pairs them, in {SPEAKER_COMPARISONS}")
+                   help="hypotheses, in the same form as --ref (a ctm file, name.ctm, for an stm or a ctm); repeat "
+                        "it to compare systems on the same references (each named NAME, or by its file's stem), "
+                        f"paired by utterance: MAPSSWE, sign and Wilcoxon tests, Holm-corrected, in {COMPARISONS}; "
+                        f"from trn or stm files, by speaker too, as sc_stats pairs them, in {SPEAKER_COMPARISONS}")
     dests = add_flags(p, ScoreConfig(), every_field=True, keys=False)
     p.add_argument("--language", default=None,
                    help="the references' language (ISO 639, as a run's --language): characters are the unit for "
@@ -477,6 +522,10 @@ def main(argv: list[str]) -> int:
                    help="sclite -m, for an stm and ctm files (repeat it for both): `ref` leaves out the segments "
                         "outside the time range of their channel's ctm words (a ctm of part of a recording), `hyp` "
                         "the ctm words outside the range of their channel's segments")
+    p.add_argument("--ctm-chop", default=None, choices=chop.CHOPS,
+                   help="for a ctm reference, which sclite's chop into utterances to follow: every released one's "
+                        "(2.4.12 and before, Debian's 2.4.10; the default), or SCTK master's, which corrected a "
+                        "duration it read from the wrong file (commit 82955db, not yet released) and moves some cuts")
     p.add_argument("--format", default="auto", choices=FORMATS,
                    help="how the files are read: auto (default) tells plain, trn, and stm with ctm (by suffix) apart; "
                         "kaldi reads Kaldi text files, `id text` lines, paired by id as Kaldi's compute-wer pairs "
@@ -516,15 +565,12 @@ def main(argv: list[str]) -> int:
             comparable = Comparability(line=KALDI_LINE)
         hyps = systems(args.hyp)
         normalizer = normalize.for_language(cfg.normalize, lang, characters=characters or NOASCII)
-        reduce = reduction(args)
+        reduce, chopped = reduction(args), ctm_chop(args)
         read = [(name, read_pairs(args.ref, path, normalizer, rules, glms, fold_ids=cfg.normalize == "sclite",
-                                  kaldi=kaldi, reduce=reduce)) for name, path in hyps]
+                                  kaldi=kaldi, reduce=reduce, ctm_chop=chopped)) for name, path in hyps]
         for (_, path), (_, r) in zip(hyps[1:], read[1:]):
             if r.segments != read[0][1].segments:
-                line = min(set(r.segments) ^ set(read[0][1].segments))
-                raise ConfigError(f"--reduce ref: {hyps[0][1]} and {path} cover different segments of {args.ref} (its "
-                                  f"line {line} is scored for one of them only), which cannot be paired; score each "
-                                  "alone, or leave out --reduce ref")
+                raise ConfigError(unpaired(args.ref, hyps[0][1], path, read[0][1].segments, r.segments))
         definitions = labels.defined(args.ref) if is_stm(args.ref) else None
         outputs = chosen(args.outputs, speakers_named=read[0][1].speaker is not None,
                          subsets=definitions is not None, confident=any(r.confident for _, r in read))

@@ -141,8 +141,19 @@ def read_ctm(path: str, flag: str = "--hyp", rules: glm.Glm | None = None) -> li
     midpoint, as sclite places the block. `rules`: a GLM's, applied to each word as csrfilt.sh -i ctm applies them:
     a word it rewrites into several is as many words, each placed by the time csrfilt gives it, and one it rewrites
     into an alternation is such a Word too."""
+    return ctm_words(ctm_lines(path, flag), path, flag, rules)
+
+
+def ctm_lines(path: str, flag: str) -> list[tuple[int, list[str]]]:
+    """Each line sclite reads of a ctm, by its number: its fields."""
+    return list(_fields(path, flag, 5, "ctm", "file channel start duration word [confidence]"))
+
+
+def ctm_words(lines: list[tuple[int, list[str]]], path: str, flag: str = "--hyp",
+              rules: glm.Glm | None = None) -> list[Word]:
+    """The words (read_ctm's) of some of a ctm's lines."""
     out, block = [], None
-    for n, fields in _fields(path, flag, 5, "ctm", "file channel start duration word [confidence]"):
+    for n, fields in lines:
         if fields[4].upper().startswith("<ALT"):
             block = _marked(block, fields, out, f"{flag} {path}", n)
             continue
@@ -281,8 +292,10 @@ class Cut:
     confidences: dict[str, tuple[float | None, ...]] = field(default_factory=dict)  # id → a confidence for each
     # word of its hypothesis, where every word of the ctm has one (scoring/confidence.py)
     unconfident: int = 0  # where some have one: the ctm words that have none (else 0)
-    segments: tuple[int, ...] = ()  # the stm line of each scored segment
+    segments: tuple[int, ...] = ()  # the stm line of each scored segment (a ctm reference's: the line each
+    # utterance's reference begins at, 0 for none)
     reduced: Reduced | None = None  # what sclite's -m left out, where it was asked for
+    unheard: int = 0  # a ctm reference's channels (scoring/chop.py) the hypothesis has no word of
 
     def line(self, ctm: str) -> str:
         said = f"{ctm}: {counted(len(self.utterances), 'segment')} of {counted(self.channels, 'channel')} scored"

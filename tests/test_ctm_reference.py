@@ -1,0 +1,158 @@
+"""`score --ref ref.ctm --hyp hyp.ctm`: a ctm reference and a ctm hypothesis chopped into utterances and counted as
+sclite chops and counts them (`sclite -r ref.ctm ctm -h hyp.ctm ctm`); SCTK master's chop against its own test's
+expected output, in tests/test_sclite_files.py."""
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pipeline.core import store
+from tests.helpers import SCLITE, assert_nce_as_sclites, pralign_rows, sclite_nce, utterance_counts
+from tests.test_score_cli import score
+
+needs_sclite = pytest.mark.skipif(not Path(SCLITE).exists(), reason="Debian's sctk (sclite) is not installed")
+
+
+def random_files(rng: random.Random, folder: Path, files: int, most: int, confident: bool = False) -> None:
+    """A reference of `files` files of one or two channels, each of `most` / 2 to `most` words: gaps from none to 3
+    s, words of no duration, fragments and hesitations written as ctm alternations (`*` times on their mark lines,
+    as csrfilt.sh writes them); a hypothesis of the same words, some left out, changed, moved by a little or added.
+    `confident`: each hypothesis word with a confidence."""
+    vocabulary = "a b c d the king my lord".split()
+    ref, hyp = [], []
+    for file in (f"f{k}" for k in range(files)):
+        for channel in rng.choice(["a", "ab", "ab"]):
+            t, heard = 0.0, []
+            for _ in range(rng.randint(most // 2, most)):
+                t += rng.choice([0, 0.01, 0.05, 0.1, 0.3, 0.3, 1.5, 3])
+                d, word, x = rng.randint(0, 40) / 100, rng.choice(vocabulary), rng.random()
+                at = f"{file} {channel}"
+                if x < 0.05:
+                    ref += [f"{at} * * <ALT_BEGIN>\n", f"{at} {t:.2f} {d:.2f} {word}-\n", f"{at} * * <ALT>\n",
+                            f"{at} * * <ALT_END>\n"]
+                elif x < 0.1:
+                    ref += [f"{at} * * <ALT_BEGIN>\n", f"{at} {t:.2f} {d:.2f} um\n", f"{at} * * <ALT>\n",
+                            f"{at} {t:.2f} {d:.2f} uh\n", f"{at} * * <ALT_END>\n"]
+                else:
+                    ref.append(f"{at} {t:.2f} {d:.2f} {word}\n")
+                y = rng.random()
+                if y > 0.1:
+                    start = max(0.0, t + rng.choice([0, 0, 0.01, -0.01, 0.05, -0.05, 0.2]))
+                    duration = max(0.0, d + rng.choice([0, 0, 0.02, -0.02]))
+                    heard.append((round(start, 2), round(duration, 2), word if y < 0.8 else rng.choice(vocabulary)))
+                    if y > 0.95:
+                        heard.append((round(start + duration, 2), 0.1, rng.choice(vocabulary)))
+                t += d
+            hyp += [f"{file} {channel} {s:.2f} {d:.2f} {w}" + (f" {rng.random():.3f}" if confident else "") + "\n"
+                    for s, d, w in sorted(heard)]
+    (folder / "ref.ctm").write_text("".join(ref))
+    (folder / "hyp.ctm").write_text("".join(hyp))
+
+
+def sclite_counts(folder: Path) -> dict[str, tuple[int, ...]]:
+    told = subprocess.run([SCLITE, "-r", "ref.ctm", "ctm", "-h", "hyp.ctm", "ctm", "-o", "pralign", "stdout"],
+                          cwd=folder, capture_output=True, text=True, check=True).stdout
+    return {uid: counts for uid, (counts, _, _) in pralign_rows(told).items()}
+
+
+@needs_sclite
+@pytest.mark.parametrize("seed, files, most", [(1, 6, 1500), (2, 2, 5000)])
+def test_random_ctm_files_are_chopped_and_counted_as_sclite_chops_and_counts_them(tmp_path, seed, files, most):
+    """Every chunk's id and counts are Debian sclite's, through the reference's alternations, files longer than
+    sclite's table (5,000 lines, filled again conversation by conversation) and, in the second, a conversation
+    longer than it (the table grown). SCTK master's chop gives other counts on the same files."""
+    random_files(random.Random(seed), tmp_path, files, most)
+    assert len((tmp_path / "ref.ctm").read_text().splitlines()) > 6000
+    theirs = sclite_counts(tmp_path)
+    said = {}
+    for chop in ("released", "master"):
+        proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "hyp.ctm"), "--normalize", "none",
+                     "--ctm-chop", chop, "--out", str(tmp_path / chop))
+        assert proc.returncode == 0, proc.stderr
+        said[chop] = proc.stdout
+    assert len(theirs) > 30 and utterance_counts(tmp_path / "released") == theirs
+    assert f"{len(theirs)} chunks of" in said["released"] and "as every released sclite chops" in said["released"]
+    assert utterance_counts(tmp_path / "master") != theirs and "as SCTK master chops" in said["master"]
+
+
+@needs_sclite
+def test_the_nce_of_the_hypothesis_confidences_is_sclites(tmp_path):
+    random_files(random.Random(5), tmp_path, 3, 300, confident=True)
+    proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "hyp.ctm"), "--normalize", "sclite",
+                 "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    told = subprocess.run([SCLITE, "-r", "ref.ctm", "ctm", "-h", "hyp.ctm", "ctm", "-o", "sum", "stdout"],
+                          cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert_nce_as_sclites(tmp_path / "out", sclite_nce(told))
+
+
+REFERENCE = """f1 A 0.0 0.5 the
+f1 A 0.6 0.4 cat
+f1 B 0.0 0.5 good
+f1 B 0.5 0.5 morning
+f2 A 1.0 0.3 hello
+"""
+
+
+def test_a_channel_the_hypothesis_has_no_word_of_is_one_chunk_every_word_deleted(tmp_path):
+    """Where sclite stops ("Hyp is missing second channel", a file out of sync), each such channel is one chunk,
+    named as sclite names chunks, and the terminal says so."""
+    (tmp_path / "ref.ctm").write_text(REFERENCE)
+    (tmp_path / "hyp.ctm").write_text("f1 A 0.0 0.5 the\nf1 A 0.6 0.4 hat\n")
+    proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "hyp.ctm"), "--normalize", "none",
+                 "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    assert utterance_counts(tmp_path / "out") == {"f1-a-0000": (1, 1, 0, 0), "f1-b-0000": (0, 0, 2, 0),
+                                                  "f2-a-0000": (0, 0, 1, 0)}
+    assert "3 chunks of 3 channels scored, chopped as every released sclite chops a ctm reference; 2 channels of " \
+           "the reference without a word of it, each scored as one chunk, every word deleted" in proc.stdout
+    assert {r["speaker"] for r in store.read_csv(tmp_path / "out" / "speakers.csv")} == {"f1-A", "f1-B", "f2-A"}
+
+
+@pytest.mark.parametrize("hyp, extra, told", [
+    ("f1 A * * <ALT_BEGIN>\nf1 A 0.0 0.5 the\nf1 A * * <ALT>\nf1 A * * <ALT_END>\n", [],
+     "line 1: an alternation, which sclite's chop of a ctm reference cuts through"),
+    ("f3 A 0.0 0.5 the\n", [], "words of file 'f3', of which the reference"),
+    ("f1 C 0.0 0.5 the\n", [], "words of file 'f1' channel 'C', of which the reference"),
+    ("f2 A 1.0 0.3 hello\nf1 A 0.0 0.5 the\n", [], "its files are not in"),
+    ("f1 A 0.0 0.5 the\nf1 B 0.0 0.5 good\nf1 A 0.6 0.4 cat\n", [],
+     "the lines of file 'f1' channel 'A' are not together"),
+    ("f1 A 0.0 0.5 the\n", ["--glm", "x.glm"], "--glm with"),
+    ("f1 A 0.0 0.5 the\n", ["--reduce", "ref"], "--reduce ref: sclite's -m cuts an stm reference"),
+])
+def test_what_cannot_be_chopped_as_sclite_chops_is_refused_by_name(tmp_path, hyp, extra, told):
+    (tmp_path / "ref.ctm").write_text(REFERENCE)
+    (tmp_path / "hyp.ctm").write_text(hyp)
+    (tmp_path / "x.glm").write_text(";; an empty GLM\n")
+    proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "hyp.ctm"), "--out",
+                 str(tmp_path / "out"), *[str(tmp_path / a) if a.endswith(".glm") else a for a in extra])
+    assert proc.returncode == 2 and told in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_ctm_chop_is_for_a_ctm_reference(tmp_path):
+    (tmp_path / "ref.txt").write_text("the cat\n")
+    proc = score("--ref", str(tmp_path / "ref.txt"), "--hyp", str(tmp_path / "ref.txt"), "--ctm-chop", "master",
+                 "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2 and "--ctm-chop master: sclite chops a ctm reference" in proc.stderr
+
+
+def test_systems_chopped_otherwise_are_not_paired(tmp_path):
+    """Each hypothesis chops the reference by its own gaps, so two systems' chunks of one name can hold other
+    reference words: comparing them is refused, naming the line; systems chopped alike are compared."""
+    words = [f"f1 A {t:.2f} 0.2 w{t:.0f}\n" for t in range(0, 120)]
+    (tmp_path / "ref.ctm").write_text("".join(words))
+    (tmp_path / "same.ctm").write_text("".join(words))
+    (tmp_path / "alike.ctm").write_text("".join(words).replace("w7 ", "x7 "))
+    (tmp_path / "long.ctm").write_text("".join(words[:45] + ["f1 A 45.00 11.0 long\n"] + words[56:]))  # no gap
+    # of its meets the reference's between 45 and 56 s
+    out = str(tmp_path / "out")
+    proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "same.ctm"), "--hyp",
+                 str(tmp_path / "long.ctm"), "--out", out)
+    assert proc.returncode == 2 and "same.ctm and " in proc.stderr and "(one begins at its line 46 for one of " \
+        "them only)" in proc.stderr, proc.stderr
+    proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "same.ctm"), "--hyp",
+                 str(tmp_path / "alike.ctm"), "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    assert [(r["asr"], r["id"]) for r in store.read_csv(tmp_path / "out" / "utterances.csv")] == \
+        [(a, f"{a}_f1-A-{n:04d}") for a in ("same", "alike") for n in range(3)]

@@ -21,7 +21,7 @@ import numpy as np
 from pipeline.scoring.align import (DELETION, DIAG, HIT, HYP_ONLY, INSERTION, LEFT, OPTIONAL_DELETION,
                                     OPTIONAL_INSERTION, REF_ONLY, SUBSTITUTION, UP)
 from pipeline.scoring.language import Characters
-from pipeline.scoring.lenient import GAP, NOTHING, OPTIONAL_GAP, PLAIN, UNEQUAL, Lenient
+from pipeline.scoring.lenient import EQUAL, GAP, NOTHING, OPTIONAL_GAP, PLAIN, UNEQUAL, Lenient
 from pipeline.scoring.normalize import Normalizer
 
 _ALTERNATION = re.compile(r"\{([^{}]*)\}")
@@ -271,21 +271,48 @@ def _whole_weights(net: _Network, hnet: _Network, said: list, written: list, len
                    ) -> tuple[np.ndarray, tuple[int, int]]:
     """_float_weights' steps where no `@` is on either side: every weight is a whole number, so the sums are
     exact in sclite's floats too, and integers take the same steps: each cell's step back, and the cell the way
-    back starts from. The steps are _whole_steps', compiled by numba once this process has aligned
-    INTERPRETED_CELLS cells of networks (the same steps either way)."""
-    ids: dict[str, int] = {}
-    said_ids = np.array([-1] + [ids.setdefault(w.text, len(ids)) for w in said[1:]], np.int64)
-    written_ids = np.array([-2] + [ids.setdefault(w.text, len(ids)) for w in written[1:]], np.int64)
-    substituted = np.where(said_ids[:, None] == written_ids[None, :], 0, int(UNEQUAL))
-    fragments = {(a, b) for a in range(1, len(said)) if said[a].fragment for b in range(1, len(written))}
-    fragments |= {(a, b) for b in range(1, len(written)) if written[b].fragment for a in range(1, len(said))}
-    for a, b in fragments:  # a fragment (sclite's -F) matches more than its own text
-        substituted[a, b] = 0 if lenient.same(said[a], written[b]) else int(UNEQUAL)
+    back starts from."""
     gap = {False: int(GAP), True: int(OPTIONAL_GAP)}  # no `@` here: lenient.cost's weights of a word over a gap
     dropped = np.array([0] + [gap[w.optional] for w in said[1:]], np.int64)
     added = np.array([0] + [gap[w.optional] for w in written[1:]], np.int64)
-    total = np.zeros((len(said), len(written)), np.int64)
-    back = np.zeros((len(said), len(written), 2), np.int64)
+    return _steps(net, hnet, _substituted(said, written, lenient, np.int64), dropped, added)
+
+
+def _float_weights(net: _Network, hnet: _Network, said: list, written: list, lenient: Lenient
+                   ) -> tuple[np.ndarray, tuple[int, int]]:
+    """sclite's cells in its single-precision floats, where a `@` weighs 0.001 (lenient.cost): each cell's step
+    back, and the cell the way back starts from; the same steps as _whole_weights' on float32 weights, whose sums
+    round as sclite's floats round."""
+    cost = lenient.cost
+    substituted = _substituted(said, written, lenient, np.float32)
+    for a in range(1, len(said)):  # the cells of a `@`, whose weights are not a word's
+        for b in range(1, len(written)):
+            if said[a].value == NOTHING or written[b].value == NOTHING:
+                substituted[a, b] = cost(said[a], written[b])
+    dropped = np.array([0] + [cost(w, None) for w in said[1:]], np.float32)
+    added = np.array([0] + [cost(None, w) for w in written[1:]], np.float32)
+    return _steps(net, hnet, substituted, dropped, added)
+
+
+def _substituted(said: list, written: list, lenient: Lenient, dtype) -> np.ndarray:
+    """The weight of each word of the reference's network against each of the hypothesis's, `@` aside."""
+    ids: dict[str, int] = {}
+    said_ids = np.array([-1] + [ids.setdefault(w.text, len(ids)) for w in said[1:]], np.int64)
+    written_ids = np.array([-2] + [ids.setdefault(w.text, len(ids)) for w in written[1:]], np.int64)
+    substituted = np.where(said_ids[:, None] == written_ids[None, :], EQUAL, UNEQUAL).astype(dtype)
+    fragments = {(a, b) for a in range(1, len(said)) if said[a].fragment for b in range(1, len(written))}
+    fragments |= {(a, b) for b in range(1, len(written)) if written[b].fragment for a in range(1, len(said))}
+    for a, b in fragments:  # a fragment (sclite's -F) matches more than its own text
+        substituted[a, b] = EQUAL if lenient.same(said[a], written[b]) else UNEQUAL
+    return substituted
+
+
+def _steps(net: _Network, hnet: _Network, substituted: np.ndarray, dropped: np.ndarray, added: np.ndarray
+           ) -> tuple[np.ndarray, tuple[int, int]]:
+    """_whole_steps over the two networks, compiled by numba once this process has aligned INTERPRETED_CELLS cells
+    of networks (the same steps either way)."""
+    total = np.zeros(substituted.shape, substituted.dtype)
+    back = np.zeros((*substituted.shape, 2), np.int64)
     global _cells_aligned
     _cells_aligned += total.size
     steps = _compiled() if _cells_aligned > INTERPRETED_CELLS else _whole_steps
@@ -365,37 +392,6 @@ def _compiled():
     import numba
 
     return numba.njit(cache=True, nogil=True)(_whole_steps)
-
-
-def _float_weights(net: _Network, hnet: _Network, said: list, written: list, lenient: Lenient
-                   ) -> tuple[list, tuple[int, int]]:
-    """sclite's cells in its single-precision floats, where a `@` weighs 0.001: each cell's step back, and the cell
-    the way back starts from."""
-    cost = lenient.cost
-    words, heard = net.words, hnet.words
-    total = np.empty((len(words), len(heard)), dtype=np.float32)
-    back = np.zeros((len(words), len(heard), 2), dtype=np.int32)
-    total[0, 0] = 0
-    for b in range(1, len(heard)):  # min keeps the first of equals, as sclite's strict <
-        p = min(hnet.before[b], key=lambda y: total[0, y])
-        total[0, b], back[0, b] = total[0, p] + cost(None, written[b]), (0, p)
-    for a in range(1, len(words)):
-        p = min(net.before[a], key=lambda x: total[x, 0])
-        total[a, 0], back[a, 0] = total[p, 0] + cost(said[a], None), (p, 0)
-        for b in range(1, len(heard)):
-            i = min(hnet.before[b], key=lambda y: total[a, y])
-            inserted = total[a, i] + cost(None, written[b])
-            d = min(net.before[a], key=lambda x: total[x, b])
-            deleted = total[d, b] + cost(said[a], None)
-            s = min(((x, y) for x in net.before[a] for y in hnet.before[b]), key=lambda xy: total[xy])
-            substituted = total[s] + cost(said[a], written[b])
-            if substituted <= deleted and substituted <= inserted:
-                total[a, b], back[a, b] = substituted, s
-            elif deleted < inserted:
-                total[a, b], back[a, b] = deleted, (d, b)
-            else:
-                total[a, b], back[a, b] = inserted, (a, i)
-    return back.tolist(), min(((x, y) for x in net.ends for y in hnet.ends), key=lambda xy: total[xy])
 
 
 def _line(ref: list[str], hyp: list[str], lenient: Lenient) -> bytes:

@@ -74,10 +74,15 @@ def test_random_ctm_files_are_chopped_and_counted_as_sclite_chops_and_counts_the
     assert len(theirs) > 30 and utterance_counts(tmp_path / "released") == theirs
     assert f"{len(theirs)} chunks of" in said["released"] and "as every released sclite chops" in said["released"]
     assert utterance_counts(tmp_path / "master") != theirs and "as SCTK master chops" in said["master"]
+    assert "WER: each ctm channel chopped into utterances as every released sclite (2.4.12 and before) chops it: " \
+           "comparable with" in said["released"]
+    assert "not comparable with a released sclite's on the same files" in said["master"]
+    assert "commit 82955db" in store.read_json(tmp_path / "master" / "summary.json")["comparable"]["line"]
 
 
 @needs_sclite
 def test_the_nce_of_the_hypothesis_confidences_is_sclites(tmp_path):
+    """Each chunk's words keep their confidences: every speaker's NCE and the set's are sclite's sum report's."""
     random_files(random.Random(5), tmp_path, 3, 300, confident=True)
     proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "hyp.ctm"), "--normalize", "sclite",
                  "--out", str(tmp_path / "out"))

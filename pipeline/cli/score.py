@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Iterator, NamedTuple
@@ -566,6 +567,9 @@ def main(argv: list[str]) -> int:
         hyps = systems(args.hyp)
         normalizer = normalize.for_language(cfg.normalize, lang, characters=characters or NOASCII)
         reduce, chopped = reduction(args), ctm_chop(args)
+        if is_ctm(args.ref):  # which sclite's chop decides the utterances, and so the counts
+            said = (comparable.line if comparable else "", chop.COMPARABLE[chopped])
+            comparable = dataclasses.replace(comparable or Comparability(), line="; ".join(filter(None, said)))
         read = [(name, read_pairs(args.ref, path, normalizer, rules, glms, fold_ids=cfg.normalize == "sclite",
                                   kaldi=kaldi, reduce=reduce, ctm_chop=chopped)) for name, path in hyps]
         for (_, path), (_, r) in zip(hyps[1:], read[1:]):

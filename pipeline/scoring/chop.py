@@ -32,6 +32,11 @@ NO_END = 999999.99  # the end of the gap after a channel's last word
 TABLE_SIZE = 5000  # the words a table first holds (wtokeini.c), grown by TABLE_GROWTH for a longer conversation
 TABLE_GROWTH = 1.3
 CHOPS = ("released", "master")  # as every released sclite chops (2.4.12 and before), as SCTK's master does
+COMPARABLE = {  # what each chop's counts stand beside
+    "released": "each ctm channel chopped into utterances as every released sclite (2.4.12 and before) chops it: "
+                "comparable with their `sclite -r ref.ctm ctm -h hyp.ctm ctm`",
+    "master": "each ctm channel chopped into utterances as SCTK's master chops it since commit 82955db, not yet "
+              "released: not comparable with a released sclite's on the same files, whose utterances differ"}
 
 
 class Entry(NamedTuple):

@@ -50,9 +50,9 @@ def random_files(rng: random.Random, folder: Path, files: int, most: int, confid
     (folder / "hyp.ctm").write_text("".join(hyp))
 
 
-def sclite_counts(folder: Path) -> dict[str, tuple[int, ...]]:
-    told = subprocess.run([SCLITE, "-r", "ref.ctm", "ctm", "-h", "hyp.ctm", "ctm", "-o", "pralign", "stdout"],
-                          cwd=folder, capture_output=True, text=True, check=True).stdout
+def sclite_counts(folder: Path, *flags: str) -> dict[str, tuple[int, ...]]:
+    told = subprocess.run([SCLITE, "-r", "ref.ctm", "ctm", "-h", "hyp.ctm", "ctm", *flags, "-o", "pralign",
+                           "stdout"], cwd=folder, capture_output=True, text=True, check=True).stdout
     return {uid: counts for uid, (counts, _, _) in pralign_rows(told).items()}
 
 
@@ -78,6 +78,42 @@ def test_random_ctm_files_are_chopped_and_counted_as_sclite_chops_and_counts_the
            "comparable with" in said["released"]
     assert "not comparable with a released sclite's on the same files" in said["master"]
     assert "commit 82955db" in store.read_json(tmp_path / "master" / "summary.json")["comparable"]["line"]
+
+
+@needs_sclite
+def test_chunks_aligned_by_time_count_as_sclite_t_counts_them(tmp_path):
+    """--time-mediated (sclite -T): every chunk's counts are Debian sclite's with -T, through the reference's
+    alternations, with and without -F, and other than those of the alignment by words alone."""
+    random_files(random.Random(3), tmp_path, 3, 600)
+    counted = {}
+    for flags, theirs in (([], ["-T"]), (["--fragments"], ["-T", "-F"]), ([], [])):
+        timed = ["--time-mediated"] * bool(theirs)
+        proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "hyp.ctm"), "--normalize",
+                     "sclite", *flags, *timed, "--out", str(tmp_path / "out"))
+        assert proc.returncode == 0, proc.stderr
+        counted[tuple(theirs)] = utterance_counts(tmp_path / "out")
+        if theirs:
+            assert counted[tuple(theirs)] == sclite_counts(tmp_path, *theirs) and len(counted[tuple(theirs)]) > 10
+            assert "each chunk aligned by its words' times: comparable with their `sclite -r ref.ctm ctm -h " \
+                   "hyp.ctm ctm -T`" in proc.stdout
+    assert counted[("-T",)] != counted[()]
+
+
+def test_time_mediated_alignment_needs_words_with_their_times(tmp_path):
+    """Refused, naming the fix (exit 2): an stm reference, characters for units, a normalizer that makes other
+    words than those the times are of."""
+    (tmp_path / "ref.ctm").write_text("f1 A 0.0 0.5 twenty\nf1 A 0.6 0.4 one\nf1 A 1.2 0.4 cats\n")
+    (tmp_path / "hyp.ctm").write_text("f1 A 0.0 0.5 twenty\nf1 A 0.6 0.4 one\n")
+    (tmp_path / "ref.stm").write_text("f1 A s1 0.0 2.0 twenty one cats\n")
+    for ref, flags, told in (("ref.stm", [], "--time-mediated: sclite -T aligns the words of a ctm reference and "
+                                             "its ctm hypotheses by their times, and"),
+                             ("ref.ctm", ["--language", "zh"], "not characters cut from them"),
+                             ("ref.ctm", ["--normalize", "whisper"], "utterance f1-A-0000: the reference: the "
+                              "normalizer makes 'twenty one cats' '21 cats', other words than those the times are "
+                              "of; align by time with --normalize sclite or none")):
+        proc = score("--ref", str(tmp_path / ref), "--hyp", str(tmp_path / "hyp.ctm"), "--time-mediated", *flags,
+                     "--out", str(tmp_path / "out"))
+        assert proc.returncode == 2 and told in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
 
 @needs_sclite

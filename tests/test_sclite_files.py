@@ -21,9 +21,13 @@ CASES = {  # name: reference, hypothesis, sclite's flags, score's
                              ["--language", "yue"]),
     "ctm reference": ("tima_ref.ctm", "tima_hyp.ctm", [], []),
     "ctm reference -D": ("tima_ref.ctm", "tima_hyp.ctm", ["-D"], ["--optional-words"]),
+    "ctm reference -T": ("tima_ref.ctm", "tima_hyp.ctm", ["-T"], ["--time-mediated"]),
+    "ctm reference -T -D": ("tima_ref.ctm", "tima_hyp.ctm", ["-T", "-D"], ["--time-mediated", "--optional-words"]),
 }
-SCTK_MASTER = {  # SCTK master's expected pralign of its tests 13 and 13_D (a ctm reference), and score's flags
-    "test13.pra": [], "test13_D.pra": ["--optional-words"]}
+SCTK_MASTER = {  # SCTK master's expected pralign of its tests 13, 13_D, 13_a and 13_aD (a ctm reference), and
+    # score's flags
+    "test13.pra": [], "test13_D.pra": ["--optional-words"], "test13_a.pra": ["--time-mediated"],
+    "test13_aD.pra": ["--time-mediated", "--optional-words"]}
 
 
 @pytest.mark.skipif(not Path(SCLITE).exists(), reason="needs Debian sctk")
@@ -61,7 +65,8 @@ def test_the_cantonese_ctms_confidences_give_sclites_nce(tmp_path):
 @pytest.mark.parametrize("expected", list(SCTK_MASTER))
 def test_a_ctm_reference_chopped_as_sctk_master_counts_as_its_own_test_expects(tmp_path, expected):
     """SCTK master's chop (--ctm-chop master, after its commit 82955db) gives every chunk the counts of the expected
-    output in SCTK's own test suite; every released sclite's, the default, gives some other counts."""
+    output in SCTK's own test suite, aligned by words and by time (-T), with and without -D; every released
+    sclite's, the default, gives some other counts."""
     base = {uid: counts for uid, (counts, _, _) in pralign_rows((FILES / expected).read_text()).items()}
     for chop in ("master", "released"):
         proc = score("--ref", str(FILES / "tima_ref.ctm"), "--hyp", str(FILES / "tima_hyp.ctm"), "--normalize",

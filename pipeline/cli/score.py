@@ -66,7 +66,8 @@ def survey(path: str, flag: str, kaldi: bool = False) -> Survey:
 
 def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient = lenient.PLAIN,
                glms: dict[tuple[str, str], glm.Glm] | None = None, fold_ids: bool = False,
-               kaldi: str | None = None, reduce: frozenset[str] = frozenset(), ctm_chop: str = chop.CHOPS[0]) -> Read:
+               kaldi: str | None = None, reduce: frozenset[str] = frozenset(), ctm_chop: str = chop.CHOPS[0],
+               timed: bool = False) -> Read:
     """The pairs of the two files, both checked whole before the first pair is given, how their ids name speakers,
     where they do (trn files whose ids, or some of them, have a speaker part: speakers.py; an stm's segments), and
     an stm's segments' labels. Plain files pair line by line, each line an utterance with its line number as id,
@@ -80,10 +81,10 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
     (each row keeps the reference's id). `kaldi`: both are Kaldi text files (`id text`), paired by id as Kaldi's
     compute-wer pairs them in that --mode (KALDI_MODES), their braces words. `reduce`: sclite's -m, for an stm and
     a ctm (stm.REDUCTIONS). A ctm reference and ctm hypotheses pair as the sclite `ctm_chop` names chops them
-    (scoring/chop.py)."""
+    (scoring/chop.py), each pair aligned by its words' times where `timed` (sclite -T)."""
     where = f"{ref_path} and {hyp_path}"
     if is_ctm(ref_path):
-        return read_ctm_pairs(ref_path, hyp_path, normalizer, rules, glms, ctm_chop)
+        return read_ctm_pairs(ref_path, hyp_path, normalizer, rules, glms, ctm_chop, timed)
     if is_stm(ref_path) or is_ctm(hyp_path):
         return read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms, reduce)
     (n_refs, refs, ref_heads), (n_hyps, hyps, hyp_heads) = (survey(ref_path, "--ref", bool(kaldi)),
@@ -191,14 +192,15 @@ def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: 
 
 
 def read_ctm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient,
-                   glms: dict[tuple[str, str], glm.Glm] | None, how: str = chop.CHOPS[0]) -> Read:
+                   glms: dict[tuple[str, str], glm.Glm] | None, how: str = chop.CHOPS[0], timed: bool = False
+                   ) -> Read:
     if not is_ctm(hyp_path):
         raise InputError(f"--ref {ref_path}, --hyp {hyp_path}: a ctm reference is scored against ctm hypotheses (as "
                          "`sclite -r ref.ctm ctm -h hyp.ctm ctm`); give every --hyp as a .ctm file")
     if glms is not None:
         raise InputError(f"--glm with {ref_path}: a GLM is applied here to trn, stm and ctm hypotheses, and to no "
                          "ctm reference; filter the reference first (csrfilt.sh -i ctm), or give it as an stm")
-    cut = chop.utterances(ref_path, hyp_path, how)
+    cut = chop.utterances(ref_path, hyp_path, how, timed)
     print(chop.line(cut, hyp_path, how))
     return cut_pairs(cut, ref_path, hyp_path, normalizer, rules)
 
@@ -210,25 +212,29 @@ def cut_pairs(cut: stm.Cut, ref_path: str, hyp_path: str, normalizer: Normalizer
               "no NCE (sclite would count each missing one as 0): give every word one, or none")
     where = f"{ref_path} and {hyp_path}"
     return Read(iter([Pair(sentence_id=uid, **resolved(where, uid, ref, hyp, normalizer, rules,
-                                                       confidences=cut.confidences.get(uid)))
+                                                       confidences=cut.confidences.get(uid), times=cut.timed.get(uid)))
                       for uid, ref, hyp in cut.utterances]), cut.labels, stm.speaker_of, bool(cut.confidences),
                 cut.segments)
 
 
 def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer, rules: Lenient,
-             ways: bool = True, confidences: tuple[float | None, ...] | None = None) -> dict:
+             ways: bool = True, confidences: tuple[float | None, ...] | None = None,
+             times: tuple[list, list] | None = None) -> dict:
     """A Pair's reference and hypothesis, and where either writes alternations, the ways sclite reads them and its
-    alignment; where sclite's -D or -F (`rules`) could score a word otherwise, that alignment too. `ways`: whether
-    braces write alternations (in trn and stm files, as in sclite's) or are words (in plain lines).
-    `confidences`: of each word of the hypothesis as written, where they are known; its words' as read are the
-    Pair's."""
+    alignment; where sclite's -D or -F (`rules`) could score a word otherwise, that alignment too; where `times`
+    gives each word's (start, end), the alignment by them (sclite -T). `ways`: whether braces write alternations
+    (in trn and stm files, as in sclite's) or are words (in plain lines). `confidences`: of each word of the
+    hypothesis as written, where they are known; its words' as read are the Pair's."""
     held = ways and (alternations.held(reference) or alternations.held(hypothesis))
-    if not held and not rules.held(reference, hypothesis):
+    if times is None and not held and not rules.held(reference, hypothesis):
         return {"reference": reference, "hypothesis": hypothesis, "word_confidence": confidences}
     try:
-        found = alternations.resolve(reference, hypothesis, normalizer, rules, ways)
+        found = alternations.resolve(reference, hypothesis, normalizer, rules, ways, times)
     except ValueError as e:
         raise InputError(f"{where}: utterance {uid}: {e}") from None
+    if times is not None and found.codes is None:
+        raise InputError(f"{where}: utterance {uid}: the normalizer rewrites its words across words, so they cannot "
+                         "be aligned by their times; align by time with --normalize sclite or none")
     if found.hypothesis is not None and confidences is not None:  # of the words of the way it was read
         read = alternations.read_positions(hypothesis, list(found.heard_ways))
         confidences = tuple(confidences[i] for i in read) if read or not found.hypothesis.split() \
@@ -527,6 +533,10 @@ def main(argv: list[str]) -> int:
                    help="for a ctm reference, which sclite's chop into utterances to follow: every released one's "
                         "(2.4.12 and before, Debian's 2.4.10; the default), or SCTK master's, which corrected a "
                         "duration it read from the wrong file (commit 82955db, not yet released) and moves some cuts")
+    p.add_argument("--time-mediated", action="store_true",
+                   help="sclite -T, for a ctm reference: each chunk aligned by its words' times (a word against "
+                        "another weighs the distance of their starts and of their ends, a word left out or added its "
+                        "duration), not by the words alone")
     p.add_argument("--format", default="auto", choices=FORMATS,
                    help="how the files are read: auto (default) tells plain, trn, and stm with ctm (by suffix) apart; "
                         "kaldi reads Kaldi text files, `id text` lines, paired by id as Kaldi's compute-wer pairs "
@@ -567,11 +577,16 @@ def main(argv: list[str]) -> int:
         hyps = systems(args.hyp)
         normalizer = normalize.for_language(cfg.normalize, lang, characters=characters or NOASCII)
         reduce, chopped = reduction(args), ctm_chop(args)
+        if args.time_mediated and (not is_ctm(args.ref) or characters):
+            raise ConfigError("--time-mediated: sclite -T aligns the words of a ctm reference and its ctm hypotheses "
+                              "by their times" + (f", and {args.ref} is no .ctm file" if not is_ctm(args.ref) else
+                                                  ", not characters cut from them") + "; leave --time-mediated out")
         if is_ctm(args.ref):  # which sclite's chop decides the utterances, and so the counts
-            said = (comparable.line if comparable else "", chop.COMPARABLE[chopped])
+            said = (comparable.line if comparable else "", chop.comparable(chopped, args.time_mediated))
             comparable = dataclasses.replace(comparable or Comparability(), line="; ".join(filter(None, said)))
         read = [(name, read_pairs(args.ref, path, normalizer, rules, glms, fold_ids=cfg.normalize == "sclite",
-                                  kaldi=kaldi, reduce=reduce, ctm_chop=chopped)) for name, path in hyps]
+                                  kaldi=kaldi, reduce=reduce, ctm_chop=chopped, timed=args.time_mediated))
+                for name, path in hyps]
         for (_, path), (_, r) in zip(hyps[1:], read[1:]):
             if r.segments != read[0][1].segments:
                 raise ConfigError(unpaired(args.ref, hyps[0][1], path, read[0][1].segments, r.segments))

@@ -21,7 +21,7 @@ import numpy as np
 from pipeline.scoring.align import (DELETION, DIAG, HIT, HYP_ONLY, INSERTION, LEFT, OPTIONAL_DELETION,
                                     OPTIONAL_INSERTION, REF_ONLY, SUBSTITUTION, UP)
 from pipeline.scoring.language import Characters
-from pipeline.scoring.lenient import EQUAL, GAP, NOTHING, OPTIONAL_GAP, PLAIN, UNEQUAL, Lenient
+from pipeline.scoring.lenient import EQUAL, GAP, NOTHING, OPTIONAL_GAP, PASSING, PLAIN, UNEQUAL, Lenient
 from pipeline.scoring.normalize import Normalizer
 
 _ALTERNATION = re.compile(r"\{([^{}]*)\}")
@@ -209,7 +209,10 @@ def spelled(ways: list[Way]) -> list[list[str]]:
     return out
 
 
-def align(pieces: list[list[Way]], heard_pieces: list[list[Way]], lenient: Lenient = PLAIN
+Timed = tuple[list, list]  # each side's pieces, each piece's ways, each way's words' (start, end) in seconds
+
+
+def align(pieces: list[list[Way]], heard_pieces: list[list[Way]], lenient: Lenient = PLAIN, times: Timed | None = None
           ) -> tuple[list[int], list[int], bytes]:
     """sclite's alignment of a hypothesis' network with a reference's (each piece its ways, each way its words, `@`
     alone for nothing, and the alternations inside it, a piece holding any such Nested; a hypothesis too may write
@@ -218,9 +221,10 @@ def align(pieces: list[list[Way]], heard_pieces: list[list[Way]], lenient: Lenie
     either side passed over as sclite passes over it (a `@` is never substituted for a word: passing over it and
     inserting the word costs less). Its cheapest way back is taken among both networks' ends and arcs in sclite's
     order, the reference's before the hypothesis'. `lenient`: sclite's -D and -F, where they are asked for
-    (scoring/lenient.py)."""
+    (scoring/lenient.py). `times`: each word's (start, end), the pieces' shape: aligned by them, as sclite -T
+    aligns a ctm reference's (_time_weights)."""
     one_way = all(len(ways) == 1 for ways in (*pieces, *heard_pieces))
-    if one_way:
+    if one_way and times is None:
         said = [w for (way,) in pieces for w in way]
         hyp = [w for (way,) in heard_pieces for w in way]
         if NOTHING not in said and NOTHING not in hyp and (len(said) + 1) * (len(hyp) + 1) <= MOST_CELLS:
@@ -234,7 +238,10 @@ def align(pieces: list[list[Way]], heard_pieces: list[list[Way]], lenient: Lenie
     said = [None if w is None else lenient.word(w) for w in words]
     written = [None if w is None else lenient.word(w) for w in heard]
     same = lenient.same
-    weights = _whole_weights if NOTHING not in words and NOTHING not in heard else _float_weights
+    if times is not None:
+        weights = functools.partial(_time_weights, _network(times[0]).words, _network(times[1]).words)
+    else:
+        weights = _whole_weights if NOTHING not in words and NOTHING not in heard else _float_weights
     back, (a, b) = weights(net, hnet, said, written, lenient)
     taken, taken_heard, codes = [0] * len(pieces), [0] * len(heard_pieces), []
     route, heard_route = {p: [] for p in net.paths}, {p: [] for p in hnet.paths}  # arcs taken, the last first
@@ -292,6 +299,22 @@ def _float_weights(net: _Network, hnet: _Network, said: list, written: list, len
     dropped = np.array([0] + [cost(w, None) for w in said[1:]], np.float32)
     added = np.array([0] + [cost(None, w) for w in written[1:]], np.float32)
     return _steps(net, hnet, substituted, dropped, added)
+
+
+def _time_weights(said_times: list, heard_times: list, net: _Network, hnet: _Network, said: list, written: list,
+                  lenient: Lenient) -> tuple[np.ndarray, tuple[int, int]]:
+    """sclite -T's cells (sctk's wwd_time_WORD, in its single-precision floats): a word against another weighs the
+    distance of their starts and of their ends, 0.001 more where they differ; a word over a gap, its duration; a
+    `@` over a gap 0.001 (a `@` itself starts and ends at 0 s). `said_times`, `heard_times`: each arc's (start,
+    end), in the networks' order."""
+    starts, ends = (np.array([0.0] + [t[k] for t in said_times[1:]]) for k in (0, 1))
+    heard_starts, heard_ends = (np.array([0.0] + [t[k] for t in heard_times[1:]]) for k in (0, 1))
+    apart = np.abs(starts[:, None] - heard_starts[None, :]) + np.abs(ends[:, None] - heard_ends[None, :])
+    differ = np.where(_substituted(said, written, lenient, np.float64) == EQUAL, 0.0, 0.001)
+    substituted = (apart + differ).astype(np.float32)
+    dropped, added = ([0.0] + [PASSING if w.value == NOTHING else e - s for w, (s, e) in zip(side[1:], timed[1:])]
+                      for side, timed in ((said, said_times), (written, heard_times)))
+    return _steps(net, hnet, substituted, np.array(dropped, np.float32), np.array(added, np.float32))
 
 
 def _substituted(said: list, written: list, lenient: Lenient, dtype) -> np.ndarray:
@@ -440,17 +463,21 @@ def _line(ref: list[str], hyp: list[str], lenient: Lenient) -> bytes:
 
 
 def resolve(reference: str, hypothesis: str, normalizer: Normalizer, lenient: Lenient = PLAIN,
-            ways: bool = True) -> Resolved:
+            ways: bool = True, times: tuple[list, list] | None = None) -> Resolved:
     """The way `reference` was said, as sclite finds it from `hypothesis` after `normalizer`, and its alignment
     (with sclite's -D and -F where `lenient` asks for them: a reference without alternations is said one way);
     where the hypothesis writes alternations too, the way it is read. `ways`: whether braces write alternations;
-    without, both texts are read as written, braces and all. ValueError names the side whose braces are wrong."""
+    without, both texts are read as written, braces and all. `times`: the (start, end) of each word of either text
+    as written (no `@`), to align by them, as sclite -T does. ValueError names the side whose braces are wrong, or
+    whose words the normalizer changes in number where they carry times."""
     tree = _pieces(reference, ways, "the reference")
     heard_tree = _pieces(hypothesis, ways and held(hypothesis), "the hypothesis")
     said = [_ways(piece, normalizer.references) for piece in tree]
     heard = [_ways(piece, normalizer.hypotheses) for piece in heard_tree]
     orders, heard_orders = (_sclite_order(t, normalizer.characters) for t in (tree, heard_tree))
-    taken, taken_heard, codes = align(_ordered(said, orders), _ordered(heard, heard_orders), lenient)
+    timed = None if times is None else (_ordered(_timed(tree, said, times[0], "the reference"), orders),
+                                        _ordered(_timed(heard_tree, heard, times[1], "the hypothesis"), heard_orders))
+    taken, taken_heard, codes = align(_ordered(said, orders), _ordered(heard, heard_orders), lenient, timed)
     taken, taken_heard = _unordered(taken, orders), _unordered(taken_heard, heard_orders)
     pieces, heard_pieces = _spelled_pieces(tree), _spelled_pieces(heard_tree)
     text = _taken_text(pieces, taken)
@@ -463,6 +490,29 @@ def resolve(reference: str, hypothesis: str, normalizer: Normalizer, lenient: Le
             or (read is not None and normalizer.hypotheses([read])[0].split() != hyp)):
         return Resolved(text, None, read, tuple(taken_heard))
     return Resolved(text, codes, read, tuple(taken_heard))
+
+
+def _timed(tree: list[str | _Alternation], said: list[list[Way]], times: list[tuple[float, float]], side: str
+           ) -> list[list[list[tuple[float, float]]]]:
+    """The (start, end) of each word of the pieces' ways after the normalizer (`said`), from those of the words
+    as written, in order (`times`); a `@` starts and ends at 0 s, as sclite's null word does."""
+    given, out = iter(times), []
+    for piece, ways in zip(tree, said):
+        written = [piece] if isinstance(piece, str) else [way for (way,) in piece.written] if not piece.nested \
+            else None
+        if written is None:
+            raise ValueError(f"{side}: an alternation inside another, whose words carry no times here")
+        timed = []
+        for text, way in zip(written, ways):
+            words = [w for w in text.split() if w != NOTHING]
+            if len(words) != len([w for w in way if w != NOTHING]):
+                raise ValueError(f"{side}: the normalizer makes {text.strip()!r} {' '.join(way)!r}, other words "
+                                 "than those the times are of; align by time with --normalize sclite or none")
+            timed.append([(0.0, 0.0) if w == NOTHING else next(given, None) for w in way])
+        out.append(timed)
+    if next(given, None) is not None or any(t is None for ways in out for way in ways for t in way):
+        raise ValueError(f"{side}: {len(times)} words with times, and another number written")
+    return out
 
 
 def _sclite_order(tree: list[str | _Alternation], characters: Characters | None) -> list[list[int] | None]:

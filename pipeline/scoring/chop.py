@@ -3,7 +3,7 @@ hyp.ctm ctm`, sctk's ctm2ctm.c: align_ctm_to_ctm and chop_WTOKE_2). Neither file
 words, the reference's and the hypothesis's, are cut where a gap in the reference's words overlaps a gap in the
 hypothesis's, within about 50 words of the chunk's start (100, 200, ... where no such gap is found), and each chunk
 is aligned as an utterance, `<file>-<channel>-<n>` (from 0000), whose speaker is `<file>-<channel>`. The word
-alignment of each chunk is sclite's default; its -T (time-mediated alignment) is not reproduced.
+alignment of each chunk is sclite's default, or, with its -T, by the words' times (alternations.align's `times`).
 
 Two sclites chop differently (CHOPS). Every released one (2.4.12 and before; Debian's 2.4.10) reads, at one step of
 its search, a hypothesis word's duration from the reference's table, at the hypothesis word's place in its own
@@ -25,6 +25,7 @@ from itertools import chain, groupby
 from typing import NamedTuple
 
 from pipeline.errors import InputError
+from pipeline.scoring.lenient import NOTHING
 from pipeline.scoring.stm import Cut, counted, ctm_lines, ctm_words
 
 FIRST_REACH = 50  # chop_WTOKE_2's max_words, doubled until a cut is found
@@ -32,11 +33,16 @@ NO_END = 999999.99  # the end of the gap after a channel's last word
 TABLE_SIZE = 5000  # the words a table first holds (wtokeini.c), grown by TABLE_GROWTH for a longer conversation
 TABLE_GROWTH = 1.3
 CHOPS = ("released", "master")  # as every released sclite chops (2.4.12 and before), as SCTK's master does
-COMPARABLE = {  # what each chop's counts stand beside
-    "released": "each ctm channel chopped into utterances as every released sclite (2.4.12 and before) chops it: "
-                "comparable with their `sclite -r ref.ctm ctm -h hyp.ctm ctm`",
-    "master": "each ctm channel chopped into utterances as SCTK's master chops it since commit 82955db, not yet "
-              "released: not comparable with a released sclite's on the same files, whose utterances differ"}
+
+
+def comparable(chop: str, timed: bool) -> str:
+    """What the counts of a ctm reference chopped as `chop` chops it stand beside; `timed`: aligned by time."""
+    aligned = ", each chunk aligned by its words' times" if timed else ""
+    if chop == "released":
+        return (f"each ctm channel chopped into utterances as every released sclite (2.4.12 and before) chops it"
+                f"{aligned}: comparable with their `sclite -r ref.ctm ctm -h hyp.ctm ctm{' -T' * timed}`")
+    return (f"each ctm channel chopped into utterances as SCTK's master chops it since commit 82955db, not yet "
+            f"released{aligned}: not comparable with a released sclite's on the same files, whose utterances differ")
 
 
 class Entry(NamedTuple):
@@ -226,10 +232,21 @@ def _channels(table: _Table, lines: list[tuple[int, list[str]]], path: str,
     return out
 
 
-def utterances(ref_path: str, hyp_path: str, chop: str = CHOPS[0]) -> Cut:
+def _times(lines: list[tuple[int, list[str]]]) -> list[tuple[float, float]]:
+    """The (start, end) of each word of some of a ctm's lines, as sclite's WORD holds them (T1, T2)."""
+    out = []
+    for _, fields in lines:
+        if not fields[4].upper().startswith("<ALT") and fields[4] != NOTHING:
+            start = float(fields[2])
+            out.append((start, start + float(fields[3])))
+    return out
+
+
+def utterances(ref_path: str, hyp_path: str, chop: str = CHOPS[0], timed: bool = False) -> Cut:
     """Each chunk's utterance (id, reference, hypothesis), conversation by conversation and channel by channel in
-    the reference's order, chopped as `chop` (CHOPS) chops; an InputError where the hypothesis has an alternation,
-    or words of a file or channel the reference has none of, or its files in another order than the reference's."""
+    the reference's order, chopped as `chop` (CHOPS) chops; `timed`: with its words' times, to align by them (sclite
+    -T). An InputError where the hypothesis has an alternation, or words of a file or channel the reference has
+    none of, or its files in another order than the reference's."""
     ref_lines, hyp_lines = ctm_lines(ref_path, "--ref"), ctm_lines(hyp_path, "--hyp")
     said, heard = _entries(ref_lines), _entries(hyp_lines)
     block = next((k for k, e in enumerate(heard) if e.alternate), None)
@@ -244,7 +261,7 @@ def utterances(ref_path: str, hyp_path: str, chop: str = CHOPS[0]) -> Cut:
                                                   if stray else f"its files are not in {ref_path}'s order, in "
                                                   "which sclite reads both; sort both by file, channel and time"))
     ref, hyp = _Table(said), _Table(heard)
-    out, confidences, channels, silent, begins, unconfident = [], {}, 0, 0, [], 0
+    out, confidences, channels, silent, begins, unconfident, times = [], {}, 0, 0, [], 0, {}
     for file in files:
         ours = _channels(ref, ref_lines, ref_path, "--ref")
         theirs = dict(_channels(hyp, hyp_lines, hyp_path, "--hyp")) if file in heard_files else {}
@@ -265,8 +282,11 @@ def utterances(ref_path: str, hyp_path: str, chop: str = CHOPS[0]) -> Cut:
                 pieces = _Chopper(ref, hyp, r_last, h_last, chop == "released").chunks(r0, h0)
             for n, (r_first, r_end, h_first, h_end) in enumerate(pieces):
                 uid = f"{fields[0]}-{fields[1]}-{n:04d}"
-                r_words = ctm_words([ref_lines[ref[p].line] for p in range(r_first, r_end + 1)], ref_path, "--ref")
-                h_words = ctm_words([hyp_lines[hyp[p].line] for p in range(h_first, h_end + 1)], hyp_path)
+                r_lines = [ref_lines[ref[p].line] for p in range(r_first, r_end + 1)]
+                h_lines = [hyp_lines[hyp[p].line] for p in range(h_first, h_end + 1)]
+                r_words, h_words = ctm_words(r_lines, ref_path, "--ref"), ctm_words(h_lines, hyp_path)
+                if timed:
+                    times[uid] = _times(r_lines), _times(h_lines)
                 out.append((uid, " ".join(w.word for w in r_words), " ".join(w.word for w in h_words)))
                 begins.append(ref_lines[ref[r_first].line][0] if r_first <= r_end else 0)
                 confidences[uid] = tuple(chain.from_iterable(w.confidences for w in h_words))
@@ -274,7 +294,7 @@ def utterances(ref_path: str, hyp_path: str, chop: str = CHOPS[0]) -> Cut:
     known = any(c is not None for given in confidences.values() for c in given)
     return Cut(utterances=out, channels=channels, ignored_segments=0, ignored_words=0,
                confidences=confidences if known and not unconfident else {},
-               unconfident=unconfident if known else 0, segments=tuple(begins), unheard=silent)
+               unconfident=unconfident if known else 0, segments=tuple(begins), unheard=silent, timed=times)
 
 
 def line(cut: Cut, ctm: str, chop: str) -> str:

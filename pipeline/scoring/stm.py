@@ -296,6 +296,9 @@ class Cut:
     # utterance's reference begins at, 0 for none)
     reduced: Reduced | None = None  # what sclite's -m left out, where it was asked for
     unheard: int = 0  # a ctm reference's channels (scoring/chop.py) the hypothesis has no word of
+    timed: dict[str, tuple[list[tuple[float, float]], list[tuple[float, float]]]] = field(default_factory=dict)
+    # id → the (start, end) of each word of its reference and of its hypothesis, in order (`@` left out), where
+    # they are aligned by time (a ctm reference, sclite -T)
 
     def line(self, ctm: str) -> str:
         said = f"{ctm}: {counted(len(self.utterances), 'segment')} of {counted(self.channels, 'channel')} scored"

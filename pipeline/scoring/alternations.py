@@ -292,10 +292,11 @@ def _float_weights(net: _Network, hnet: _Network, said: list, written: list, len
     round as sclite's floats round."""
     cost = lenient.cost
     substituted = _substituted(said, written, lenient, np.float32)
-    for a in range(1, len(said)):  # the cells of a `@`, whose weights are not a word's
-        for b in range(1, len(written)):
-            if said[a].value == NOTHING or written[b].value == NOTHING:
-                substituted[a, b] = cost(said[a], written[b])
+    nothing = [a for a in range(1, len(said)) if said[a].value == NOTHING]
+    heard_nothing = [b for b in range(1, len(written)) if written[b].value == NOTHING]
+    for a, b in {*((a, b) for a in nothing for b in range(1, len(written))),
+                 *((a, b) for b in heard_nothing for a in range(1, len(said)))}:  # a `@`'s: not a word's weights
+        substituted[a, b] = cost(said[a], written[b])
     dropped = np.array([0] + [cost(w, None) for w in said[1:]], np.float32)
     added = np.array([0] + [cost(None, w) for w in written[1:]], np.float32)
     return _steps(net, hnet, substituted, dropped, added)

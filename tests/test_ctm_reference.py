@@ -178,22 +178,30 @@ def test_ctm_chop_is_for_a_ctm_reference(tmp_path):
     assert proc.returncode == 2 and "--ctm-chop master: sclite chops a ctm reference" in proc.stderr
 
 
-def test_systems_chopped_otherwise_are_not_paired(tmp_path):
+def test_systems_chopped_otherwise_are_compared_by_speaker_alone(tmp_path):
     """Each hypothesis chops the reference by its own gaps, so two systems' chunks of one name can hold other
-    reference words: comparing them is refused, naming the line; systems chopped alike are compared."""
-    words = [f"f1 A {t:.2f} 0.2 w{t:.0f}\n" for t in range(0, 120)]
+    reference words: they are then compared by speaker alone, as sc_stats pairs speakers, the terminal naming the
+    line where their chunks part and what is left out; systems chopped alike are paired by utterance too."""
+    words = [f"f{k} A {t:.2f} 0.2 w{t:.0f}\n" for k in (1, 2) for t in range(0, 120)]
     (tmp_path / "ref.ctm").write_text("".join(words))
     (tmp_path / "same.ctm").write_text("".join(words))
     (tmp_path / "alike.ctm").write_text("".join(words).replace("w7 ", "x7 "))
     (tmp_path / "long.ctm").write_text("".join(words[:45] + ["f1 A 45.00 11.0 long\n"] + words[56:]))  # no gap
     # of its meets the reference's between 45 and 56 s
-    out = str(tmp_path / "out")
+    out = tmp_path / "out"
     proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "same.ctm"), "--hyp",
-                 str(tmp_path / "long.ctm"), "--out", out)
-    assert proc.returncode == 2 and "same.ctm and " in proc.stderr and "(one begins at its line 46 for one of " \
-        "them only)" in proc.stderr, proc.stderr
-    proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "same.ctm"), "--hyp",
-                 str(tmp_path / "alike.ctm"), "--out", out)
+                 str(tmp_path / "long.ctm"), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert [(r["asr"], r["id"]) for r in store.read_csv(tmp_path / "out" / "utterances.csv")] == \
-        [(a, f"{a}_f1-A-{n:04d}") for a in ("same", "alike") for n in range(3)]
+    assert "same.ctm and " in proc.stdout and "(one begins at its line 46 for one of them only)" in proc.stdout
+    assert "compared by speaker alone (speaker_comparisons.csv" in proc.stdout
+    assert f"paired comparisons by speaker: {out}/speaker_comparisons.csv" in proc.stdout
+    assert not (out / "comparisons.csv").exists()
+    (row,) = store.read_csv(out / "speaker_comparisons.csv")
+    assert (row["a"], row["b"], row["speakers"], row["sign_b_worse"], row["sign_ties"]) == ("same", "long", "2", "1",
+                                                                                            "1")
+    proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "same.ctm"), "--hyp",
+                 str(tmp_path / "alike.ctm"), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert [(r["asr"], r["id"]) for r in store.read_csv(out / "utterances.csv")] == \
+        [(a, f"{a}_f{k}-A-{n:04d}") for a in ("same", "alike") for k in (1, 2) for n in range(3)]
+    assert (out / "comparisons.csv").exists() and "by speaker alone" not in proc.stdout

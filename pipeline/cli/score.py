@@ -372,9 +372,10 @@ def unpaired(ref: str, one: str, other: str, its: tuple[int, ...], theirs: tuple
         where = f"one begins at its line {line} for one of them only" if line else "their utterances of no " \
             "reference word fall otherwise"
         return (f"{one} and {other} chop {ref} into different utterances ({where}): sclite chops a ctm "
-                "reference where gaps in it and in the hypothesis meet, so each system's utterances are its own and "
-                "cannot be paired; score each alone, or give the reference as an stm, whose segments every system "
-                "shares")
+                "reference where gaps in it and in the hypothesis meet, so each system's utterances are its own. "
+                f"The systems are compared by speaker alone ({SPEAKER_COMPARISONS}: sign and Wilcoxon tests, as "
+                "sc_stats pairs speakers), with no MAPSSWE and no test by utterance; to pair utterances, give the "
+                "reference as an stm, whose segments every system shares")
     return (f"--reduce ref: {one} and {other} cover different segments of {ref} (its line {line} is scored for one "
             "of them only), which cannot be paired; score each alone, or leave out --reduce ref")
 
@@ -426,16 +427,18 @@ def characters_of(args: argparse.Namespace, cfg: ScoreConfig, lang: str, rules: 
     return Characters(optional=rules.optional, no_hyphens=args.delete_hyphens, fragments=rules.fragments)
 
 
-def compare(out: str, cfg: ScoreConfig, speaker_rows: list[speakers.SpeakerSummary]
+def compare(out: str, cfg: ScoreConfig, speaker_rows: list[speakers.SpeakerSummary], by_utterance: bool = True
             ) -> tuple[list[comparisons.Comparison], list[speakers.SpeakerComparison]]:
     """Every two systems paired on their utterances, as a run's compare stage pairs its engines (MAPSSWE, sign and
     Wilcoxon, Holm-corrected), from the files just written; comparisons.csv beside them. With `speaker_rows`
     (speakers.csv's), their speakers paired too, as sc_stats pairs them for its sign and Wilcoxon tests
-    (speaker_comparisons.csv)."""
-    with without_cycle_collection():  # the records read back hold no cycle, as they held none when scored
-        scored = tables.load((UTTERANCES, EVENTS, SUMMARY_JSON), out, Results)
-        found = comparisons.compare(scored, cfg.bootstrap, cfg.seed)
-    records.write_csv(Path(out) / COMPARISONS, comparisons.Comparison, found)
+    (speaker_comparisons.csv); alone, where the utterances are not `by_utterance` the same."""
+    found = []
+    if by_utterance:
+        with without_cycle_collection():  # the records read back hold no cycle, as they held none when scored
+            scored = tables.load((UTTERANCES, EVENTS, SUMMARY_JSON), out, Results)
+            found = comparisons.compare(scored, cfg.bootstrap, cfg.seed)
+        records.write_csv(Path(out) / COMPARISONS, comparisons.Comparison, found)
     by = speakers.compare(speaker_rows) if speaker_rows else []
     if speaker_rows:
         records.write_csv(Path(out) / SPEAKER_COMPARISONS, speakers.SpeakerComparison, by)
@@ -587,9 +590,15 @@ def main(argv: list[str]) -> int:
         read = [(name, read_pairs(args.ref, path, normalizer, rules, glms, fold_ids=cfg.normalize == "sclite",
                                   kaldi=kaldi, reduce=reduce, ctm_chop=chopped, timed=args.time_mediated))
                 for name, path in hyps]
+        apart = ""  # why the systems' utterances cannot be paired, where only their speakers can
         for (_, path), (_, r) in zip(hyps[1:], read[1:]):
             if r.segments != read[0][1].segments:
-                raise ConfigError(unpaired(args.ref, hyps[0][1], path, read[0][1].segments, r.segments))
+                why = unpaired(args.ref, hyps[0][1], path, read[0][1].segments, r.segments)
+                if not is_ctm(args.ref):
+                    raise ConfigError(why)
+                apart = apart or why
+        if apart:
+            print(f"note: {apart}")
         definitions = labels.defined(args.ref) if is_stm(args.ref) else None
         outputs = chosen(args.outputs, speakers_named=read[0][1].speaker is not None,
                          subsets=definitions is not None, confident=any(r.confident for _, r in read))
@@ -615,9 +624,9 @@ def main(argv: list[str]) -> int:
         label_rows = records.read_csv(Path(args.out) / LABELS.name, LABELS.record) if LABELS in outputs else []
         confident = confidence.lines(confidences.rows(results.unit), confidences.unplaced, cfg.normalize) \
             if CONFIDENCE in outputs else []
-        compared, by = compare(args.out, cfg, speaker_rows) if len(hyps) > 1 else ([], [])
+        compared, by = compare(args.out, cfg, speaker_rows, by_utterance=not apart) if len(hyps) > 1 else ([], [])
         by_speaker = len(hyps) > 1 and bool(speaker_rows)
-        for name, written in ((COMPARISONS, len(hyps) > 1), (SPEAKER_COMPARISONS, by_speaker)):
+        for name, written in ((COMPARISONS, len(hyps) > 1 and not apart), (SPEAKER_COMPARISONS, by_speaker)):
             if not written:
                 (Path(args.out) / name).unlink(missing_ok=True)  # an earlier scoring's, of other systems
     except OSError as e:
@@ -633,7 +642,8 @@ def main(argv: list[str]) -> int:
     for c in by:
         print(speaker_verdict(c))
     if len(hyps) > 1:
-        print(f"paired comparisons: {args.out}/{COMPARISONS}"
+        print(f"paired comparisons by speaker: {args.out}/{SPEAKER_COMPARISONS}" if apart else
+              f"paired comparisons: {args.out}/{COMPARISONS}"
               + (f", by speaker: {args.out}/{SPEAKER_COMPARISONS}" if by else ""))
     forgiven = marked.line(rules)
     if forgiven:

@@ -196,4 +196,4 @@ def test_networks_are_aligned_alike_uncompiled_and_compiled(monkeypatch):
         monkeypatch.setattr(alternations, "INTERPRETED_CELLS", cells)
         found[cells] = [alternations.align(ref, hyp, BOTH) for ref, hyp in pairs]
     assert found[0] == found[10 ** 9]
-    assert sum(c != HIT for *_, codes in found[0] for c in codes) > 500  # errors of every kind, many ties
+    assert sum(c != HIT for _, _, codes, _ in found[0] for c in codes) > 500  # errors of every kind, many ties

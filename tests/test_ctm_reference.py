@@ -99,6 +99,22 @@ def test_chunks_aligned_by_time_count_as_sclite_t_counts_them(tmp_path):
     assert counted[("-T",)] != counted[()]
 
 
+def test_a_way_of_no_word_across_a_word_at_0_s_is_the_one_departure_of_the_alignment_by_time(tmp_path):
+    """A `@` starts and ends at 0 s, so against a hypothesis word that starts at 0 s its substitution weighs what
+    passing it and inserting the word weigh; sclite -T takes the tie as a substitution, and counts the `@` a
+    reference word ((#C #S #D #I) 1 1 0 0 here, checked by hand); here the word is an insertion, and the terminal
+    says so."""
+    (tmp_path / "ref.ctm").write_text("f1 A * * <ALT_BEGIN>\nf1 A 5.0 0.2 th-\nf1 A * * <ALT>\nf1 A * * <ALT_END>\n"
+                                      "f1 A 5.5 0.3 the\n")
+    (tmp_path / "hyp.ctm").write_text("f1 A 0.0 0.2 ah\nf1 A 5.5 0.3 the\n")
+    proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "hyp.ctm"), "--normalize", "sclite",
+                 "--time-mediated", "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    assert utterance_counts(tmp_path / "out") == {"f1-a-0000": (1, 0, 0, 1)}
+    assert "in 1 utterance, aligned by time, an alternation's way of no word (`@`, which starts and ends at 0 s) " \
+           "meets a hypothesis word that starts at 0 s" in proc.stdout
+
+
 def test_time_mediated_alignment_needs_words_with_their_times(tmp_path):
     """Refused, naming the fix (exit 2): an stm reference, characters for units, a normalizer that makes other
     words than those the times are of."""

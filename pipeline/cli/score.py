@@ -210,11 +210,17 @@ def cut_pairs(cut: stm.Cut, ref_path: str, hyp_path: str, normalizer: Normalizer
     if cut.unconfident:
         print(f"note: {hyp_path}: {stm.counted(cut.unconfident, 'word')} without a confidence among words with one; "
               "no NCE (sclite would count each missing one as 0): give every word one, or none")
-    where = f"{ref_path} and {hyp_path}"
-    return Read(iter([Pair(sentence_id=uid, **resolved(where, uid, ref, hyp, normalizer, rules,
-                                                       confidences=cut.confidences.get(uid), times=cut.timed.get(uid)))
-                      for uid, ref, hyp in cut.utterances]), cut.labels, stm.speaker_of, bool(cut.confidences),
-                cut.segments)
+    where, pairs, crossed = f"{ref_path} and {hyp_path}", [], 0
+    for uid, ref, hyp in cut.utterances:
+        found = resolved(where, uid, ref, hyp, normalizer, rules, confidences=cut.confidences.get(uid),
+                         times=cut.timed.get(uid))
+        crossed += found.pop("nulls", 0) > 0
+        pairs.append(Pair(sentence_id=uid, **found))
+    if crossed:
+        print(f"note: {hyp_path}: in {stm.counted(crossed, 'utterance')}, aligned by time, an alternation's way of no "
+              "word (`@`, which starts and ends at 0 s) meets a hypothesis word that starts at 0 s: sclite -T takes "
+              "the tie as a substitution and counts the `@` a reference word; here the word is an insertion")
+    return Read(iter(pairs), cut.labels, stm.speaker_of, bool(cut.confidences), cut.segments)
 
 
 def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer, rules: Lenient,
@@ -224,7 +230,8 @@ def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: 
     alignment; where sclite's -D or -F (`rules`) could score a word otherwise, that alignment too; where `times`
     gives each word's (start, end), the alignment by them (sclite -T). `ways`: whether braces write alternations
     (in trn and stm files, as in sclite's) or are words (in plain lines). `confidences`: of each word of the
-    hypothesis as written, where they are known; its words' as read are the Pair's."""
+    hypothesis as written, where they are known; its words' as read are the Pair's. With `times`, also `nulls`
+    (alternations.Resolved's), which the caller takes out."""
     held = ways and (alternations.held(reference) or alternations.held(hypothesis))
     if times is None and not held and not rules.held(reference, hypothesis):
         return {"reference": reference, "hypothesis": hypothesis, "word_confidence": confidences}
@@ -235,12 +242,13 @@ def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: 
     if times is not None and found.codes is None:
         raise InputError(f"{where}: utterance {uid}: the normalizer rewrites its words across words, so they cannot "
                          "be aligned by their times; align by time with --normalize sclite or none")
+    timed = {} if times is None else {"nulls": found.nulls}
     if found.hypothesis is not None and confidences is not None:  # of the words of the way it was read
         read = alternations.read_positions(hypothesis, list(found.heard_ways))
         confidences = tuple(confidences[i] for i in read) if read or not found.hypothesis.split() \
             else (None,)  # no way found: no word's confidence is known
     return {"reference": found.reference, "codes": found.codes, "word_confidence": confidences,
-            "hypothesis": hypothesis if found.hypothesis is None else found.hypothesis}
+            "hypothesis": hypothesis if found.hypothesis is None else found.hypothesis, **timed}
 
 
 def filtered(rules: glm.Glm, path: str, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:

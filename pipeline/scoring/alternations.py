@@ -136,6 +136,7 @@ class Resolved(NamedTuple):
     codes: bytes | None
     hypothesis: str | None = None
     heard_ways: tuple[int, ...] = ()
+    nulls: int = 0  # `@` the alignment by time took across a word (align), that word scored inserted or deleted
 
 
 Way = list  # a way's words (str) and the alternations inside it (each a list of Ways), in order
@@ -213,7 +214,7 @@ Timed = tuple[list, list]  # each side's pieces, each piece's ways, each way's w
 
 
 def align(pieces: list[list[Way]], heard_pieces: list[list[Way]], lenient: Lenient = PLAIN, times: Timed | None = None
-          ) -> tuple[list[int], list[int], bytes]:
+          ) -> tuple[list[int], list[int], bytes, int]:
     """sclite's alignment of a hypothesis' network with a reference's (each piece its ways, each way its words, `@`
     alone for nothing, and the alternations inside it, a piece holding any such Nested; a hypothesis too may write
     alternations, as a GLM writes them into one: `{ SHE'S / SHE IS }`): the way taken through each side's pieces
@@ -222,13 +223,15 @@ def align(pieces: list[list[Way]], heard_pieces: list[list[Way]], lenient: Lenie
     inserting the word costs less). Its cheapest way back is taken among both networks' ends and arcs in sclite's
     order, the reference's before the hypothesis'. `lenient`: sclite's -D and -F, where they are asked for
     (scoring/lenient.py). `times`: each word's (start, end), the pieces' shape: aligned by them, as sclite -T
-    aligns a ctm reference's (_time_weights)."""
+    aligns a ctm reference's (_time_weights). Last, how many `@` the alignment took across a word: only by time,
+    where a word starts at 0 s, as a `@` does (a tie sclite takes as a substitution, the `@` a reference word);
+    here that word is inserted or deleted and the `@` passed over."""
     one_way = all(len(ways) == 1 for ways in (*pieces, *heard_pieces))
     if one_way and times is None:
         said = [w for (way,) in pieces for w in way]
         hyp = [w for (way,) in heard_pieces for w in way]
         if NOTHING not in said and NOTHING not in hyp and (len(said) + 1) * (len(hyp) + 1) <= MOST_CELLS:
-            return [0] * len(pieces), [0] * len(heard_pieces), _line(said, hyp, lenient)
+            return [0] * len(pieces), [0] * len(heard_pieces), _line(said, hyp, lenient), 0
     net, hnet = _network(pieces), _network(heard_pieces)
     words, heard = net.words, hnet.words
     if len(words) * len(heard) > MOST_CELLS:
@@ -243,7 +246,7 @@ def align(pieces: list[list[Way]], heard_pieces: list[list[Way]], lenient: Lenie
     else:
         weights = _whole_weights if NOTHING not in words and NOTHING not in heard else _float_weights
     back, (a, b) = weights(net, hnet, said, written, lenient)
-    taken, taken_heard, codes = [0] * len(pieces), [0] * len(heard_pieces), []
+    taken, taken_heard, codes, nulls = [0] * len(pieces), [0] * len(heard_pieces), [], 0
     route, heard_route = {p: [] for p in net.paths}, {p: [] for p in hnet.paths}  # arcs taken, the last first
     while a > 0 or b > 0:
         was_a, was_b = back[a][b]
@@ -265,13 +268,19 @@ def align(pieces: list[list[Way]], heard_pieces: list[list[Way]], lenient: Lenie
         elif was_b == b:
             if words[a] != NOTHING:
                 codes.append(OPTIONAL_DELETION if said[a].optional else DELETION)
-        elif words[a] != NOTHING or heard[b] != NOTHING:
+        elif words[a] == NOTHING and heard[b] == NOTHING:
+            pass
+        elif words[a] == NOTHING or heard[b] == NOTHING:  # by time alone: a `@` (at 0 s) across a word at 0 s
+            nulls += 1
+            codes.append((OPTIONAL_INSERTION if written[b].optional else INSERTION) if words[a] == NOTHING
+                         else OPTIONAL_DELETION if said[a].optional else DELETION)
+        else:
             codes.append(HIT if same(said[a], written[b]) else SUBSTITUTION)
         a, b = was_a, was_b
     for side, chosen, arcs in ((net, taken, route), (hnet, taken_heard, heard_route)):
         for p, last_first in arcs.items():
             chosen[p] = side.paths[p].index(last_first[::-1])
-    return taken, taken_heard, bytes(reversed(codes))
+    return taken, taken_heard, bytes(reversed(codes)), nulls
 
 
 def _whole_weights(net: _Network, hnet: _Network, said: list, written: list, lenient: Lenient
@@ -478,7 +487,7 @@ def resolve(reference: str, hypothesis: str, normalizer: Normalizer, lenient: Le
     orders, heard_orders = (_sclite_order(t, normalizer.characters) for t in (tree, heard_tree))
     timed = None if times is None else (_ordered(_timed(tree, said, times[0], "the reference"), orders),
                                         _ordered(_timed(heard_tree, heard, times[1], "the hypothesis"), heard_orders))
-    taken, taken_heard, codes = align(_ordered(said, orders), _ordered(heard, heard_orders), lenient, timed)
+    taken, taken_heard, codes, nulls = align(_ordered(said, orders), _ordered(heard, heard_orders), lenient, timed)
     taken, taken_heard = _unordered(taken, orders), _unordered(taken_heard, heard_orders)
     pieces, heard_pieces = _spelled_pieces(tree), _spelled_pieces(heard_tree)
     text = _taken_text(pieces, taken)
@@ -489,8 +498,8 @@ def resolve(reference: str, hypothesis: str, normalizer: Normalizer, lenient: Le
     consumed = (sum(c not in HYP_ONLY for c in codes), sum(c not in REF_ONLY for c in codes))
     if (consumed != (len(words), len(hyp)) or normalizer.references([text])[0].split() != words
             or (read is not None and normalizer.hypotheses([read])[0].split() != hyp)):
-        return Resolved(text, None, read, tuple(taken_heard))
-    return Resolved(text, codes, read, tuple(taken_heard))
+        return Resolved(text, None, read, tuple(taken_heard), nulls)
+    return Resolved(text, codes, read, tuple(taken_heard), nulls)
 
 
 def _timed(tree: list[str | _Alternation], said: list[list[Way]], times: list[tuple[float, float]], side: str

@@ -50,7 +50,7 @@ class Entry(NamedTuple):
     start: float
     duration: float
     alternate: bool  # a mark, or a word inside a block
-    line: int = -1  # of the file's lines; -1: a place of the table that never held one
+    line: int = -1  # its index among the file's lines; -1: a place of the table that never held one
     file: str = ""  # casefolded, as sclite compares names
     channel: str = ""
 

@@ -513,7 +513,8 @@ def main(argv: list[str]) -> int:
                    help="hypotheses, in the same form as --ref (a ctm file, name.ctm, for an stm or a ctm); repeat "
                         "it to compare systems on the same references (each named NAME, or by its file's stem), "
                         f"paired by utterance: MAPSSWE, sign and Wilcoxon tests, Holm-corrected, in {COMPARISONS}; "
-                        f"from trn or stm files, by speaker too, as sc_stats pairs them, in {SPEAKER_COMPARISONS}")
+                        f"from trn, stm or ctm files, by speaker too, as sc_stats pairs them, in "
+                        f"{SPEAKER_COMPARISONS}")
     dests = add_flags(p, ScoreConfig(), every_field=True, keys=False)
     p.add_argument("--language", default=None,
                    help="the references' language (ISO 639, as a run's --language): characters are the unit for "

@@ -187,6 +187,15 @@ def test_what_cannot_be_chopped_as_sclite_chops_is_refused_by_name(tmp_path, hyp
     assert proc.returncode == 2 and told in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
 
+def test_a_ctm_reference_of_no_word_or_a_line_of_too_few_fields_is_refused_by_name(tmp_path):
+    (tmp_path / "empty.ctm").write_text("; only a comment\n")
+    (tmp_path / "short.ctm").write_text("f1 A 0.0 the\n")
+    for ref, told in (("empty.ctm", "--ref {}: no word; a ctm line is `file channel start duration word"),
+                      ("short.ctm", "--ref {}: line 1 has 4 fields; a ctm line is `file channel start duration")):
+        proc = score("--ref", str(tmp_path / ref), "--hyp", str(tmp_path / "empty.ctm"), "--out", str(tmp_path / "o"))
+        assert proc.returncode == 2 and told.format(tmp_path / ref) in proc.stderr, proc.stderr
+
+
 def test_ctm_chop_is_for_a_ctm_reference(tmp_path):
     (tmp_path / "ref.txt").write_text("the cat\n")
     proc = score("--ref", str(tmp_path / "ref.txt"), "--hyp", str(tmp_path / "ref.txt"), "--ctm-chop", "master",

@@ -248,6 +248,8 @@ def utterances(ref_path: str, hyp_path: str, chop: str = CHOPS[0], timed: bool =
     -T). An InputError where the hypothesis has an alternation, or words of a file or channel the reference has
     none of, or its files in another order than the reference's."""
     ref_lines, hyp_lines = ctm_lines(ref_path, "--ref"), ctm_lines(hyp_path, "--hyp")
+    if not ref_lines:
+        raise InputError(f"--ref {ref_path}: no word; a ctm line is `file channel start duration word [confidence]`")
     said, heard = _entries(ref_lines), _entries(hyp_lines)
     block = next((k for k, e in enumerate(heard) if e.alternate), None)
     if block is not None:

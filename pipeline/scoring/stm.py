@@ -87,6 +87,7 @@ class Word:
 
 
 COMMENTS = {"stm": (";;", "**"), "ctm": (";",)}  # what opens a line sclite reads past, in each kind of file
+ARTICLE = {"stm": "an", "ctm": "a"}
 
 
 def _fields(path: str, flag: str, least: int, kind: str, layout: str) -> Iterator[tuple[int, list[str]]]:
@@ -95,7 +96,8 @@ def _fields(path: str, flag: str, least: int, kind: str, layout: str) -> Iterato
         if not fields or fields[0].startswith(COMMENTS[kind]):
             continue
         if len(fields) < least:
-            raise InputError(f"{flag} {path}: line {n} has {len(fields)} fields; an {kind} line is `{layout}`")
+            raise InputError(f"{flag} {path}: line {n} has {len(fields)} fields; {ARTICLE[kind]} {kind} line is "
+                             f"`{layout}`")
         yield n, fields
 
 

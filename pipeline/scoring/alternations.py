@@ -210,11 +210,11 @@ def spelled(ways: list[Way]) -> list[list[str]]:
     return out
 
 
-Timed = tuple[list, list]  # each side's pieces, each piece's ways, each way's words' (start, end) in seconds
+WayTimes = tuple[list, list]  # each side's pieces, each piece's ways, each way's words' (start, end) in seconds
 
 
-def align(pieces: list[list[Way]], heard_pieces: list[list[Way]], lenient: Lenient = PLAIN, times: Timed | None = None
-          ) -> tuple[list[int], list[int], bytes, int]:
+def align(pieces: list[list[Way]], heard_pieces: list[list[Way]], lenient: Lenient = PLAIN,
+          times: WayTimes | None = None) -> tuple[list[int], list[int], bytes, int]:
     """sclite's alignment of a hypothesis' network with a reference's (each piece its ways, each way its words, `@`
     alone for nothing, and the alternations inside it, a piece holding any such Nested; a hypothesis too may write
     alternations, as a GLM writes them into one: `{ SHE'S / SHE IS }`): the way taken through each side's pieces

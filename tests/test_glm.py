@@ -178,7 +178,7 @@ def test_score_with_a_glm_counts_as_hubscr_does_with_csrfilt_and_sclite(tmp_path
                  "--normalize", "sclite", "--optional-words", "--fragments", "--out", str(tmp_path / "out"))
     assert proc.returncode == 0, proc.stderr
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-    assert f"scored as NIST's hubscr.pl scores: the GLM {path} (sha256 {digest}) applied" in proc.stdout
+    assert f"scored as NIST's hubscr.pl -l english scores: the GLM {path} (sha256 {digest}) applied" in proc.stdout
     ours = {r["id"]: r for r in store.read_csv(tmp_path / "out" / "utterances.csv")}
 
     nist = tmp_path / "nist"

@@ -16,8 +16,8 @@ from pipeline.scoring.utterances import Pair
 from pipeline.errors import ConfigError, InputError
 from pipeline.exec import fanout
 from pipeline.io.inputs import text_lines
-from pipeline.scoring import (alternations, chop, confidence, glm, labels, language, lenient, normalize, sclite,
-                              speakers, stm)
+from pipeline.scoring import (alternations, chop, confidence, glm, hubscr, labels, language, lenient, normalize,
+                              sclite, speakers, stm)
 from pipeline.scoring.config import Comparability, ScoreConfig
 from pipeline.scoring.language import NOASCII, Characters
 from pipeline.scoring.lenient import Lenient
@@ -262,20 +262,36 @@ def filtered(rules: glm.Glm, path: str, entries: list[tuple[str, str]]) -> list[
     return out
 
 
-def glms_of(path: str | None, preset_name: str | None) -> dict[tuple[str, str], glm.Glm] | None:
+def glms_of(path: str | None, preset_name: str | None, lang: str = "en",
+            filters: tuple[hubscr.Filter, ...] = ()) -> dict[tuple[str, str], glm.Glm] | None:
     """The GLM's rules for each side of each format, as hubscr.pl has csrfilt.sh apply them (`-t ref -i trn`,
-    `-t hyp -i ctm`, ...: a GLM's sections can apply to some alone)."""
+    `-t hyp -i ctm`, ...: a GLM's sections can apply to some alone), with the flags hubscr.pl gives csrfilt.sh for
+    `lang`, after its `filters`."""
     if path is None:
+        if filters:
+            raise ConfigError(f"{filters[0].flag}: hubscr.pl runs {filters[0].script} before csrfilt.sh applies the "
+                              "GLM; give --glm FILE too")
         return None
     if preset_name:
         raise ConfigError(f"--glm: --preset {preset_name} scores as its recipe does, without a GLM; leave out one or "
                           "the other")
+    which = hubscr.of(lang)
+    flags, before = glm.Csrfilt(which.upcase, which.extended), tuple(f.step for f in filters)
     try:
-        return {(side, fmt): glm.read(path, side, fmt) for side, fmt in GLM_INPUTS}
+        return {(side, fmt): glm.read(path, side, fmt, flags, before) for side, fmt in GLM_INPUTS}
     except OSError as e:
         raise ConfigError(f"--glm {path}: cannot read it ({e.strerror or e})") from None
     except ValueError as e:
         raise ConfigError(f"--glm {path}: {e}") from None
+
+
+def filters_of(args: argparse.Namespace, lang: str) -> tuple[hubscr.Filter, ...]:
+    """hubscr.pl's Arabic filters the flags ask for, refused elsewhere as hubscr.pl refuses them."""
+    asked = tuple(f for f in hubscr.FILTERS if getattr(args, f.flag.removeprefix("--").replace("-", "_")))
+    if asked and lang != hubscr.ARABIC:
+        raise ConfigError(f"{asked[0].flag}: hubscr.pl's {asked[0].hubscr} ({asked[0].script}) is for Arabic alone; "
+                          f"give --language {hubscr.ARABIC}, or leave it out")
+    return asked
 
 
 GLM_INPUTS = (("ref", "trn"), ("hyp", "trn"), ("ref", "stm"), ("hyp", "ctm"))  # what csrfilt.sh is told, by file
@@ -335,21 +351,33 @@ class Marked:
                 f"these; {options} {'score' if ' and ' in options else 'scores'} as it does")
 
 
-def as_hubscr(rules: Lenient, glm_path: str | None, characters: Characters | None = None) -> str:
+def as_hubscr(rules: Lenient, glm_path: str | None, characters: Characters | None = None, lang: str = "en",
+              normalizer: str = "sclite", filters: tuple[hubscr.Filter, ...] = ()) -> str:
     """How a scoring with sclite's -D or -F, or a GLM (`glm_path`: its path and digest), stands to NIST's
     hubscr.pl, which has both; `characters`: how the texts were cut into characters, where they were (hubscr.pl
-    scores Mandarin with sclite -c NOASCII DH)."""
+    scores Mandarin with sclite -c NOASCII DH); `lang`, `normalizer` and `filters`: what hubscr.pl's -l, sclite's -s
+    and hubscr.pl's Arabic filters would be."""
     cut = "" if characters is None else " -c NOASCII" + " DH" * characters.no_hyphens
-    if rules == lenient.BOTH and glm_path:
-        return (f"scored as NIST's hubscr.pl scores: the GLM {glm_path} applied as csrfilt.sh -dh applies it, then "
-                f"sclite -D -F{cut}")
-    if glm_path:
-        both = lenient.BOTH.names(lenient.OPTIONS, " ")
-        return (f"the GLM {glm_path} applied as csrfilt.sh -dh applies it; NIST's hubscr.pl then scores with sclite "
-                f"-D -F ({both})" + (f", here {rules.flags} alone" if rules else "")
-                + (f", and here cut into characters as sclite{cut} cuts them" if cut else ""))
-    return (f"scored as sclite {rules.flags}{cut} scores (NIST's hubscr.pl passes -D -F, after filtering both texts "
-            "with a GLM: --glm FILE)")
+    which = hubscr.of(lang)
+    case = " -s" * which.case_sensitive
+    if not glm_path:
+        return (f"scored as sclite {rules.flags}{cut} scores (NIST's hubscr.pl passes -D -F, after filtering both "
+                "texts with a GLM: --glm FILE)")
+    known = lang in hubscr.LANGUAGES
+    call = f"hubscr.pl -l {which.name}{which.options}" + "".join(f" {f.hubscr}" for f in filters) if known else \
+        f"hubscr.pl, which has no -l for {lang}: its English's flags"
+    steps = "".join(f"{f.script}, then " for f in filters)
+    applied = f"{steps}the GLM {glm_path} applied as csrfilt.sh {which.csrfilt} applies it"
+    folded = which.case_sensitive and normalizer != "none"
+    differs = "; ".join(filter(None, (
+        which.left_out, "here A-Z and a-z alike, where sclite -s tells them apart (--normalize none)" * folded)))
+    if rules == lenient.BOTH and known and not differs:
+        return f"scored as NIST's {call} scores: {applied}, then sclite{case} -D -F{cut}"
+    both = lenient.BOTH.names(lenient.OPTIONS, " ")
+    return (f"{applied} ({call}); NIST's hubscr.pl then scores with sclite{case} -D -F ({both})"
+            + (f", here {rules.flags} alone" if rules != lenient.BOTH and rules else "")
+            + (f", and here cut into characters as sclite{cut} cuts them" if cut else "")
+            + (f"; {differs}" if differs else ""))
 
 
 FORMATS = ("auto", "kaldi")
@@ -536,7 +564,13 @@ def main(argv: list[str]) -> int:
     p.add_argument("--glm", default=None, metavar="FILE",
                    help="a GLM (NIST's global mapping file) applied to both sides first, as hubscr.pl has csrfilt.sh "
                         "-dh apply it to trn, stm and ctm files (-t ref, -t hyp): upper case, its rules, hyphens "
-                        "split; the alternations it writes into hypotheses are read as sclite reads them")
+                        "split; the alternations it writes into hypotheses are read as sclite reads them. The "
+                        "--language picks csrfilt.sh's flags as hubscr.pl's -l does: "
+                        + ", ".join(f"{code} ({w.name}) {w.csrfilt}" for code, w in hubscr.LANGUAGES.items()))
+    for f in hubscr.FILTERS:
+        p.add_argument(f.flag, action="store_true",
+                       help=f"hubscr.pl's {f.hubscr} for Arabic (--language {hubscr.ARABIC}), with --glm: "
+                            f"{f.script} on both sides before csrfilt.sh ({f.does})")
     p.add_argument("--reduce", action="append", choices=stm.REDUCTIONS, default=None,
                    help="sclite -m, for an stm and ctm files (repeat it for both): `ref` leaves out the segments "
                         "outside the time range of their channel's ctm words (a ctm of part of a recording), `hyp` "
@@ -580,10 +614,12 @@ def main(argv: list[str]) -> int:
         check(cfg)
         rules = rules_of(args, cfg, lang)
         characters = characters_of(args, cfg, lang, rules)
-        glms = glms_of(args.glm, args.preset)
+        filters = filters_of(args, lang)
+        glms = glms_of(args.glm, args.preset, lang, filters)
         kaldi = format_of(args)
         if rules or glms:
-            comparable = Comparability(line=as_hubscr(rules, glms and glm.identity(args.glm), characters))
+            comparable = Comparability(line=as_hubscr(rules, glms and glm.identity(args.glm), characters, lang,
+                                                      cfg.normalize, filters))
         elif cfg.normalize in normalize.KALDI_COUNTED and not args.preset:
             comparable = Comparability(line=KALDI_LINE)
         hyps = systems(args.hyp)

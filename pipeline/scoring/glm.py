@@ -2,13 +2,14 @@
 before scoring: NIST's hubscr.pl filters both sides so, then scores with sclite -D -F. The rules are rfilter1's
 (sctk's doc/GLMRules.txt): `A => B` or `A => B / C __ D`, tried in the file's order at each character of the text,
 the first whose A, with C before it and D after it in the text as given, lines up there writing B and moving past A;
-a character no rule takes is copied. Around them csrfilt upper-cases a-z, spaces out parentheses, splits hyphenated
-words (`-dh`), cuts an optionally deletable group into one group a word (`(a b)` → `(a) (b)`) and leaves one space
-between words. A `;; INPUT_DEPENDENT_APPLICATION = "<regex>"` line makes the rules after it apply only where the
-regex matches the input's format (`trn`, `stm`, `ctm`) or its side (`ref`, `hyp`): NIST's English GLMs expand a
-hypothesis' contractions into alternations (`{ SHE'S / SHE IS / SHE HAS }`), which sclite, and `score`, then read as
-a reference's. A ctm is filtered a word at a time, and csrfilt writes a word rewritten into several with its line's
-time shared among them (ctm_words).
+a character no rule takes is copied. Around them csrfilt upper-cases a-z (as hubscr.pl's language asks: not in Arabic
+or Italian, and Latin-1's à-ÿ too in Spanish and German: scoring/hubscr.py), spaces out parentheses, splits
+hyphenated words (`-dh`), cuts an optionally deletable group into one group a word (`(a b)` → `(a) (b)`) and leaves
+one space between words. A `;; INPUT_DEPENDENT_APPLICATION = "<regex>"` line makes the rules after it apply only
+where the regex matches the input's format (`trn`, `stm`, `ctm`) or its side (`ref`, `hyp`): NIST's English GLMs
+expand a hypothesis' contractions into alternations (`{ SHE'S / SHE IS / SHE HAS }`), which sclite, and `score`, then
+read as a reference's. A ctm is filtered a word at a time, and csrfilt writes a word rewritten into several with its
+line's time shared among them (ctm_words).
 
 Each step is sctk's, quirks kept, and the tests hold every output to csrfilt.sh's on random texts and rules. The
 text is rfilter1's bytes (UTF-8), seen one byte a character, matched without case where the GLM asks, in A-Z alone,
@@ -18,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 LINE_LENGTH = 131  # what rfilter1 reads of a GLM line (a 132-byte buffer): a longer one it would cut in two
 MAX_NRULES = 400  # rfilter1's room for rules where the file does not say (`* max_nrules = '2500'`)
@@ -26,6 +27,7 @@ FORMAT = "NIST1"  # the one format rfilter1 applies
 SIDES = ("ref", "hyp")
 _SPACE = " \t\n\v\f\r"  # C's isspace
 _UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_LATIN1_UPPER = {c: c - 32 for c in range(0xE0, 0x100)}  # csrfilt.sh -e's tr/\340-\377/\300-\337/
 _SECTION = re.compile(r'^;;\s+INPUT_DEPENDENT_APPLICATION\s*=\s*"([^"]*)"')
 
 
@@ -36,11 +38,20 @@ class Rule(NamedTuple):
     after: str  # D
 
 
-class Glm:
-    """The rules csrfilt.sh gives rfilter1 for one side of one format, and how they match."""
+class Csrfilt(NamedTuple):
+    """csrfilt.sh's flags besides -i, -t and -dh (which hubscr.pl always gives), as hubscr.pl sets them by language
+    (scoring/hubscr.py)."""
+    upcase: bool = True  # without -s
+    extended: bool = False  # -e: Latin-1's à-ÿ upper-cased as well, as csrfilt does a Latin-1 file's bytes
 
-    def __init__(self, rules: tuple[Rule, ...], case_sensitive: bool) -> None:
-        self.rules, self.case_sensitive = rules, case_sensitive
+
+class Glm:
+    """The rules csrfilt.sh gives rfilter1 for one side of one format, and how they match; `flags`: csrfilt.sh's;
+    `before`: steps each text takes first, as hubscr.pl pipes Arabic through hamzaNorm.pl and tanweenFilt.pl."""
+
+    def __init__(self, rules: tuple[Rule, ...], case_sensitive: bool, flags: Csrfilt = Csrfilt(),
+                 before: tuple[Callable[[str], str], ...] = ()) -> None:
+        self.rules, self.case_sensitive, self.flags, self.before = rules, case_sensitive, flags, before
         self._trie = _trie(rules, self._key)
         self._next = re.compile(_pattern(self._trie), re.DOTALL) if self._trie else None
 
@@ -79,13 +90,21 @@ class Glm:
     def filter(self, text: str, padded: bool = True) -> str:
         """csrfilt.sh's filtering of a trn or stm line's text (`padded`: as csrfilt cuts it from the line, a space
         either side) or of a ctm line's word (not padded): ValueError where its optionally deletable parentheses
-        are nested or unpaired, as csrfilt refuses the file. Upper-cased (csrfilt without -s) and hyphens split
-        (-dh), as hubscr.pl has it filter English."""
+        are nested or unpaired, as csrfilt refuses the file, or where `before` leaves nothing of a ctm's word.
+        Upper-cased as `flags` say, and hyphens split (-dh)."""
+        given = text
+        for step in self.before:
+            text = step(text)
+        if not padded and not text.strip():
+            raise ValueError(f"nothing is left of the word {given!r} after hubscr.pl's filters, and csrfilt.sh "
+                             "would read the line's next field as its word; take the line out, or leave the filter out")
+        if self.flags.upcase and self.flags.extended:
+            text = text.translate(_LATIN1_UPPER)
         raw = _BLANKS.sub(" ", f" {_bytes(text)} " if padded else _bytes(text))
         if ("(" in raw or ")" in raw) and _unpaired(raw):
             raise ValueError(f"{text!r}: parentheses nested or unpaired (csrfilt.sh filters only texts whose every `(` "
                              "closes before the next opens)")
-        line = raw.translate(_UPPER)
+        line = raw.translate(_UPPER) if self.flags.upcase else raw
         line = " " + line.replace("(", "( ").replace(")", " )") + " \n"
         line = self.rewrite(line)
         if "-" in line:
@@ -188,10 +207,20 @@ def _pattern(node: dict) -> str:
     return f"(?:{alternatives})?" if _END in node else alternatives
 
 
-def read(path: str | Path, side: str, input_format: str = "trn") -> Glm:
+def read(path: str | Path, side: str, input_format: str = "trn", flags: Csrfilt = Csrfilt(),
+         before: tuple[Callable[[str], str], ...] = ()) -> Glm:
     """The rules of the GLM at `path` that csrfilt.sh gives rfilter1 for `side` (ref or hyp) of an `input_format`
-    file. ValueError says what rfilter1 or csrfilt would stop at, and on which line."""
-    lines = Path(path).read_bytes().decode("latin-1").split("\n")
+    file, filtering as `flags` and `before` say (Glm's). ValueError says what rfilter1 or csrfilt would stop at, and
+    on which line, or that the file is not UTF-8, as the texts are, where its rules would never match them."""
+    data = Path(path).read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise ValueError(f"line {line}: not UTF-8 (byte 0x{data[e.start]:02x}), and the texts are read as UTF-8, "
+                         "so its rules could not match them; convert it as the texts were (`iconv -f latin1 -t "
+                         "utf-8`, or `-f gb2312` for NIST's Mandarin GLMs)") from None
+    lines = data.decode("latin-1").split("\n")
     if lines == [""]:
         raise ValueError("the file is empty")
     kept, applies = [], True
@@ -227,7 +256,7 @@ def read(path: str | Path, side: str, input_format: str = "trn") -> Glm:
     if not settings["copy_no_hit"]:
         raise ValueError("copy_no_hit is false: rfilter1 would drop each line's end too, and csrfilt.sh run the "
                          "whole file into one line; NIST's GLMs copy what no rule takes (`* copy_no_hit = 'T'`)")
-    return Glm(tuple(rules), settings["case_sensitive"])
+    return Glm(tuple(rules), settings["case_sensitive"], flags, before)
 
 
 def _setting(line: str, settings: dict, n: int) -> None:

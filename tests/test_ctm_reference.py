@@ -80,6 +80,49 @@ def test_random_ctm_files_are_chopped_and_counted_as_sclite_chops_and_counts_the
     assert "commit 82955db" in store.read_json(tmp_path / "master" / "summary.json")["comparable"]["line"]
 
 
+GLM = """;; a GLM of the random files' words
+* copy_no_hit = 'T'
+* case_sensitive = 'F'
+KING => KING OF / [ ] __ [ ]
+UM => %HESITATION / [ ] __ [ ]
+MY => MINE
+;; INPUT_DEPENDENT_APPLICATION = "ref"
+LORD => {LORD / LAWD} / [ ] __ [ ]
+"""
+
+
+@needs_sclite
+@pytest.mark.parametrize("seed, flags", [(4, ()), (5, ("--optional-words", "--fragments"))])
+def test_with_a_glm_the_chop_reads_both_files_as_csrfilt_writes_them(tmp_path, seed, flags):
+    """csrfilt.sh -i ctm on each file (a word made two sharing its time, the reference's words made alternations,
+    the hypothesis's confidences kept and its times rewritten to the millisecond), then sclite on what it wrote:
+    every chunk's id and counts, and other counts than without the GLM, and the NCE."""
+    random_files(random.Random(seed), tmp_path, 2, 800, confident=True)
+    (tmp_path / "test.glm").write_text(GLM)
+    env = {"PATH": f"{Path(SCLITE).parent}:/usr/bin:/bin"}
+    for side in ("ref", "hyp"):
+        written = subprocess.run([str(Path(SCLITE).parent / "csrfilt.sh"), "-i", "ctm", "-t", side, "-dh",
+                                  "test.glm"], input=(tmp_path / f"{side}.ctm").read_bytes(), cwd=tmp_path, env=env,
+                                 capture_output=True, check=True).stdout
+        (tmp_path / f"{side}.filtered.ctm").write_bytes(written)
+    assert b"<ALT_BEGIN>" in (tmp_path / "ref.filtered.ctm").read_bytes()
+    told = {report: subprocess.run([SCLITE, "-r", "ref.filtered.ctm", "ctm", "-h", "hyp.filtered.ctm", "ctm",
+                                    *(["-D", "-F"] if flags else []), "-o", report, "stdout"], cwd=tmp_path,
+                                   capture_output=True, text=True, check=True).stdout for report in ("pralign", "sum")}
+    theirs = {uid: counts for uid, (counts, _, _) in pralign_rows(told["pralign"]).items()}
+    counted = {}
+    for glm in (["--glm", str(tmp_path / "test.glm")], []):
+        proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "hyp.ctm"), "--normalize",
+                     "sclite", *flags, *glm, "--out", str(tmp_path / "out"))
+        assert proc.returncode == 0, proc.stderr
+        counted[bool(glm)] = utterance_counts(tmp_path / "out")
+        if glm:
+            assert "to each ctm file, -i ctm (hubscr.pl -l english's flags; hubscr.pl scores an stm reference " \
+                   "alone), then sclite" in proc.stdout
+            assert_nce_as_sclites(tmp_path / "out", sclite_nce(told["sum"]))
+    assert len(theirs) > 10 and counted[True] == theirs != counted[False]
+
+
 @needs_sclite
 def test_chunks_aligned_by_time_count_as_sclite_t_counts_them(tmp_path):
     """--time-mediated (sclite -T): every chunk's counts are Debian sclite's with -T, through the reference's
@@ -175,13 +218,14 @@ def test_a_channel_the_hypothesis_has_no_word_of_is_one_chunk_every_word_deleted
     ("f2 A 1.0 0.3 hello\nf1 A 0.0 0.5 the\n", [], "its files are not in"),
     ("f1 A 0.0 0.5 the\nf1 B 0.0 0.5 good\nf1 A 0.6 0.4 cat\n", [],
      "the lines of file 'f1' channel 'A' are not together"),
-    ("f1 A 0.0 0.5 the\n", ["--glm", "x.glm"], "--glm with"),
+    ("f1 A 0.0 0.5 the\n", ["--glm", "x.glm"], "line 1: an alternation, as the GLM writes it, which sclite's chop"),
     ("f1 A 0.0 0.5 the\n", ["--reduce", "ref"], "--reduce ref: sclite's -m cuts an stm reference"),
 ])
 def test_what_cannot_be_chopped_as_sclite_chops_is_refused_by_name(tmp_path, hyp, extra, told):
     (tmp_path / "ref.ctm").write_text(REFERENCE)
     (tmp_path / "hyp.ctm").write_text(hyp)
-    (tmp_path / "x.glm").write_text(";; an empty GLM\n")
+    (tmp_path / "x.glm").write_text(';; a GLM\n* copy_no_hit = "T"\n;; INPUT_DEPENDENT_APPLICATION = "hyp"\n'
+                                    "THE => {THE / DA} / [ ] __ [ ]\n")
     proc = score("--ref", str(tmp_path / "ref.ctm"), "--hyp", str(tmp_path / "hyp.ctm"), "--out",
                  str(tmp_path / "out"), *[str(tmp_path / a) if a.endswith(".glm") else a for a in extra])
     assert proc.returncode == 2 and told in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

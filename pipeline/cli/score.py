@@ -197,10 +197,7 @@ def read_ctm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: 
     if not is_ctm(hyp_path):
         raise InputError(f"--ref {ref_path}, --hyp {hyp_path}: a ctm reference is scored against ctm hypotheses (as "
                          "`sclite -r ref.ctm ctm -h hyp.ctm ctm`); give every --hyp as a .ctm file")
-    if glms is not None:
-        raise InputError(f"--glm with {ref_path}: a GLM is applied here to trn, stm and ctm hypotheses, and to no "
-                         "ctm reference; filter the reference first (csrfilt.sh -i ctm), or give it as an stm")
-    cut = chop.utterances(ref_path, hyp_path, how, timed)
+    cut = chop.utterances(ref_path, hyp_path, how, timed, glms and (glms["ref", "ctm"], glms["hyp", "ctm"]))
     print(chop.line(cut, hyp_path, how))
     return cut_pairs(cut, ref_path, hyp_path, normalizer, rules)
 
@@ -294,7 +291,8 @@ def filters_of(args: argparse.Namespace, lang: str) -> tuple[hubscr.Filter, ...]
     return asked
 
 
-GLM_INPUTS = (("ref", "trn"), ("hyp", "trn"), ("ref", "stm"), ("hyp", "ctm"))  # what csrfilt.sh is told, by file
+# what csrfilt.sh is told, by file
+GLM_INPUTS = (("ref", "trn"), ("hyp", "trn"), ("ref", "stm"), ("ref", "ctm"), ("hyp", "ctm"))
 
 
 def systems(given: list[str]) -> list[tuple[str, str]]:
@@ -352,11 +350,12 @@ class Marked:
 
 
 def as_hubscr(rules: Lenient, glm_path: str | None, characters: Characters | None = None, lang: str = "en",
-              normalizer: str = "sclite", filters: tuple[hubscr.Filter, ...] = ()) -> str:
+              normalizer: str = "sclite", filters: tuple[hubscr.Filter, ...] = (), ctm_reference: bool = False
+              ) -> str:
     """How a scoring with sclite's -D or -F, or a GLM (`glm_path`: its path and digest), stands to NIST's
     hubscr.pl, which has both; `characters`: how the texts were cut into characters, where they were (hubscr.pl
     scores Mandarin with sclite -c NOASCII DH); `lang`, `normalizer` and `filters`: what hubscr.pl's -l, sclite's -s
-    and hubscr.pl's Arabic filters would be."""
+    and hubscr.pl's Arabic filters would be; `ctm_reference`: the reference a ctm, which hubscr.pl does not score."""
     cut = "" if characters is None else " -c NOASCII" + " DH" * characters.no_hyphens
     which = hubscr.of(lang)
     case = " -s" * which.case_sensitive
@@ -371,6 +370,10 @@ def as_hubscr(rules: Lenient, glm_path: str | None, characters: Characters | Non
     folded = which.case_sensitive and normalizer != "none"
     differs = "; ".join(filter(None, (
         which.left_out, "here A-Z and a-z alike, where sclite -s tells them apart (--normalize none)" * folded)))
+    if ctm_reference:
+        lenient_flags = f" {rules.flags}" if rules else ""
+        return (f"{applied} to each ctm file, -i ctm ({call}'s flags; hubscr.pl scores an stm reference alone), "
+                f"then sclite{case}{lenient_flags}" + (f"; {differs}" if differs else ""))
     if rules == lenient.BOTH and known and not differs:
         return f"scored as NIST's {call} scores: {applied}, then sclite{case} -D -F{cut}"
     both = lenient.BOTH.names(lenient.OPTIONS, " ")
@@ -619,7 +622,7 @@ def main(argv: list[str]) -> int:
         kaldi = format_of(args)
         if rules or glms:
             comparable = Comparability(line=as_hubscr(rules, glms and glm.identity(args.glm), characters, lang,
-                                                      cfg.normalize, filters))
+                                                      cfg.normalize, filters, is_ctm(args.ref)))
         elif cfg.normalize in normalize.KALDI_COUNTED and not args.preset:
             comparable = Comparability(line=KALDI_LINE)
         hyps = systems(args.hyp)

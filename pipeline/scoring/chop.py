@@ -25,8 +25,9 @@ from itertools import chain, groupby
 from typing import NamedTuple
 
 from pipeline.errors import InputError
+from pipeline.scoring import glm
 from pipeline.scoring.lenient import NOTHING
-from pipeline.scoring.stm import Cut, counted, ctm_lines, ctm_words
+from pipeline.scoring.stm import Cut, counted, csrfilt_lines, ctm_lines, ctm_words
 
 FIRST_REACH = 50  # chop_WTOKE_2's max_words, doubled until a cut is found
 NO_END = 999999.99  # the end of the gap after a channel's last word
@@ -242,19 +243,27 @@ def _times(lines: list[tuple[int, list[str]]]) -> list[tuple[float, float]]:
     return out
 
 
-def utterances(ref_path: str, hyp_path: str, chop: str = CHOPS[0], timed: bool = False) -> Cut:
+def utterances(ref_path: str, hyp_path: str, chop: str = CHOPS[0], timed: bool = False,
+               rules: tuple[glm.Glm, glm.Glm] | None = None) -> Cut:
     """Each chunk's utterance (id, reference, hypothesis), conversation by conversation and channel by channel in
     the reference's order, chopped as `chop` (CHOPS) chops; `timed`: with its words' times, to align by them (sclite
-    -T). An InputError where the hypothesis has an alternation, or words of a file or channel the reference has
-    none of, or its files in another order than the reference's."""
+    -T); `rules`: a GLM's for each file, the reference's and the hypothesis's, through which the chop reads them as
+    csrfilt.sh -i ctm writes them. An InputError where the hypothesis has an alternation, or words of a file or
+    channel the reference has none of, or its files in another order than the reference's."""
     ref_lines, hyp_lines = ctm_lines(ref_path, "--ref"), ctm_lines(hyp_path, "--hyp")
     if not ref_lines:
         raise InputError(f"--ref {ref_path}: no word; a ctm line is `file channel start duration word [confidence]`")
+    if rules is not None:
+        ref_lines, hyp_lines = csrfilt_lines(ref_lines, ref_path, rules[0]), csrfilt_lines(hyp_lines, hyp_path,
+                                                                                             rules[1])
     said, heard = _entries(ref_lines), _entries(hyp_lines)
     block = next((k for k, e in enumerate(heard) if e.alternate), None)
     if block is not None:
-        raise InputError(f"--hyp {hyp_path}: line {hyp_lines[block][0]}: an alternation, which sclite's chop of a "
-                         "ctm reference cuts through; write the hypothesis's words without alternations")
+        raise InputError(f"--hyp {hyp_path}: line {hyp_lines[block][0]}: an alternation"
+                         + (", as the GLM writes it" if rules else "") + ", which sclite's chop of a ctm reference "
+                         "cuts through; " + ("take the GLM's rules that write alternations into hypotheses (its "
+                                             "`hyp` section) out of it, or leave --glm out" if rules else
+                                             "write the hypothesis's words without alternations"))
     files, heard_files = _runs(said, ref_path, "--ref"), _runs(heard, hyp_path, "--hyp")
     stray = next((f for f in heard_files if f not in files), None)
     if stray is not None or [f for f in files if f in heard_files] != heard_files:

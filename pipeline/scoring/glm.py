@@ -133,10 +133,35 @@ def ctm_words(fields: list[str], text: str) -> list[list[list[Timed]]]:
     it rewrites has each way's words share the duration, and loses a confidence no word of it can hold (its last
     field, if a number, is taken for one, as csrfilt takes it). ValueError for an alternative of no word, where
     csrfilt's Perl divides by zero."""
+    ways, _ = _ctm_ways(fields, text)
+    return [ways] if len(ways) > 1 else [[[w]] for w in ways[0]] if ways else []
+
+
+def ctm_output(fields: list[str], text: str) -> list[list[str]]:
+    """The lines, as their fields, that csrfilt.sh -i ctm writes for the line of ctm_words: a line it leaves whole as
+    it stands, or each word on a line of its own with the line's confidence, an alternation's ways in an
+    <ALT_BEGIN> block, as sclite reads a ctm's alternations (mark lines' times `*`)."""
+    ways, confidence = _ctm_ways(fields, text)
+    head = fields[:2]
+    if confidence is None:
+        return [[*head, w.start, w.duration, w.word] for way in ways for w in way]
+    tail = [confidence] if confidence else []
+    if len(ways) <= 1:
+        return [[*head, w.start, w.duration, w.word, *tail] for way in ways for w in way]
+    out = [[*head, "*", "*", "<ALT_BEGIN>"]]
+    for k, way in enumerate(ways):
+        out += [[*head, "*", "*", "<ALT>"]] * bool(k) + [[*head, w.start, w.duration, w.word, *tail] for w in way]
+    return out + [[*head, "*", "*", "<ALT_END>"]]
+
+
+def _ctm_ways(fields: list[str], text: str) -> tuple[list[list[Timed]], str | None]:
+    """csrfilt.sh's ctm step: the ways it writes for the line, and the confidence it writes after each word (None
+    where it writes the line as it stands, "" where it writes none)."""
     tokens = [*fields[:4], *re.sub(r"([{}])", r" \1 ", text).split(), *fields[5:]]
     if len(tokens) == 5:
-        return [[[Timed(tokens[2], tokens[3], tokens[4])]]]
-    last = len(tokens) - 1 - bool(re.fullmatch(r"[0-9.-]*", tokens[-1]))
+        return [[Timed(tokens[2], tokens[3], tokens[4])]], None
+    numeric = bool(re.fullmatch(r"[0-9.-]*", tokens[-1]))
+    last = len(tokens) - 1 - numeric
     sets = " ".join(tokens[4:last + 1]).split("/")
     while sets and not sets[-1]:
         sets.pop()  # Perl's split drops empty trailing fields
@@ -147,7 +172,7 @@ def ctm_words(fields: list[str], text: str) -> list[list[list[Timed]]]:
             raise ValueError(f"{text!r}: an alternative of no word (csrfilt.sh divides the duration by its words)")
         share = float(tokens[3]) / len(words)
         ways.append([Timed(f"{float(tokens[2]) + share * k:.3f}", f"{share:.3f}", w) for k, w in enumerate(words)])
-    return [ways] if len(ways) > 1 else [[[w]] for w in ways[0]] if ways else []
+    return ways, tokens[-1] if numeric else ""
 
 
 # csrfilt.sh's Perl steps; its \s is ASCII's, as Perl's is on bytes

@@ -8,7 +8,9 @@ tanweenFilt.pl).
   is on a Latin-1 file; on UTF-8 bytes csrfilt.sh would leave à-þ as they are and break characters of three bytes.
 - sclite compares case in Arabic alone (`-s`), as `--normalize none` does.
 - hamzaNorm.pl (`-H`) makes آ, أ and إ at a word's start (after a space, or the text's start) a bare ا;
-  tanweenFilt.pl -a (`-T`) deletes every tanween (ً ٌ ٍ). Both run before csrfilt.sh, so the GLM sees their output.
+  tanweenFilt.pl -a (`-T`) deletes every tanween (fathatan, dammatan, kasratan). Both run before csrfilt.sh, so the
+  GLM sees their output. One departure: a word after a tab in an stm's text, which hamzaNorm.pl, reading the line
+  as written, does not take for a word's start; here the stm's words are read apart first.
 - Not done here, and said where a scoring would differ: German's compound splitting (acomp.pl, against the LDC
   German lexicon) and Arabic's definite article (def_art.pl, hubscr.pl's default unless -d, against the LDC Arabic
   lexicon). In sctk's def_art.pl the lexicon's article words map to an unset variable, so it changes no word of an
@@ -55,7 +57,7 @@ _TANWEEN = re.compile("[\u064b\u064c\u064d]")  # fathatan, dammatan, kasratan
 
 
 def hamza(text: str) -> str:
-    """hamzaNorm.pl's normalize(): a word's first alef, of any hamza, bare."""
+    """hamzaNorm.pl's normalize(): an alef with a hamza or a madda that starts a word made a bare alef."""
     return _HAMZA.sub(" \u0627", " " + text)[1:]
 
 

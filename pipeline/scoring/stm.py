@@ -151,6 +151,21 @@ def ctm_lines(path: str, flag: str) -> list[tuple[int, list[str]]]:
     return list(_fields(path, flag, 5, "ctm", "file channel start duration word [confidence]"))
 
 
+def csrfilt_lines(lines: list[tuple[int, list[str]]], path: str, rules: glm.Glm) -> list[tuple[int, list[str]]]:
+    """A ctm's lines as csrfilt.sh -i ctm writes them through a GLM's `rules` (glm.ctm_output), each numbered as the
+    line it was written for; an alternation's mark lines as they stand."""
+    out = []
+    for n, fields in lines:
+        if fields[4].upper().startswith("<ALT"):
+            out.append((n, fields))
+            continue
+        try:
+            out += [(n, written) for written in glm.ctm_output(fields, rules.filter(fields[4], padded=False))]
+        except ValueError as e:
+            raise InputError(f"--glm on {path}: line {n}: {e}") from None
+    return out
+
+
 def ctm_words(lines: list[tuple[int, list[str]]], path: str, flag: str = "--hyp",
               rules: glm.Glm | None = None) -> list[Word]:
     """The words (read_ctm's) of some of a ctm's lines."""

@@ -202,6 +202,31 @@ def test_the_filters_equal_sctks_scripts_on_random_arabic(tmp_path):
         assert out.decode().split("\n")[:-1] == [step(line) for line in lines], script
 
 
+@needs_hubscr
+def test_nists_arabic_glm_filters_as_hubscr_pls_pipe_does(tmp_path):
+    """NIST's ar20040907.glm (552 rules, and no max_nrules line: rfilter1 stops at rule 401, and `score` refuses it
+    so, naming the fix) with the fix, on 300 texts of its own words: hamzaNorm.pl, tanweenFilt.pl -a and csrfilt.sh
+    -s, piped as hubscr.pl pipes them, write each text as Glm.filter does."""
+    nist = (ARABIC / "ar20040907.glm").read_text()
+    with pytest.raises(ValueError, match="line 410: rule 401, past the file's max_nrules"):
+        glm.read(ARABIC / "ar20040907.glm", "ref")
+    lines = nist.splitlines(keepends=True)
+    (tmp_path / "ar.glm").write_text("".join(lines[:4]) + "* max_nrules = '2500'\n" + "".join(lines[4:]))
+    words = [w for line in lines if "=>" in line for side in line.split("/")[0].split("=>") for w in side.split()]
+    rng = random.Random(6)
+    texts = [" ".join(rng.choice(words + ["طبعاً", "كتابٌ", "إبن", "(%تردّد)"]) for _ in range(rng.randint(0, 8)))
+             for _ in range(300)]
+    trn = "".join(f"{t} (u_{i})\n" for i, t in enumerate(texts)).encode()
+    pipe = "hamzaNorm.pl -- - - | tanweenFilt.pl -a -- - - | csrfilt.sh -s -i trn -t ref -dh ar.glm"
+    out = subprocess.run(pipe, shell=True, input=trn, cwd=tmp_path, capture_output=True, check=True,
+                         env={"PATH": f"{SCTK}:/usr/bin:/bin", "LC_ALL": "C"}).stdout.decode()
+    theirs = [line[:line.rindex("(")].strip() for line in out.splitlines()]
+    filters = tuple(f.step for f in hubscr.FILTERS)
+    rules = glm.read(tmp_path / "ar.glm", "ref", "trn", glm.Csrfilt(upcase=False), filters)
+    ours = [rules.filter(t) for t in texts]
+    assert ours == theirs and sum(o != t for o, t in zip(ours, texts)) > 150
+
+
 def test_what_hubscr_pl_refuses_is_refused_naming_the_flag(tmp_path):
     (tmp_path / "ref.trn").write_text("طبعاً (a_1)\n")
     (tmp_path / "hyp.trn").write_text("طبعا (a_1)\n")

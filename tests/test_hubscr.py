@@ -227,6 +227,25 @@ def test_nists_arabic_glm_filters_as_hubscr_pls_pipe_does(tmp_path):
     assert ours == theirs and sum(o != t for o, t in zip(ours, texts)) > 150
 
 
+@pytest.mark.parametrize("code, normalizer, said", [
+    ("ar", "none", "scored as NIST's hubscr.pl -l arabic -d scores: the GLM"),
+    ("ar", "sclite", "here A-Z and a-z alike, where sclite -s tells them apart (--normalize none)"),
+    ("it", "sclite", "scored as NIST's hubscr.pl -l italian scores: the GLM"),
+    ("it", "none", "here A-Z and a-z apart, where hubscr.pl's sclite takes them alike (--normalize sclite)"),
+    ("de", "sclite", "German compound splitting (acomp.pl, with the LDC German lexicon) is not done here"),
+    ("fr", "sclite", "(hubscr.pl, which has no -l for fr: its English's flags); NIST's hubscr.pl then scores"),
+])
+def test_the_last_line_says_which_hubscr_pl_call_the_scoring_equals_or_what_differs(tmp_path, code, normalizer,
+                                                                                     said):
+    (tmp_path / "ref.trn").write_text("Perché no (s_1)\n")
+    (tmp_path / "hyp.trn").write_text("perché no (s_1)\n")
+    (tmp_path / "test.glm").write_text(GLM.format(case_sensitive="F"))
+    proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--glm",
+                 str(tmp_path / "test.glm"), "--language", code, "--normalize", normalizer, *LENIENT, "--out",
+                 str(tmp_path / "out"))
+    assert proc.returncode == 0 and said in proc.stdout.splitlines()[-2], proc.stdout
+
+
 def test_what_hubscr_pl_refuses_is_refused_naming_the_flag(tmp_path):
     (tmp_path / "ref.trn").write_text("طبعاً (a_1)\n")
     (tmp_path / "hyp.trn").write_text("طبعا (a_1)\n")

@@ -359,17 +359,19 @@ def as_hubscr(rules: Lenient, glm_path: str | None, characters: Characters | Non
     cut = "" if characters is None else " -c NOASCII" + " DH" * characters.no_hyphens
     which = hubscr.of(lang)
     case = " -s" * which.case_sensitive
+    kept = normalizer == "none"  # case, as sclite -s keeps it
     if not glm_path:
-        return (f"scored as sclite {rules.flags}{cut} scores (NIST's hubscr.pl passes -D -F, after filtering both "
-                "texts with a GLM: --glm FILE)")
+        return (f"scored as sclite{' -s' * kept} {rules.flags}{cut} scores (NIST's hubscr.pl passes -D -F, after "
+                "filtering both texts with a GLM: --glm FILE)")
     known = lang in hubscr.LANGUAGES
     call = f"hubscr.pl -l {which.name}{which.options}" + "".join(f" {f.hubscr}" for f in filters) if known else \
         f"hubscr.pl, which has no -l for {lang}: its English's flags"
     steps = "".join(f"{f.script}, then " for f in filters)
     applied = f"{steps}the GLM {glm_path} applied as csrfilt.sh {which.csrfilt} applies it"
-    folded = which.case_sensitive and normalizer != "none"
-    differs = "; ".join(filter(None, (
-        which.left_out, "here A-Z and a-z alike, where sclite -s tells them apart (--normalize none)" * folded)))
+    case_apart = "" if which.upcase or kept == which.case_sensitive else \
+        "here A-Z and a-z alike, where sclite -s tells them apart (--normalize none)" if which.case_sensitive else \
+        "here A-Z and a-z apart, where hubscr.pl's sclite takes them alike (--normalize sclite)"
+    differs = "; ".join(filter(None, (which.left_out, case_apart)))
     if ctm_reference:
         lenient_flags = f" {rules.flags}" if rules else ""
         return (f"{applied} to each ctm file, -i ctm ({call}'s flags; hubscr.pl scores an stm reference alone), "

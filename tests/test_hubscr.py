@@ -1,5 +1,5 @@
-"""NIST's hubscr.pl beyond English (pipeline/scoring/hubscr.py): its Arabic example reproduced to every speaker's
-count, and Arabic, Spanish and Italian files scored as Debian's hubscr.pl scores them, utterance by utterance."""
+"""NIST's hubscr.pl beyond English (pipeline/scoring/hubscr.py): its Arabic example reproduced to every count of
+its reports, and Arabic, Spanish and Italian files scored as Debian's hubscr.pl scores them, utterance by utterance."""
 import random
 import shutil
 import subprocess
@@ -43,7 +43,7 @@ def run_hubscr(folder: Path, lang: str, ref: str, hyp: str, *options: str) -> Pa
     return folder / f"{hyp}.filt.pra"
 
 
-def test_hubscr_pls_arabic_example_is_reproduced_to_every_speakers_count(tmp_path):
+def test_hubscr_pls_arabic_example_is_reproduced_to_every_count_of_its_reports(tmp_path):
     """SCTK's testArb (tests/data/hubscr-arabic/NOTICE): `hubscr.pl -V -H -T -d -l arabic`. Its GLM has a rule that
     fires only once the tanween are gone. Every count of its .raw, every utterance's of its .pra, every cell of its
     .lur, and the texts of the files it filtered."""

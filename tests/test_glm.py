@@ -217,6 +217,37 @@ def test_a_glm_score_cannot_take_is_refused_naming_the_flag_and_the_way(tmp_path
     assert not (tmp_path / "out").exists()
 
 
+def test_pairs_filtered_and_resolved_on_several_workers_are_those_of_one(tmp_path):
+    """resolve_all gives the workers a chunk of pairs at a time: with 1,300 pairs (three chunks) every file is the
+    same for one worker and two, and where two utterances cannot be filtered, the first in the file is named, on
+    either."""
+    from tests.test_score_cli import score
+
+    (tmp_path / "test.glm").write_text(NIST_STYLE)
+    rng = random.Random(8)
+    refs = [random_text(rng) or "ok" for _ in range(1300)]
+    hyps = [" ".join(w for w in t.replace("(", "").replace(")", "").split() if rng.random() > 0.2) for t in refs]
+    for name, texts in (("ref", refs), ("hyp", hyps)):
+        (tmp_path / f"{name}.trn").write_text("".join(f"{t} (s_{k})\n" for k, t in enumerate(texts)))
+    files = {}
+    for workers in ("1", "2"):
+        out = tmp_path / f"out{workers}"
+        proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--glm",
+                     str(tmp_path / "test.glm"), "--normalize", "sclite", "--optional-words", "--fragments",
+                     "--workers", workers, "--out", str(out))
+        assert proc.returncode == 0, proc.stderr
+        files[workers] = {f.name: f.read_bytes() for f in out.iterdir() if f.name != "summary.json"}
+    assert files["1"] == files["2"]
+    assert sum("she's" in h.lower() for h in hyps) > 50 and b"{" not in files["1"]["hyp.trn"]  # the GLM's
+    # alternations of the contractions, each resolved into the way read
+    hyps[1250], hyps[700] = "a ( b", "c ) d"
+    (tmp_path / "hyp.trn").write_text("".join(f"{t} (s_{k})\n" for k, t in enumerate(hyps)))
+    for workers in ("1", "2"):
+        proc = score("--ref", str(tmp_path / "ref.trn"), "--hyp", str(tmp_path / "hyp.trn"), "--glm",
+                     str(tmp_path / "test.glm"), "--workers", workers, "--out", str(tmp_path / "bad"))
+        assert proc.returncode == 2 and "utterance s_700: 'c ) d': parentheses" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("seed, confident", [(1, False), (2, False), (3, True)])
 def test_stm_and_ctm_files_with_a_glm_count_as_hubscr_does_with_csrfilt_and_sclite(tmp_path, seed, confident):
     """hubscr.pl's way with an stm and a ctm: csrfilt.sh -i stm -t ref and -i ctm -t hyp, then sclite -D -F. A ctm

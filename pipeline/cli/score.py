@@ -67,7 +67,7 @@ def survey(path: str, flag: str, kaldi: bool = False) -> Survey:
 def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient = lenient.PLAIN,
                glms: dict[tuple[str, str], glm.Glm] | None = None, fold_ids: bool = False,
                kaldi: str | None = None, reduce: frozenset[str] = frozenset(), ctm_chop: str = chop.CHOPS[0],
-               timed: bool = False) -> Read:
+               timed: bool = False, workers: int = 1) -> Read:
     """The pairs of the two files, both checked whole before the first pair is given, how their ids name speakers,
     where they do (trn files whose ids, or some of them, have a speaker part: speakers.py; an stm's segments), and
     an stm's segments' labels. Plain files pair line by line, each line an utterance with its line number as id,
@@ -81,12 +81,13 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
     (each row keeps the reference's id). `kaldi`: both are Kaldi text files (`id text`), paired by id as Kaldi's
     compute-wer pairs them in that --mode (KALDI_MODES), their braces words. `reduce`: sclite's -m, for an stm and
     a ctm (stm.REDUCTIONS). A ctm reference and ctm hypotheses pair as the sclite `ctm_chop` names chops them
-    (scoring/chop.py), each pair aligned by its words' times where `timed` (sclite -T)."""
+    (scoring/chop.py), each pair aligned by its words' times where `timed` (sclite -T). `workers`: processes that
+    filter and resolve the pairs where some need it (resolve_all); every pair is resolved alone."""
     where = f"{ref_path} and {hyp_path}"
     if is_ctm(ref_path):
-        return read_ctm_pairs(ref_path, hyp_path, normalizer, rules, glms, ctm_chop, timed)
+        return read_ctm_pairs(ref_path, hyp_path, normalizer, rules, glms, ctm_chop, timed, workers)
     if is_stm(ref_path) or is_ctm(hyp_path):
-        return read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms, reduce)
+        return read_stm_pairs(ref_path, hyp_path, normalizer, rules, glms, reduce, workers)
     (n_refs, refs, ref_heads), (n_hyps, hyps, hyp_heads) = (survey(ref_path, "--ref", bool(kaldi)),
                                                             survey(hyp_path, "--hyp", bool(kaldi)))
     if kaldi and not (refs and hyps):
@@ -111,12 +112,10 @@ def read_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Leni
             raise InputError(f"ids do not match: {len(missing)} only in {ref_path} (e.g. {missing[:3]}), "
                              f"{len(extra)} only in {hyp_path} (e.g. {extra[:3]}); give each utterance a line in "
                              "both, with the same id (where an engine heard nothing, its id alone: `(id)`)")
-        if glms is not None:
-            refs = filtered(glms["ref", "trn"], ref_path, refs)
-            hyp_ids = {key(u): t for u, t in filtered(glms["hyp", "trn"], hyp_path, hyps)}
-        pairs = [Pair(sentence_id=uid, **resolved(where, uid, text, hyp_ids[key(uid)], normalizer, rules,
-                                                  ways=kaldi is None))
-                 for uid, text in refs]
+        resolving = Resolving(where, normalizer, rules, ways=kaldi is None, paths=(ref_path, hyp_path),
+                              glms=glms and (glms["ref", "trn"], glms["hyp", "trn"]))
+        found = resolve_all([Unresolved(uid, text, hyp_ids[key(uid)]) for uid, text in refs], resolving, workers)
+        pairs = [Pair(sentence_id=uid, **f) for (uid, _), f in zip(refs, found)]
         named = any(speakers.speaker_of(uid) != uid for uid, _ in refs)
         return Read(iter(pairs), speaker=speakers.speaker_of if named else None)
     if n_refs != n_hyps:
@@ -180,7 +179,8 @@ class Read(NamedTuple):
 
 
 def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient,
-                   glms: dict[tuple[str, str], glm.Glm] | None, reduce: frozenset[str] = frozenset()) -> Read:
+                   glms: dict[tuple[str, str], glm.Glm] | None, reduce: frozenset[str] = frozenset(),
+                   workers: int = 1) -> Read:
     if not (is_stm(ref_path) and is_ctm(hyp_path)):
         raise InputError(f"--ref {ref_path}, --hyp {hyp_path}: an stm reference is scored against ctm hypotheses "
                          "(as `sclite -r ref.stm stm -h hyp.ctm ctm`); give the reference as a .stm file and every "
@@ -188,36 +188,103 @@ def read_stm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: 
     cut = stm.utterances(stm.read_stm(ref_path, rules=glms and glms["ref", "stm"]),
                          stm.read_ctm(hyp_path, rules=glms and glms["hyp", "ctm"]), hyp_path, reduce=reduce)
     print(cut.line(hyp_path))
-    return cut_pairs(cut, ref_path, hyp_path, normalizer, rules)
+    return cut_pairs(cut, ref_path, hyp_path, normalizer, rules, workers)
 
 
 def read_ctm_pairs(ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient,
-                   glms: dict[tuple[str, str], glm.Glm] | None, how: str = chop.CHOPS[0], timed: bool = False
-                   ) -> Read:
+                   glms: dict[tuple[str, str], glm.Glm] | None, how: str = chop.CHOPS[0], timed: bool = False,
+                   workers: int = 1) -> Read:
     if not is_ctm(hyp_path):
         raise InputError(f"--ref {ref_path}, --hyp {hyp_path}: a ctm reference is scored against ctm hypotheses (as "
                          "`sclite -r ref.ctm ctm -h hyp.ctm ctm`); give every --hyp as a .ctm file")
     cut = chop.utterances(ref_path, hyp_path, how, timed, glms and (glms["ref", "ctm"], glms["hyp", "ctm"]))
     print(chop.line(cut, hyp_path, how))
-    return cut_pairs(cut, ref_path, hyp_path, normalizer, rules)
+    return cut_pairs(cut, ref_path, hyp_path, normalizer, rules, workers)
 
 
-def cut_pairs(cut: stm.Cut, ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient) -> Read:
+def cut_pairs(cut: stm.Cut, ref_path: str, hyp_path: str, normalizer: Normalizer, rules: Lenient,
+              workers: int = 1) -> Read:
     """The pairs of utterances cut from timed files, an stm's or a ctm reference's."""
     if cut.unconfident:
         print(f"note: {hyp_path}: {stm.counted(cut.unconfident, 'word')} without a confidence among words with one; "
               "no NCE (sclite would count each missing one as 0): give every word one, or none")
-    where, pairs, crossed = f"{ref_path} and {hyp_path}", [], 0
-    for uid, ref, hyp in cut.utterances:
-        found = resolved(where, uid, ref, hyp, normalizer, rules, confidences=cut.confidences.get(uid),
-                         times=cut.timed.get(uid))
-        crossed += found.pop("nulls", 0) > 0
-        pairs.append(Pair(sentence_id=uid, **found))
+    pairs, crossed = [], 0
+    found = resolve_all([Unresolved(uid, ref, hyp, cut.confidences.get(uid), cut.timed.get(uid))
+                         for uid, ref, hyp in cut.utterances],
+                        Resolving(f"{ref_path} and {hyp_path}", normalizer, rules), workers)
+    for (uid, _, _), f in zip(cut.utterances, found):
+        crossed += f.pop("nulls", 0) > 0
+        pairs.append(Pair(sentence_id=uid, **f))
     if crossed:
         print(f"note: {hyp_path}: in {stm.counted(crossed, 'utterance')}, aligned by time, an alternation's way of no "
               "word (`@`, which starts and ends at 0 s) meets a hypothesis word that starts at 0 s: sclite -T takes "
               "the tie as a substitution and counts the `@` a reference word; here the word is an insertion")
     return Read(iter(pairs), cut.labels, stm.speaker_of, bool(cut.confidences), cut.segments)
+
+
+class Unresolved(NamedTuple):
+    """A pair as read, before resolve_all filters its texts and resolves their alternations."""
+    uid: str
+    reference: str
+    hypothesis: str
+    confidences: tuple[float | None, ...] | None = None  # resolved()'s
+    times: tuple[list, list] | None = None
+
+
+class Resolving(NamedTuple):
+    """What every pair of two files is resolved with (resolved()'s), and the GLM's rules for each side, with the
+    files' paths, where a trn file's texts are filtered first."""
+    where: str
+    normalizer: Normalizer
+    rules: Lenient
+    ways: bool = True
+    glms: tuple[glm.Glm, glm.Glm] | None = None
+    paths: tuple[str, str] = ("", "")
+
+
+RESOLVE_CHUNK = 500  # pairs a worker is given at a time
+_RESOLVING: Resolving | None = None  # set before the workers fork, so they inherit it: a GLM is not sent to them
+
+
+def resolve_all(pairs: list[Unresolved], resolving: Resolving, workers: int) -> list[dict]:
+    """resolved() of each pair, its texts through the GLM's rules first where `resolving` has them, in the pairs'
+    order: on `workers` processes where some pair needs more than a look at its characters (a GLM, an alternation,
+    a word sclite's -D or -F could score otherwise, times), a chunk at a time; the first pair in order that cannot be
+    resolved is the error raised, as in one process."""
+    global _RESOLVING
+    heavy = resolving.glms is not None or any(p.times is not None or resolving.rules.held(p.reference, p.hypothesis)
+                                              or resolving.ways and (alternations.held(p.reference)
+                                                                     or alternations.held(p.hypothesis))
+                                              for p in pairs)
+    if not heavy:  # resolved()'s own answer for such a pair, without looking again
+        return [{"reference": p.reference, "hypothesis": p.hypothesis, "word_confidence": p.confidences}
+                for p in pairs]
+    chunks = [pairs[k:k + RESOLVE_CHUNK] for k in range(0, len(pairs), RESOLVE_CHUNK)]
+    _RESOLVING = resolving
+    try:
+        return [f for part in fanout.ordered(_resolved_chunk, chunks, workers) for f in part]
+    finally:
+        _RESOLVING = None
+
+
+def _resolved_chunk(chunk: list[Unresolved]) -> list[dict]:
+    r, out = _RESOLVING, []
+    for p in chunk:
+        reference, hypothesis = p.reference, p.hypothesis
+        if r.glms is not None:
+            reference, hypothesis = (_filtered(rules, path, p.uid, text) for rules, path, text in
+                                     zip(r.glms, r.paths, (reference, hypothesis)))
+        out.append(resolved(r.where, p.uid, reference, hypothesis, r.normalizer, r.rules, r.ways, p.confidences,
+                            p.times))
+    return out
+
+
+def _filtered(rules: glm.Glm, path: str, uid: str, text: str) -> str:
+    """A trn line's text through a GLM, as csrfilt.sh filters it."""
+    try:
+        return rules.filter(text)
+    except ValueError as e:
+        raise InputError(f"--glm on {path}: utterance {uid}: {e}") from None
 
 
 def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer, rules: Lenient,
@@ -246,17 +313,6 @@ def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: 
             else (None,)  # no way found: no word's confidence is known
     return {"reference": found.reference, "codes": found.codes, "word_confidence": confidences,
             "hypothesis": hypothesis if found.hypothesis is None else found.hypothesis, **timed}
-
-
-def filtered(rules: glm.Glm, path: str, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """A trn file's (id, text) entries through a GLM, as csrfilt.sh filters the file."""
-    out = []
-    for uid, text in entries:
-        try:
-            out.append((uid, rules.filter(text)))
-        except ValueError as e:
-            raise InputError(f"--glm on {path}: utterance {uid}: {e}") from None
-    return out
 
 
 def glms_of(path: str | None, preset_name: str | None, lang: str = "en",
@@ -602,9 +658,9 @@ def main(argv: list[str]) -> int:
                         f"its reports (default every one): {', '.join(f.name for f in OPTIONAL)}; a file left out "
                         "is not computed, and an earlier scoring's copy of it in --out is removed")
     p.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="processes that score the pairs, a chunk at a time (default one per core this process may "
-                        f"use, a container's CPU quota included, at most {fanout.MAX_WORKERS}); every pair is scored "
-                        "alone, so the files are the same for any N")
+                   help="processes that filter, resolve and score the pairs, a chunk at a time (default one per "
+                        "core this process may use, a container's CPU quota included, at most "
+                        f"{fanout.MAX_WORKERS}); every pair is scored alone, so the files are the same for any N")
     args = p.parse_args(argv)
     cfg, lang, comparable = ScoreConfig(), args.language or "en", None
     try:
@@ -637,8 +693,10 @@ def main(argv: list[str]) -> int:
         if is_ctm(args.ref):  # which sclite's chop decides the utterances, and so the counts
             said = (comparable.line if comparable else "", chop.comparable(chopped, args.time_mediated))
             comparable = dataclasses.replace(comparable or Comparability(), line="; ".join(filter(None, said)))
+        workers = fanout.default_workers() if args.workers is None else args.workers
         read = [(name, read_pairs(args.ref, path, normalizer, rules, glms, fold_ids=cfg.normalize == "sclite",
-                                  kaldi=kaldi, reduce=reduce, ctm_chop=chopped, timed=args.time_mediated))
+                                  kaldi=kaldi, reduce=reduce, ctm_chop=chopped, timed=args.time_mediated,
+                                  workers=workers))
                 for name, path in hyps]
         apart = ""  # why the systems' utterances cannot be paired, where only their speakers can
         for (_, path), (_, r) in zip(hyps[1:], read[1:]):

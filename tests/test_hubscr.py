@@ -231,6 +231,7 @@ def test_nists_arabic_glm_filters_as_hubscr_pls_pipe_does(tmp_path):
     ("ar", "none", "scored as NIST's hubscr.pl -l arabic -d scores: the GLM"),
     ("ar", "sclite", "here A-Z and a-z alike, where sclite -s tells them apart (--normalize none)"),
     ("it", "sclite", "scored as NIST's hubscr.pl -l italian scores: the GLM"),
+    ("es-MX", "sclite", "scored as NIST's hubscr.pl -l spanish scores: the GLM"),
     ("it", "none", "here A-Z and a-z apart, where hubscr.pl's sclite takes them alike (--normalize sclite)"),
     ("de", "sclite", "German compound splitting (acomp.pl, with the LDC German lexicon) is not done here"),
     ("fr", "sclite", "(hubscr.pl, which has no -l for fr: its English's flags); NIST's hubscr.pl then scores"),

@@ -341,7 +341,7 @@ def glms_of(path: str | None, preset_name: str | None, lang: str = "en",
 def filters_of(args: argparse.Namespace, lang: str) -> tuple[hubscr.Filter, ...]:
     """hubscr.pl's Arabic filters the flags ask for, refused elsewhere as hubscr.pl refuses them."""
     asked = tuple(f for f in hubscr.FILTERS if getattr(args, f.flag.removeprefix("--").replace("-", "_")))
-    if asked and lang != hubscr.ARABIC:
+    if asked and not hubscr.arabic(lang):
         raise ConfigError(f"{asked[0].flag}: hubscr.pl's {asked[0].hubscr} ({asked[0].script}) is for Arabic alone; "
                           f"give --language {hubscr.ARABIC}, or leave it out")
     return asked
@@ -419,7 +419,7 @@ def as_hubscr(rules: Lenient, glm_path: str | None, characters: Characters | Non
     if not glm_path:
         return (f"scored as sclite{' -s' * kept} {rules.flags}{cut} scores (NIST's hubscr.pl passes -D -F, after "
                 "filtering both texts with a GLM: --glm FILE)")
-    known = lang in hubscr.LANGUAGES
+    known = hubscr.known(lang)
     call = f"hubscr.pl -l {which.name}{which.options}" + "".join(f" {f.hubscr}" for f in filters) if known else \
         f"hubscr.pl, which has no -l for {lang}: its English's flags"
     steps = "".join(f"{f.script}, then " for f in filters)

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from pipeline.scoring import language
+
 
 @dataclass(frozen=True)
 class Language:
@@ -48,8 +50,13 @@ LANGUAGES = {  # by the ISO 639-1 code score's --language takes
 OTHERWISE = LANGUAGES["en"]  # csrfilt.sh's flags where hubscr.pl has no -l for the language
 
 
+def known(lang: str) -> bool:
+    """Whether hubscr.pl has a -l for the language of `lang`, a code or a tag (`es-MX`)."""
+    return language.base(lang) in LANGUAGES
+
+
 def of(lang: str) -> Language:
-    return LANGUAGES.get(lang, OTHERWISE)
+    return LANGUAGES.get(language.base(lang), OTHERWISE)
 
 
 _HAMZA = re.compile(" [\u0622\u0623\u0625\u0627]")  # alef with madda, hamza above, hamza below, and bare alef
@@ -80,3 +87,7 @@ FILTERS = (Filter("--hamza-norm", "-H", "hamzaNorm.pl", hamza, "آ, أ and إ at
            Filter("--tanween-filter", "-T", "tanweenFilt.pl -a", tanween,
                   "every tanween (fathatan, dammatan, kasratan) deleted"))
 ARABIC = "ar"  # the language the filters are for, as hubscr.pl allows them for Arabic alone
+
+
+def arabic(lang: str) -> bool:
+    return language.base(lang) == ARABIC

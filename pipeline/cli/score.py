@@ -252,13 +252,9 @@ def resolve_all(pairs: list[Unresolved], resolving: Resolving, workers: int) -> 
     a word sclite's -D or -F could score otherwise, times), a chunk at a time; the first pair in order that cannot be
     resolved is the error raised, as in one process."""
     global _RESOLVING
-    heavy = resolving.glms is not None or any(p.times is not None or resolving.rules.held(p.reference, p.hypothesis)
-                                              or resolving.ways and (alternations.held(p.reference)
-                                                                     or alternations.held(p.hypothesis))
-                                              for p in pairs)
-    if not heavy:  # resolved()'s own answer for such a pair, without looking again
-        return [{"reference": p.reference, "hypothesis": p.hypothesis, "word_confidence": p.confidences}
-                for p in pairs]
+    r = resolving
+    if r.glms is None and all(as_written(p.reference, p.hypothesis, r.rules, r.ways, p.times) for p in pairs):
+        return [written(p.reference, p.hypothesis, p.confidences) for p in pairs]  # without looking again
     chunks = [pairs[k:k + RESOLVE_CHUNK] for k in range(0, len(pairs), RESOLVE_CHUNK)]
     _RESOLVING = resolving
     try:
@@ -287,6 +283,17 @@ def _filtered(rules: glm.Glm, path: str, uid: str, text: str) -> str:
         raise InputError(f"--glm on {path}: utterance {uid}: {e}") from None
 
 
+def as_written(reference: str, hypothesis: str, rules: Lenient, ways: bool, times: tuple | None) -> bool:
+    """Whether resolved() gives the pair as written: no alternation (where braces write them), no word sclite's -D
+    or -F could score otherwise, no times to align by; a look at the characters."""
+    return times is None and not (ways and (alternations.held(reference) or alternations.held(hypothesis))) \
+        and not rules.held(reference, hypothesis)
+
+
+def written(reference: str, hypothesis: str, confidences: tuple[float | None, ...] | None) -> dict:
+    return {"reference": reference, "hypothesis": hypothesis, "word_confidence": confidences}
+
+
 def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: Normalizer, rules: Lenient,
              ways: bool = True, confidences: tuple[float | None, ...] | None = None,
              times: tuple[list, list] | None = None) -> dict:
@@ -296,9 +303,8 @@ def resolved(where: str, uid: str, reference: str, hypothesis: str, normalizer: 
     (in trn and stm files, as in sclite's) or are words (in plain lines). `confidences`: of each word of the
     hypothesis as written, where they are known; its words' as read are the Pair's. With `times`, also `nulls`
     (alternations.Resolved's), which the caller takes out."""
-    held = ways and (alternations.held(reference) or alternations.held(hypothesis))
-    if times is None and not held and not rules.held(reference, hypothesis):
-        return {"reference": reference, "hypothesis": hypothesis, "word_confidence": confidences}
+    if as_written(reference, hypothesis, rules, ways, times):
+        return written(reference, hypothesis, confidences)
     try:
         found = alternations.resolve(reference, hypothesis, normalizer, rules, ways, times)
     except ValueError as e:
